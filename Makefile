@@ -1,0 +1,28 @@
+# The two commands of the README. Each one installs what it needs into .venv first.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+
+.PHONY: demo test system-deps
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+
+$(VENV)/.runtime: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e .
+	@touch $@
+
+$(VENV)/.test: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[test]'
+	@touch $@ $(VENV)/.runtime
+
+# The offline demo: the real Claude Code CLI with the model scripted by flower.sim.
+demo: $(VENV)/.runtime
+	$(BIN)/flower demo
+
+# Operating-system tools the tests use (strace proves the CLI only talks to 127.0.0.1).
+system-deps:
+	@sh scripts/system-deps.sh
+
+test: $(VENV)/.test system-deps
+	$(BIN)/python -m pytest

@@ -1,0 +1,1 @@
+"""The engine's core: agent definitions, roles, guards, runtime, documents, lineage, resilience."""

@@ -1,0 +1,109 @@
+"""pytest fixtures that run the real Claude Code CLI against flower.sim.
+
+Load with ``pytest_plugins = ["flower.sim.fixtures"]``. Every test gets its own workspace,
+CLI config dir and CLI temp dir under pytest's tmp_path; host variables that would point the
+CLI at a real model are removed for the whole session.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import socket
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .env import isolated_env, scrub_host_model_vars
+from .server import SimServer
+
+
+class ForbiddenNetworkAccess(RuntimeError):
+    """A test tried to connect somewhere other than this machine."""
+
+
+def _loopback_only(event: str, args: tuple[Any, ...]) -> None:
+    if event != "socket.connect":
+        return
+    sock, address = args[0], args[1]
+    if getattr(sock, "family", None) not in (socket.AF_INET, socket.AF_INET6):
+        return
+    host = address[0] if isinstance(address, tuple) else address
+    try:
+        if ipaddress.ip_address(host).is_loopback:
+            return
+    except ValueError:
+        if host == "localhost":
+            return
+    raise ForbiddenNetworkAccess(f"tests may only connect to loopback, not {address!r}")
+
+
+_guard_installed = False
+
+
+def install_network_guard() -> None:
+    """Refuse, inside this Python process, every connection that leaves the machine.
+
+    Audit hooks cannot be removed, so this is installed once per test process.
+    """
+    global _guard_installed
+    if not _guard_installed:
+        sys.addaudithook(_loopback_only)
+        _guard_installed = True
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _isolated_host() -> Iterator[None]:
+    install_network_guard()
+    removed = scrub_host_model_vars()
+    yield
+    os.environ.update(removed)
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    return ws
+
+
+@pytest.fixture
+def claude_root(tmp_path: Path) -> Path:
+    """Where the CLI's config (transcripts) and temp files go for this test."""
+    root = tmp_path / "claude"
+    root.mkdir()
+    return root
+
+
+@pytest.fixture
+def sim_factory() -> Iterator[Callable[[Any], SimServer]]:
+    """Start flower.sim servers for a test; all are stopped when it ends."""
+    started: list[SimServer] = []
+
+    def start(scenario: Any) -> SimServer:
+        server = SimServer(scenario).start()
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.stop()
+
+
+@pytest.fixture
+def sim_env(claude_root: Path) -> Callable[..., dict[str, str]]:
+    """Environment for the CLI talking to a given sim: ``sim_env(sim, max_retries=2)``."""
+
+    def make(sim: SimServer, **kw: Any) -> dict[str, str]:
+        return isolated_env(sim.base_url, claude_root, **kw)
+
+    return make
+
+
+@pytest.fixture
+def cli_stderr() -> list[str]:
+    """Collects the CLI's stderr lines (pass ``stderr=cli_stderr.append`` to the options)."""
+    return []

@@ -1,0 +1,420 @@
+"""The scripted model: an Anthropic Messages API server on 127.0.0.1 that plays a Scenario.
+
+It runs its own event loop in a background thread so that it can serve a CLI subprocess
+while the caller's loop (or a plain synchronous caller) waits on that subprocess.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import math
+import threading
+import time
+import uuid
+from typing import Any
+
+from aiohttp import web
+
+from .scenario import FAULTS, RequestView, Rule, Scenario, Turn
+
+# Headers never recorded: a request log must not hold a credential, even a dummy one.
+_SECRET_HEADERS = {"x-api-key", "authorization", "proxy-authorization", "cookie"}
+
+
+class Recorded(RequestView):
+    """One request the sim received, for assertions: who asked, what they were shown.
+
+    ``reply`` says what the sim answered: "text", "tool_use:Bash", "fault:529", ...
+    """
+
+    def __init__(self, body: dict[str, Any], *, path: str, headers: dict[str, str], actor: str, at: float):
+        RequestView.__init__(self, body)
+        self.path = path
+        self.headers = headers
+        self.actor = actor
+        self.reply = ""
+        self.at = at
+
+    @property
+    def stream(self) -> bool:
+        return bool(self.body.get("stream"))
+
+    def tool_results(self) -> list[dict[str, Any]]:
+        """Every tool_result block the model was shown, oldest first."""
+        out = []
+        for m in self.messages:
+            content = m.get("content")
+            if isinstance(content, list):
+                out.extend(b for b in content if isinstance(b, dict) and b.get("type") == "tool_result")
+        return out
+
+    def tool_uses(self) -> list[dict[str, Any]]:
+        out = []
+        for m in self.messages:
+            content = m.get("content")
+            if isinstance(content, list):
+                out.extend(b for b in content if isinstance(b, dict) and b.get("type") == "tool_use")
+        return out
+
+
+class SimServer:
+    """Serve a scenario on 127.0.0.1; use as a context manager or call start()/stop()."""
+
+    def __init__(self, scenario: Scenario | dict[str, Any], *, port: int = 0):
+        self.scenario = Scenario.from_data(scenario)
+        self.host = "127.0.0.1"  # never anything else: nothing of ours listens beyond loopback
+        self.port = port
+        self.requests: list[Recorded] = []
+        self._lock = threading.Lock()
+        self._cursor: dict[str, int] = {}
+        self._repeats: dict[tuple[str, int], int] = {}
+        self._rule_uses: dict[int, int] = {}
+        self._ids = itertools.count(1)
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._runner: web.AppRunner | None = None
+        self._site: web.TCPSite | None = None
+        self._away_until = 0.0
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    # -- lifecycle ---------------------------------------------------------------------
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    def start(self) -> SimServer:
+        if self._thread is not None:
+            return self
+        ready = threading.Event()
+        failure: list[BaseException] = []
+
+        def run() -> None:
+            loop = asyncio.new_event_loop()
+            self._loop = loop
+            try:
+                loop.run_until_complete(self._start())
+            except BaseException as exc:  # surfaced to the starting thread below
+                failure.append(exc)
+                ready.set()
+                return
+            ready.set()
+            loop.run_forever()
+            loop.run_until_complete(self._cleanup())
+            loop.close()
+
+        self._thread = threading.Thread(target=run, name="flower-sim", daemon=True)
+        self._thread.start()
+        ready.wait(30)
+        if failure:
+            self._thread = None
+            raise RuntimeError(f"flower.sim could not start: {failure[0]}") from failure[0]
+        return self
+
+    def stop(self) -> None:
+        loop, thread = self._loop, self._thread
+        if loop is None or thread is None:
+            return
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(15)
+        self._thread = None
+        self._loop = None
+
+    def __enter__(self) -> SimServer:
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    async def _start(self) -> None:
+        app = web.Application(client_max_size=256 * 1024 * 1024)
+        app.router.add_route("*", "/{tail:.*}", self._dispatch)
+        self._runner = web.AppRunner(app, handle_signals=False, access_log=None, handler_cancellation=True, shutdown_timeout=0.5)
+        await self._runner.setup()
+        await self._bind()
+
+    async def _bind(self) -> None:
+        assert self._runner is not None
+        self._site = web.TCPSite(self._runner, self.host, self.port, reuse_address=True)
+        await self._site.start()
+        if self.port == 0:
+            server = self._site._server  # the bound port is only known after start
+            self.port = server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+
+    async def _cleanup(self) -> None:
+        for task in list(self._tasks):
+            task.cancel()
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    def go_away(self, seconds: float) -> None:
+        """Refuse connections (listening socket closed) for `seconds`, then come back."""
+        loop = self._loop
+        if loop is None:
+            raise RuntimeError("flower.sim is not running")
+        asyncio.run_coroutine_threadsafe(self._away(seconds), loop).result(10)
+
+    async def _away(self, seconds: float) -> None:
+        self._away_until = time.monotonic() + seconds
+        if self._site is not None:
+            await self._site.stop()
+            self._site = None
+
+        async def come_back() -> None:
+            await asyncio.sleep(seconds)
+            await self._bind()
+
+        self._spawn(come_back())
+
+    def _spawn(self, coro: Any) -> None:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    # -- recording ---------------------------------------------------------------------
+    def requests_for(self, actor: str) -> list[Recorded]:
+        with self._lock:
+            return [r for r in self.requests if r.actor == actor]
+
+    def last(self, actor: str = "main") -> Recorded:
+        found = self.requests_for(actor)
+        if not found:
+            raise AssertionError(f"flower.sim received no request from {actor!r}")
+        return found[-1]
+
+    def actors_seen(self) -> list[str]:
+        with self._lock:
+            return [r.actor for r in self.requests]
+
+    # -- choosing a reply --------------------------------------------------------------
+    def _pick(self, actor: str, view: RequestView) -> Turn:
+        with self._lock:
+            for i, rule in enumerate(self.scenario.rules):
+                if rule.actor not in (None, actor) or not rule.when.matches(view):
+                    continue
+                used = self._rule_uses.get(i, 0)
+                if rule.times is not None and used >= rule.times:
+                    continue
+                self._rule_uses[i] = used + 1
+                return rule.reply
+            script = self.scenario.scripts.get(actor, [])
+            index = self._cursor.get(actor, 0)
+            if index >= len(script):
+                return self.scenario.default
+            turn = script[index]
+            served = self._repeats.get((actor, index), 0) + 1
+            self._repeats[(actor, index)] = served
+            if served >= turn.times:
+                self._cursor[actor] = index + 1
+            return turn
+
+    def remaining(self, actor: str = "main") -> int:
+        """How many scripted turns of `actor` were not played yet."""
+        with self._lock:
+            return len(self.scenario.scripts.get(actor, [])) - self._cursor.get(actor, 0)
+
+    # -- HTTP ----------------------------------------------------------------------------
+    async def _dispatch(self, request: web.Request) -> web.StreamResponse:
+        task = asyncio.current_task()
+        if task is not None:
+            self._tasks.add(task)
+        try:
+            if request.path == "/v1/messages/count_tokens" and request.method == "POST":
+                return await self._count_tokens(request)
+            if request.path == "/v1/messages":
+                if request.method != "POST":
+                    return _error(405, "invalid_request_error", f"{request.method} is not allowed on /v1/messages")
+                return await self._messages(request)
+            return _error(404, "not_found_error", f"flower.sim serves POST /v1/messages only, not {request.path}")
+        finally:
+            if task is not None:
+                self._tasks.discard(task)
+
+    async def _read_body(self, request: web.Request) -> dict[str, Any] | web.Response:
+        try:
+            body = json.loads(await request.read())
+        except (ValueError, UnicodeDecodeError) as exc:
+            return _error(400, "invalid_request_error", f"malformed JSON body: {exc}")
+        if not isinstance(body, dict):
+            return _error(400, "invalid_request_error", "the request body must be a JSON object")
+        return body
+
+    async def _count_tokens(self, request: web.Request) -> web.StreamResponse:
+        body = await self._read_body(request)
+        if isinstance(body, web.Response):
+            return body
+        return web.json_response({"input_tokens": self._estimate_input(body)})
+
+    def _estimate_input(self, body: dict[str, Any]) -> int:
+        shown = json.dumps([body.get("system"), body.get("messages")], ensure_ascii=False)
+        return math.ceil(len(shown) / 4) + self.scenario.context_offset
+
+    async def _messages(self, request: web.Request) -> web.StreamResponse:
+        body = await self._read_body(request)
+        if isinstance(body, web.Response):
+            return body
+        if not isinstance(body.get("messages"), list):
+            return _error(400, "invalid_request_error", "messages: field required")
+        headers = {k.lower(): v for k, v in request.headers.items() if k.lower() not in _SECRET_HEADERS}
+        view = RequestView(body)
+        actor = self.scenario.actor_of(view)
+        rec = Recorded(body, path=request.path_qs, headers=headers, actor=actor, at=time.time())
+        with self._lock:
+            self.requests.append(rec)
+        turn = self._pick(actor, view)
+        rec.reply = _describe(turn)
+        if turn.delay:
+            await asyncio.sleep(turn.delay)
+        if isinstance(turn.fault, int):
+            kind, message = FAULTS[turn.fault]
+            return _error(turn.fault, kind, turn.message or message)
+        if turn.fault == "too_long":
+            used = self._estimate_input(body)
+            return _error(
+                400, "invalid_request_error", turn.message or f"prompt is too long: {max(used, 200_001)} tokens > 200000 maximum"
+            )
+        if turn.fault == "away":
+            self._spawn(self._away(turn.seconds or 5.0))
+            if request.transport is not None:
+                request.transport.close()
+            raise asyncio.CancelledError  # aiohttp drops the connection without a response
+        streaming = bool(body.get("stream"))
+        if turn.fault == "stall" and (not turn.after_events or not streaming):
+            await asyncio.sleep(turn.seconds or 3600.0)
+        if turn.fault in {"drop", "stream_error"} and not streaming:
+            # a plain JSON request has no stream to break: the connection just dies
+            if request.transport is not None:
+                request.transport.close()
+            raise asyncio.CancelledError
+        message = self._compose(body, turn)
+        if not streaming:
+            return web.json_response(message)
+        return await self._stream(request, message, turn)
+
+    def _compose(self, body: dict[str, Any], turn: Turn) -> dict[str, Any]:
+        blocks: list[dict[str, Any]] = []
+        if turn.content is not None:
+            blocks = [dict(b) for b in turn.content]
+        else:
+            if turn.text is not None:
+                blocks.append({"type": "text", "text": turn.text})
+            for tool in turn.tools:
+                blocks.append(
+                    {
+                        "type": "tool_use",
+                        "id": tool.get("id") or f"toolu_sim{next(self._ids):06d}{uuid.uuid4().hex[:8]}",
+                        "name": tool["name"],
+                        "input": tool.get("input", {}),
+                    }
+                )
+        if not blocks:  # a fault turn with nothing to say mid-stream still needs a body
+            blocks = [{"type": "text", "text": turn.text or ""}]
+        has_tool = any(b.get("type") == "tool_use" for b in blocks)
+        out_text = json.dumps(blocks, ensure_ascii=False)
+        usage = {
+            "input_tokens": self._estimate_input(body),
+            "output_tokens": max(1, math.ceil(len(out_text) / 4)),
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0,
+        }
+        usage.update({k: int(v) for k, v in turn.usage.items()})
+        return {
+            "id": f"msg_sim{uuid.uuid4().hex[:20]}",
+            "type": "message",
+            "role": "assistant",
+            "model": str(body.get("model") or "claude-sim"),
+            "content": blocks,
+            "stop_reason": turn.stop_reason or ("tool_use" if has_tool else "end_turn"),
+            "stop_sequence": None,
+            "usage": usage,
+        }
+
+    async def _stream(self, request: web.Request, message: dict[str, Any], turn: Turn) -> web.StreamResponse:
+        resp = web.StreamResponse(
+            status=200,
+            headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "request-id": message["id"]},
+        )
+        await resp.prepare(request)
+        sent = 0
+
+        async def send(event: str, data: dict[str, Any]) -> None:
+            nonlocal sent
+            if turn.fault in {"drop", "stall", "stream_error"} and turn.after_events and sent == turn.after_events:
+                await self._break_stream(request, resp, turn)
+            payload = json.dumps(data, ensure_ascii=False)
+            await resp.write(f"event: {event}\ndata: {payload}\n\n".encode())
+            sent += 1
+
+        usage = message["usage"]
+        head = dict(message, content=[], stop_reason=None, usage=dict(usage, output_tokens=1))
+        await send("message_start", {"type": "message_start", "message": head})
+        for index, block in enumerate(message["content"]):
+            if block["type"] == "text":
+                await send("content_block_start", {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}})
+                for piece in _chunks(block["text"], 3):
+                    await send("content_block_delta", {"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": piece}})
+            elif block["type"] == "tool_use":
+                start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
+                await send("content_block_start", {"type": "content_block_start", "index": index, "content_block": start})
+                raw = json.dumps(block.get("input", {}), ensure_ascii=False)
+                for piece in _chunks(raw, 2):
+                    await send("content_block_delta", {"type": "content_block_delta", "index": index, "delta": {"type": "input_json_delta", "partial_json": piece}})
+            else:
+                await send("content_block_start", {"type": "content_block_start", "index": index, "content_block": block})
+            await send("content_block_stop", {"type": "content_block_stop", "index": index})
+        await send(
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
+                "usage": {"output_tokens": usage["output_tokens"]},
+            },
+        )
+        await send("message_stop", {"type": "message_stop"})
+        await resp.write_eof()
+        return resp
+
+    async def _break_stream(self, request: web.Request, resp: web.StreamResponse, turn: Turn) -> None:
+        if turn.fault == "stall":
+            await asyncio.sleep(turn.seconds or 3600.0)
+            return
+        if turn.fault == "stream_error":
+            kind, message = FAULTS[529]
+            err = {"type": "error", "error": {"type": kind, "message": turn.message or message}}
+            await resp.write(f"event: error\ndata: {json.dumps(err)}\n\n".encode())
+            await resp.write_eof()
+            raise asyncio.CancelledError
+        # "drop": cut the TCP connection in the middle of the event stream
+        if request.transport is not None:
+            request.transport.close()
+        raise asyncio.CancelledError
+
+
+def _chunks(text: str, parts: int) -> list[str]:
+    if not text:
+        return [""]
+    size = max(1, math.ceil(len(text) / parts))
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+def _describe(turn: Turn) -> str:
+    if turn.fault is not None:
+        return f"fault:{turn.fault}"
+    names = [f"tool_use:{t['name']}" for t in turn.tools]
+    if turn.text is not None:
+        names.insert(0, "text")
+    return "+".join(names) or "content"
+
+
+def _error(status: int, kind: str, message: str) -> web.Response:
+    body = {"type": "error", "error": {"type": kind, "message": message}, "request_id": f"req_sim{uuid.uuid4().hex[:16]}"}
+    headers = {"request-id": body["request_id"]}
+    if status == 429:
+        headers["retry-after"] = "1"
+    if status == 529:
+        headers["x-should-retry"] = "true"
+    return web.json_response(body, status=status, headers=headers)
+
+
+__all__ = ["Recorded", "Rule", "Scenario", "SimServer", "Turn"]

@@ -1,0 +1,1 @@
+"""Session stores: SQLite persistence, resume-time trimming/expiry, and pruning of noise."""

@@ -1,0 +1,1 @@
+"""Workflows: steps chained with lineage, goal guards, and the starter flow."""
