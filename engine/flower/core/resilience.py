@@ -1,0 +1,188 @@
+"""Network resilience: classify failures, back off, and hang on until the API is reachable again.
+
+Probing is DNS + one TCP handshake only: no HTTP, no credentials, nothing billed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import re
+import socket
+import time
+from dataclasses import dataclass
+from typing import Callable
+from urllib.parse import urlsplit
+
+DEFAULT_BASE_URL = "https://api.anthropic.com"
+
+RESUME_PROMPT = "上一轮在中途被打断,没有跑完。检查一下工作台里已经落盘的东西,从中断处接着做,不要重头来过。"
+
+
+def _numbers(*codes: str) -> list[re.Pattern[str]]:
+    # Whole tokens only: "400" must not match "4000", "1.400" or "400ms".
+    return [re.compile(rf"(?<![\w.]){c}(?!\w)") for c in codes]
+
+
+def _codes(*names: str) -> list[re.Pattern[str]]:
+    return [re.compile(rf"\b{n}\b", re.IGNORECASE) for n in names]
+
+
+def _phrases(*texts: str) -> list[re.Pattern[str]]:
+    return [re.compile(re.escape(t), re.IGNORECASE) for t in texts]
+
+
+_FATAL: list[re.Pattern[str]] = [
+    *_numbers("400", "401", "403", "404"),
+    *_phrases(
+        "invalid api key",
+        "authentication",
+        "unauthorized",
+        "permission denied",
+        "invalid_request",
+        "credit balance",
+        "quota exceeded",
+        "budget",
+        "max_turns",
+        "CLINotFound",
+    ),
+]
+
+_TRANSIENT: list[re.Pattern[str]] = [
+    *_codes(
+        "ENOTFOUND",
+        "EAI_AGAIN",
+        "ECONNRESET",
+        "ECONNREFUSED",
+        "ETIMEDOUT",
+        "EPIPE",
+        "EHOSTUNREACH",
+        "ENETDOWN",
+    ),
+    *_numbers("429", "500", "502", "503", "504", "529"),
+    *_phrases(
+        "socket hang up",
+        "fetch failed",
+        "network error",
+        "Connection error",
+        "Can't reach the API server",
+        "overloaded",
+        "too many requests",
+        "timeout",
+        "timed out",
+        "temporarily unavailable",
+        "service unavailable",
+        "internal server error",
+    ),
+    # The SDK spells the same condition "rate_limit"; accept any separator.
+    re.compile(r"rate[ _-]limit", re.IGNORECASE),
+]
+
+
+def classify(text: str | None) -> str:
+    """Sort an error text into "transient" (wait and retry), "fatal" (stop) or "unknown"."""
+    if not text or not text.strip():
+        return "unknown"
+    text = text.replace("\u2019", "'")
+    # Fatal first: auth failures often mention "connection", which would otherwise wait forever.
+    if any(p.search(text) for p in _FATAL):
+        return "fatal"
+    if any(p.search(text) for p in _TRANSIENT):
+        return "transient"
+    return "unknown"
+
+
+def endpoint() -> tuple[str, int]:
+    """Host and port to probe: the configured gateway if any, else the public API."""
+    url = (os.environ.get("ANTHROPIC_BASE_URL") or "").strip() or DEFAULT_BASE_URL
+    if "://" not in url:
+        url = "https://" + url
+    parts = urlsplit(url)
+    scheme = parts.scheme.lower()
+    default_port = 80 if scheme == "http" else 443
+    host = parts.hostname or urlsplit(DEFAULT_BASE_URL).hostname or "api.anthropic.com"
+    try:
+        port = parts.port or default_port
+    except ValueError:  # malformed port in the URL
+        port = default_port
+    return host, port
+
+
+async def _handshake(host: str, port: int) -> bool:
+    loop = asyncio.get_running_loop()
+    infos = await loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    for family, type_, proto, _canon, addr in infos:
+        sock = socket.socket(family, type_, proto)
+        sock.setblocking(False)
+        try:
+            await loop.sock_connect(sock, addr)
+            return True
+        except OSError:
+            continue  # e.g. IPv6 unroutable here; try the next address
+        finally:
+            sock.close()
+    return False
+
+
+async def reachable(host: str, port: int, timeout: float = 5.0) -> bool:
+    """DNS lookup plus a TCP handshake. Any exception counts as unreachable."""
+    try:
+        return await asyncio.wait_for(_handshake(host, port), timeout)
+    except Exception:
+        return False
+
+
+@dataclass
+class Resilience:
+    """Retry policy for one step: what to retry, how long to back off, how long to wait offline."""
+
+    enabled: bool = True
+    max_attempts: int = 6
+    base_delay: float = 4.0
+    max_delay: float = 120.0
+    probe_timeout: float = 5.0
+    probe_interval: float = 15.0
+    max_offline_wait: float = 3600.0
+    retry_unknown: bool = True
+    resume_prompt: str = RESUME_PROMPT
+
+    def delay_for(self, attempt: int) -> float:
+        base = min(self.base_delay * 2 ** (attempt - 1), self.max_delay)
+        return base * (0.75 + random.random() * 0.5)
+
+    def should_retry(self, kind: str) -> bool:
+        return kind == "transient" or (kind == "unknown" and self.retry_unknown)
+
+    async def wait_online(self, notify: Callable[[str], None] | None = None) -> bool:
+        """Block until the endpoint answers a TCP handshake; False once max_offline_wait is spent."""
+        host, port = endpoint()
+        deadline = time.monotonic() + self.max_offline_wait
+        started = time.monotonic()
+        announced = False
+        while True:
+            if await reachable(host, port, self.probe_timeout):
+                if announced:
+                    waited = time.monotonic() - started
+                    _tell(notify, f"网络已恢复({host}:{port}),等了 {waited:.0f} 秒,继续")
+                return True
+            if not announced:
+                _tell(
+                    notify,
+                    f"连不上 {host}:{port},挂起等待网络恢复"
+                    f"(每 {self.probe_interval:g} 秒探测一次,最多等 {self.max_offline_wait:g} 秒)",
+                )
+                announced = True
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                return False
+            await asyncio.sleep(min(self.probe_interval, remaining))
+
+
+def _tell(notify: Callable[[str], None] | None, text: str) -> None:
+    if notify is None:
+        return
+    try:
+        notify(text)
+    except Exception:
+        pass  # a broken UI callback must not abort the wait

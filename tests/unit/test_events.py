@@ -1,0 +1,258 @@
+from __future__ import annotations
+
+import typing
+
+from claude_agent_sdk import (
+    AssistantMessage,
+    ConversationResetMessage,
+    RateLimitEvent,
+    RateLimitInfo,
+    ResultMessage,
+    StreamEvent,
+    SystemMessage,
+    TaskNotificationMessage,
+    TaskProgressMessage,
+    TaskStartedMessage,
+    TextBlock,
+    ThinkingBlock,
+    ToolResultBlock,
+    ToolUseBlock,
+    UserMessage,
+)
+
+from flower.core.events import Event, EventKind, normalize
+
+USAGE = {"input_tokens": 12, "cache_read_input_tokens": 30000, "cache_creation_input_tokens": 500, "output_tokens": 99}
+
+
+def assistant(*blocks, **kw) -> AssistantMessage:
+    kw.setdefault("model", "claude-sonnet-4-5")
+    return AssistantMessage(content=list(blocks), **kw)
+
+
+# -- Event -------------------------------------------------------------------------------------
+
+
+def test_event_kind_has_the_fifteen_kinds() -> None:
+    assert set(typing.get_args(EventKind)) == {
+        "text", "thinking", "tool_call", "tool_result", "task", "system", "reset", "result",
+        "error", "prompt", "unknown", "retry", "step", "handoff", "ask",
+    }
+
+
+def test_event_str() -> None:
+    assert str(Event("tool_call", text="ls -la", tool="Bash")) == "[Bash] ls -la"
+    assert str(Event("text", text="hello")) == "hello"
+    assert str(Event("result")) == "<result>"
+    assert str(Event("retry", text="")) == "<retry>"
+
+
+def test_event_defaults_are_not_shared() -> None:
+    a, b = Event("text"), Event("text")
+    a.payload["x"] = 1
+    assert b.payload == {}
+    assert a.raw is None and a.tool == ""
+
+
+# -- assistant / user --------------------------------------------------------------------------
+
+
+def test_assistant_text_and_thinking_with_context() -> None:
+    msg = assistant(ThinkingBlock(thinking="hmm", signature="sig"), TextBlock(text="done"), usage=USAGE)
+    evs = normalize(msg)
+    assert [e.kind for e in evs] == ["thinking", "text"]
+    assert evs[1].text == "done"
+    assert evs[1].payload == {"subagent": False, "context": 30512}
+    assert evs[1].raw is msg
+
+
+def test_context_is_zero_without_usage() -> None:
+    (ev,) = normalize(assistant(TextBlock(text="x")))
+    assert ev.payload["context"] == 0
+
+
+def test_subagent_messages_are_marked() -> None:
+    (ev,) = normalize(assistant(TextBlock(text="from a worker"), parent_tool_use_id="toolu_1", usage=USAGE))
+    assert ev.payload["subagent"] is True
+    assert ev.payload["parent_tool_use_id"] == "toolu_1"
+    (main,) = normalize(assistant(TextBlock(text="main")))
+    assert "parent_tool_use_id" not in main.payload
+
+
+def test_tool_call_summary_prefers_path_command_pattern() -> None:
+    evs = normalize(
+        assistant(
+            ToolUseBlock(id="t1", name="Read", input={"file_path": "/a/b.py", "limit": 10}),
+            ToolUseBlock(id="t2", name="Bash", input={"command": "pytest -q", "description": "run tests"}),
+            ToolUseBlock(id="t3", name="Grep", input={"pattern": "TODO", "path": "src"}),
+            usage=USAGE,
+        )
+    )
+    assert [(e.kind, e.tool, e.text) for e in evs] == [
+        ("tool_call", "Read", "/a/b.py"),
+        ("tool_call", "Bash", "pytest -q"),
+        ("tool_call", "Grep", "TODO"),
+    ]
+    assert evs[1].payload["id"] == "t2"
+    assert evs[1].payload["input"] == {"command": "pytest -q", "description": "run tests"}
+    assert evs[1].payload["subagent"] is False and evs[1].payload["context"] == 30512
+    assert str(evs[1]) == "[Bash] pytest -q"
+
+
+def test_tool_call_summary_is_cut_to_200() -> None:
+    (ev,) = normalize(assistant(ToolUseBlock(id="t", name="Bash", input={"command": "echo " + "x" * 500})))
+    assert len(ev.text) == 200
+
+
+def test_tool_call_without_known_keys_still_says_something() -> None:
+    (ev,) = normalize(assistant(ToolUseBlock(id="t", name="Agent", input={"description": "count lines", "prompt": "..."})))
+    assert ev.text == "count lines"
+
+
+def test_tool_result_in_user_message() -> None:
+    msg = UserMessage(
+        content=[
+            ToolResultBlock(tool_use_id="t1", content="y" * 900, is_error=False),
+            ToolResultBlock(tool_use_id="t2", content="boom", is_error=True),
+            ToolResultBlock(tool_use_id="t3", content=[{"type": "image", "source": {}}]),
+        ],
+        parent_tool_use_id="toolu_parent",
+    )
+    evs = normalize(msg)
+    assert [e.kind for e in evs] == ["tool_result"] * 3
+    assert len(evs[0].text) == 500
+    assert evs[0].payload["tool_use_id"] == "t1" and evs[0].payload["is_error"] is False
+    assert evs[1].payload["is_error"] is True and evs[1].text == "boom"
+    assert evs[2].text == ""  # non-string content shows nothing rather than a repr
+    assert evs[2].payload["is_error"] is False
+    assert all(e.payload["subagent"] and e.payload["parent_tool_use_id"] == "toolu_parent" for e in evs)
+
+
+def test_user_prompt_is_not_model_text() -> None:
+    (ev,) = normalize(UserMessage(content="please do X"))
+    assert ev.kind == "prompt" and ev.text == "please do X"
+    assert ev.payload == {"subagent": False, "context": 0}
+    evs = normalize(UserMessage(content=[TextBlock(text="task brief")], parent_tool_use_id="p"))
+    assert [(e.kind, e.text, e.payload["subagent"]) for e in evs] == [("prompt", "task brief", True)]
+
+
+# -- synthetic API errors ----------------------------------------------------------------------
+
+
+def test_synthetic_model_becomes_a_single_error() -> None:
+    msg = assistant(TextBlock(text="API Error: Can't reach the API server"), model="<synthetic>", usage=USAGE)
+    evs = normalize(msg)
+    assert len(evs) == 1
+    assert evs[0].kind == "error"
+    assert evs[0].payload == {"synthetic": True}
+    assert "Can't reach" in evs[0].text
+    assert not any(e.kind == "text" for e in evs)
+
+
+def test_error_field_marks_an_api_error_message() -> None:
+    msg = assistant(TextBlock(text="API Error: 529 overloaded"), TextBlock(text="second"), error="server_error")
+    evs = normalize(msg)
+    assert [e.kind for e in evs] == ["error"]
+    assert evs[0].payload == {"synthetic": True}
+
+
+# -- result / system / task / reset ------------------------------------------------------------
+
+
+def test_result_message() -> None:
+    msg = ResultMessage(
+        subtype="success", duration_ms=10, duration_api_ms=8, is_error=False, num_turns=3,
+        session_id="sess-1", total_cost_usd=0.0123,
+    )
+    (ev,) = normalize(msg)
+    assert ev.kind == "result" and ev.text == "success"
+    assert ev.payload == {"session_id": "sess-1", "cost_usd": 0.0123, "num_turns": 3, "is_error": False}
+
+
+def test_task_messages() -> None:
+    msgs = [
+        TaskStartedMessage(subtype="task_started", data={}, task_id="a", description="d", uuid="u", session_id="s"),
+        TaskProgressMessage(
+            subtype="task_progress", data={}, task_id="a", description="d",
+            usage={"total_tokens": 1, "tool_uses": 0, "duration_ms": 5}, uuid="u", session_id="s",
+        ),
+        TaskNotificationMessage(
+            subtype="task_notification", data={}, task_id="a", status="completed", output_file="o",
+            summary="s", uuid="u", session_id="s",
+        ),
+    ]
+    evs = [e for m in msgs for e in normalize(m)]
+    assert [(e.kind, e.text) for e in evs] == [
+        ("task", "TaskStartedMessage"),
+        ("task", "TaskProgressMessage"),
+        ("task", "TaskNotificationMessage"),
+    ]
+
+
+def test_other_system_messages_pass_data_through() -> None:
+    data = {"type": "system", "subtype": "init", "cwd": "/w", "tools": ["Read"]}
+    (ev,) = normalize(SystemMessage(subtype="init", data=data))
+    assert ev.kind == "system" and ev.text == "init"
+    assert ev.payload == data
+
+
+def test_compact_boundary_is_a_reset() -> None:
+    data = {"type": "system", "subtype": "compact_boundary",
+            "compact_metadata": {"trigger": "auto", "pre_tokens": 167000, "post_tokens": 42000}}
+    (ev,) = normalize(SystemMessage(subtype="compact_boundary", data=data))
+    assert ev.kind == "reset"
+    assert ev.text == "压缩(auto) 167000 → 42000 tokens"
+    assert ev.payload == {"trigger": "auto", "pre_tokens": 167000, "post_tokens": 42000,
+                          "micro": False, "subtype": "compact_boundary"}
+
+
+def test_compact_boundary_without_post_tokens() -> None:
+    data = {"subtype": "compact_boundary", "compact_metadata": {"trigger": "manual", "pre_tokens": 9000}}
+    (ev,) = normalize(SystemMessage(subtype="compact_boundary", data=data))
+    assert ev.payload["pre_tokens"] == 9000 and ev.payload["post_tokens"] is None
+    assert ev.text == "压缩(manual) 9000 → ? tokens"
+
+
+def test_microcompact_boundary_is_a_micro_reset() -> None:
+    data = {"subtype": "microcompact_boundary",
+            "microcompactMetadata": {"trigger": "auto", "preTokens": 50000, "tokensSaved": 8000}}
+    (ev,) = normalize(SystemMessage(subtype="microcompact_boundary", data=data))
+    assert ev.kind == "reset"
+    assert ev.payload["micro"] is True and ev.payload["subtype"] == "microcompact_boundary"
+    assert (ev.payload["pre_tokens"], ev.payload["post_tokens"]) == (50000, 42000)
+
+
+def test_conversation_reset() -> None:
+    (ev,) = normalize(ConversationResetMessage(new_conversation_id="c", uuid="u", session_id="s"))
+    assert ev.kind == "reset" and ev.text == "conversation reset"
+    assert ev.payload["subtype"] == ""
+
+
+# -- the rest ----------------------------------------------------------------------------------
+
+
+def test_stream_events_produce_nothing() -> None:
+    assert normalize(StreamEvent(uuid="u", session_id="s", event={"type": "content_block_delta"})) == []
+
+
+def test_rate_limit_event_is_a_system_event() -> None:
+    info = RateLimitInfo(status="allowed_warning", raw={"status": "allowed_warning", "utilization": 0.9})
+    (ev,) = normalize(RateLimitEvent(rate_limit_info=info, uuid="u", session_id="s"))
+    assert ev.kind == "system"
+    assert ev.payload["status"] == "allowed_warning"
+
+
+def test_unrecognised_objects_are_unknown() -> None:
+    class Weird:
+        pass
+
+    (ev,) = normalize(Weird())
+    assert ev.kind == "unknown" and ev.text == "Weird"
+    (ev,) = normalize({"type": "assistant"})
+    assert ev.kind == "unknown" and ev.text == "dict"
+
+
+def test_empty_messages_yield_no_events() -> None:
+    assert normalize(assistant()) == []
+    assert normalize(UserMessage(content="")) == []
+    assert normalize(assistant(TextBlock(text=""))) == []
