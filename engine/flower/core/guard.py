@@ -1,0 +1,318 @@
+"""The hook layer: flower's execution boundary, enforced by SDK hooks instead of prompts.
+
+A prompt is a suggestion the model may ignore; a hook is not. Everything that decides which
+tools the main thread may touch, how long a tool result may stay in context and which roles
+get their own worktree lives here.
+
+Measured with the bundled CLI 2.1.327 (tests/e2e/test_guards_cli.py):
+- ``tool_response`` in PostToolUse is a dict per tool: Bash ``{stdout, stderr, interrupted,
+  isImage, noOutputExpected}``, Read ``{type: "text", file: {filePath, content, ...}}``,
+  Grep ``{mode, filenames: [...], content, numLines, ...}``.
+- ``updatedToolOutput`` is honoured when it keeps that structure (Read's nested
+  ``file.content`` included); anything else is ignored silently and the original is shown.
+- Read of an image answers ``{type: "image", file: {base64: ...}}``: a long string that is
+  not text, so it must never be spilled.
+- Bash output over ~30k chars is already persisted by the CLI itself (``persistedOutputPath``)
+  and the model only sees a 2 KB preview; spilling the truncated stdout would lose data.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..stores.ephemeral import is_ephemeral
+from .workbench import Workbench
+
+if TYPE_CHECKING:  # the SDK is slow to import; the factories import it when called
+    from claude_agent_sdk import AgentDefinition, HookMatcher
+
+HANDS_ON = "Bash|Write|Edit|NotebookEdit"
+WRITE_ONLY = "Write|Edit|NotebookEdit"
+BULKY = "Bash|Read|Grep|Glob|WebFetch|WebSearch"
+
+SPILL_HEAD = 400
+_AGENT_TOOLS = ("Agent", "Task")  # "Task" is the tool's older name
+_MARK = "_flower_isolate"
+
+Hook = Callable[[dict[str, Any], "str | None", Any], Any]
+
+
+def _is_main_thread(data: dict[str, Any]) -> bool:
+    # Subagent tool-lifecycle hooks carry agent_id; the main thread's never do.
+    return not data.get("agent_id")
+
+
+def _matcher(matcher: str | None, hook: Hook, *, fail_closed: bool = False) -> HookMatcher:
+    from claude_agent_sdk import HookMatcher
+
+    if fail_closed:
+        # A deny guard that crashes must not turn into "no decision", i.e. a free pass.
+        return HookMatcher(matcher=matcher, hooks=[hook], on_failure="block")
+    return HookMatcher(matcher=matcher, hooks=[hook])
+
+
+def _deny(reason: str) -> dict[str, Any]:
+    return {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "deny",
+            "permissionDecisionReason": reason,
+        }
+    }
+
+
+def _tool_input(data: dict[str, Any]) -> dict[str, Any]:
+    value = data.get("tool_input")
+    return value if isinstance(value, dict) else {}
+
+
+def _resolve(path: Any, data: dict[str, Any], base: Path) -> Path | None:
+    if not isinstance(path, str) or not path:
+        return None
+    p = Path(path).expanduser()
+    if not p.is_absolute():
+        cwd = data.get("cwd")
+        p = (Path(cwd) if isinstance(cwd, str) and cwd else base) / p
+    try:
+        return p.resolve()
+    except (OSError, RuntimeError):
+        return None
+
+
+# -- whitelist_guard -----------------------------------------------------------------------
+
+
+def _in_allowed(tool: str, allowed: list[str]) -> bool:
+    # "Bash(git status:*)" pre-approves part of Bash: the role deliberately has that tool.
+    return any(a == tool or a.startswith(f"{tool}(") for a in allowed)
+
+
+def whitelist_guard(allowed: list[str] | None, *, role: str = "这个角色") -> HookMatcher | None:
+    """Make `allowed_tools` really exclusive for the four hands-on tools, on the main thread."""
+    allowed = list(allowed or [])
+    banned = [t for t in HANDS_ON.split("|") if not _in_allowed(t, allowed)]
+    if not banned:
+        return None
+
+    async def hook(data: dict[str, Any], tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        tool = data.get("tool_name", "")
+        if not _is_main_thread(data) or tool not in banned:
+            return {}
+        return _deny(
+            f"{role} 没有 {tool}。这是有意的,不是配置遗漏。"
+            "结论写在回复正文里,框架会从那里取 —— 不要换个写法绕过。"
+        )
+
+    return _matcher("|".join(banned), hook, fail_closed=True)
+
+
+# -- delegate_guard ------------------------------------------------------------------------
+
+_DELEGATE = (
+    "协调者不亲自动手,{tool} 留给 subagent 去做。"
+    "用 Agent 工具派一个 subagent:任务书里写明目标和验收标准;"
+    "长产出让它写进工作台的 artifacts/(默认 `.flower/artifacts/`),回复里只给路径和结论。"
+)
+_GLANCE = "只有只读、结果会过期的查看类命令(git status、ls、cat 这类)可以自己跑;这条命令不是。"
+
+
+def delegate_guard(*, tools: str = HANDS_ON, allow_glance: bool = False) -> HookMatcher:
+    """Deny hands-on work on the main thread and say what to do instead; subagents pass."""
+
+    async def hook(data: dict[str, Any], tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        if not _is_main_thread(data):
+            return {}
+        tool = data.get("tool_name", "")
+        if allow_glance and tool == "Bash":
+            command = _tool_input(data).get("command")
+            # The same predicate marks these results as expired on resume: the two sets must match.
+            if isinstance(command, str) and is_ephemeral(command):
+                return {}
+            return _deny(_GLANCE + _DELEGATE.format(tool=tool))
+        return _deny(_DELEGATE.format(tool=tool))
+
+    return _matcher(tools, hook, fail_closed=True)
+
+
+# -- spill_guard ---------------------------------------------------------------------------
+
+
+def _pointer(path: Path, text: str) -> str:
+    return (
+        f"[输出过长({len(text)} 字符),全文已落盘:{path} —— 需要全文就用 Read 读这个文件。"
+        f"以下是开头 {SPILL_HEAD} 字符]\n{text[:SPILL_HEAD]}"
+    )
+
+
+def _spill(spill_dir: Path, text: str) -> Path | None:
+    data = text.encode("utf-8", errors="surrogatepass")
+    path = spill_dir / f"{hashlib.sha256(data).hexdigest()[:16]}.txt"
+    try:
+        if not path.exists():  # same name means same content: nothing to rewrite
+            spill_dir.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+    except OSError:
+        return None
+    return path
+
+
+def _not_text(node: dict[str, Any]) -> bool:
+    # Images/PDFs come as base64 strings inside a dict; the CLI spilled huge Bash output already.
+    kind = node.get("type")
+    if isinstance(kind, str) and kind != "text":
+        return True
+    return bool(node.get("isImage")) or "persistedOutputPath" in node
+
+
+def _trim(node: dict[str, Any], threshold: int, spill_dir: Path) -> bool:
+    """Replace too-long string fields in place; lists are never entered (image blocks)."""
+    if _not_text(node):
+        return False
+    changed = False
+    for key, value in node.items():
+        if isinstance(value, str) and len(value) > threshold and key != "base64":
+            path = _spill(spill_dir, value)
+            if path is not None:  # never drop content we could not save
+                node[key] = _pointer(path, value)
+                changed = True
+        elif isinstance(value, dict):
+            changed = _trim(value, threshold, spill_dir) or changed
+    return changed
+
+
+def _reads_spill(data: dict[str, Any], spill_dir: Path, workbench: Workbench) -> bool:
+    """The model is reading a spill file back: spilling it again would loop forever."""
+    args = _tool_input(data)
+    for key in ("file_path", "path", "notebook_path"):
+        p = _resolve(args.get(key), data, workbench.workspace)
+        if p is not None and p.is_relative_to(spill_dir):
+            return True
+    command = args.get("command")
+    if isinstance(command, str):
+        # the path itself or a file under it, but not a sibling such as `spilled.txt`
+        names = {str(spill_dir), workbench.show(spill_dir)}
+        return any(re.search(re.escape(n) + r"(?![\w.-])", command) for n in names)
+    return False
+
+
+def spill_guard(
+    workbench: Workbench,
+    *,
+    threshold: int = 4000,
+    tools: str = BULKY,
+    main_only: bool = False,
+) -> HookMatcher:
+    """Spill over-long tool results to `<workbench.root>/spill/` before the model sees them."""
+
+    async def hook(data: dict[str, Any], tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        if main_only and not _is_main_thread(data):
+            return {}
+        response = data.get("tool_response")
+        if not isinstance(response, dict):  # only dict fields can be replaced structure-preservingly
+            return {}
+        spill_dir = workbench.root / "spill"
+        if _reads_spill(data, spill_dir, workbench):
+            return {}
+        trimmed = copy.deepcopy(response)
+        if not _trim(trimmed, threshold, spill_dir):
+            return {}
+        return {"hookSpecificOutput": {"hookEventName": "PostToolUse", "updatedToolOutput": trimmed}}
+
+    return _matcher(tools, hook)
+
+
+# -- index_guard ---------------------------------------------------------------------------
+
+
+def index_guard(workbench: Workbench) -> HookMatcher:
+    """Refresh INDEX.md whenever something is written into the workbench."""
+
+    async def hook(data: dict[str, Any], tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        p = _resolve(_tool_input(data).get("file_path"), data, workbench.workspace)
+        if p is not None and p.is_relative_to(workbench.root):
+            workbench.refresh()
+        return {}
+
+    return _matcher("Write|Edit", hook)
+
+
+# -- isolation -----------------------------------------------------------------------------
+
+
+def isolated(agent: AgentDefinition, flag: bool = True) -> AgentDefinition:
+    """Mark (or unmark) a subagent definition as needing its own worktree; returns `agent`."""
+    # Not a dataclass field: asdict() never sees it, so the mark cannot leak to the CLI.
+    object.__setattr__(agent, _MARK, flag)
+    return agent
+
+
+def wants_isolation(agent: AgentDefinition | None) -> bool:
+    return agent is not None and getattr(agent, _MARK, False) is True
+
+
+def isolate_guard(agents: dict[str, AgentDefinition], *, on_inject: Any = None) -> HookMatcher:
+    """Send subagents of isolated roles to their own git worktree."""
+
+    async def hook(data: dict[str, Any], tool_use_id: str | None, context: Any) -> dict[str, Any]:
+        if data.get("tool_name") not in _AGENT_TOOLS:
+            return {}
+        args = _tool_input(data)
+        # cwd and isolation are mutually exclusive: a cwd the model chose is respected.
+        if "cwd" in args or "isolation" in args:
+            return {}
+        kind = args.get("subagent_type")
+        if not isinstance(kind, str) or not wants_isolation(agents.get(kind)):
+            return {}
+        if on_inject is not None:
+            try:
+                on_inject(kind, args.get("description"))
+            except Exception:
+                pass  # a failing notifier must not cost the role its isolation
+        return {
+            "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "allow",
+                "updatedInput": {**args, "isolation": "worktree"},
+            }
+        }
+
+    return _matcher("Agent", hook)
+
+
+# -- assembly ------------------------------------------------------------------------------
+
+
+def workbench_hooks(
+    workbench: Workbench,
+    *,
+    delegate_only: bool = True,
+    spill_threshold: int | None = 4000,
+    agents: dict[str, AgentDefinition] | None = None,
+    allow_glance: bool = False,
+) -> dict[str, list[HookMatcher]]:
+    """All hooks a workbench needs, keyed by SDK event; events without hooks are left out."""
+    pre: list[HookMatcher] = []
+    if delegate_only:
+        pre.append(delegate_guard(allow_glance=allow_glance))
+    if agents and any(wants_isolation(a) for a in agents.values()):
+        pre.append(isolate_guard(agents))
+    post: list[HookMatcher] = [index_guard(workbench)]
+    if spill_threshold:
+        post.append(spill_guard(workbench, threshold=spill_threshold))
+    return {event: hooks for event, hooks in (("PreToolUse", pre), ("PostToolUse", post)) if hooks}
+
+
+def merge_hooks(*groups: dict[str, list[Any]] | None) -> dict[str, list[Any]]:
+    """Concatenate hook configs per event, in order; no dedup, None groups skipped."""
+    out: dict[str, list[Any]] = {}
+    for group in groups:
+        if not group:
+            continue
+        for event, hooks in group.items():
+            out.setdefault(event, []).extend(h for h in hooks or [] if h is not None)
+    return {event: hooks for event, hooks in out.items() if hooks}
