@@ -107,3 +107,24 @@ def sim_env(claude_root: Path) -> Callable[..., dict[str, str]]:
 def cli_stderr() -> list[str]:
     """Collects the CLI's stderr lines (pass ``stderr=cli_stderr.append`` to the options)."""
     return []
+
+
+@pytest.fixture
+def use_sim(monkeypatch: pytest.MonkeyPatch, claude_root: Path) -> Iterator[Callable[..., SimServer]]:
+    """Point every CLI this process starts (e.g. through flower's Runtime) at a sim.
+
+    The SDK hands the whole parent environment to the CLI, so this sets os.environ for the
+    test's duration: ``sim = use_sim({"scripts": ...}, max_retries=0)``.
+    """
+    started: list[SimServer] = []
+
+    def start(scenario: Any, **env_kw: Any) -> SimServer:
+        server = scenario if isinstance(scenario, SimServer) else SimServer(scenario).start()
+        started.append(server)
+        for name, value in isolated_env(server.base_url, claude_root, **env_kw).items():
+            monkeypatch.setenv(name, value)
+        return server
+
+    yield start
+    for server in started:
+        server.stop()

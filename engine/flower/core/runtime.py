@@ -1,0 +1,577 @@
+"""The runtime: run one step of agent work so that it survives drops, interruptions and a
+full context window, and keep the books (manifest, lineage callback, context figures)."""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import fcntl
+import json
+import os
+import shutil
+import signal
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from ..stores.ephemeral import EphemeralPolicy
+from ..stores.prune import PrunePolicy, PruningSessionStore
+from ..stores.trim import TrimPolicy
+from .agent import AgentSpec, CompactPolicy, HandoffPolicy, build_options
+from .events import Event, context_tokens, normalize
+from .guard import merge_hooks, whitelist_guard, workbench_hooks
+from .handoff import HANDOFF_PROMPT, Handoff, degraded, is_overflow
+from .resilience import Resilience, classify
+from .workbench import Workbench
+
+CREDENTIAL_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
+CLOUD_PROVIDER_VARS = ("CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX")
+
+
+def check_credentials() -> None:
+    """Fail at construction, not an hour into a run, when no credential is configured."""
+    if any(os.environ.get(v) for v in CREDENTIAL_VARS + CLOUD_PROVIDER_VARS):
+        return
+    raise RuntimeError(
+        "no credential for the model: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN with "
+        "ANTHROPIC_BASE_URL for a gateway), in the environment or in a .env file; "
+        "`flower demo` runs offline without one"
+    )
+
+
+def project_key_of(workspace: Path) -> str:
+    """The SDK's key for a workspace: its absolute path with '/', '_' and '.' turned into '-'."""
+    return str(workspace.resolve()).replace("/", "-").replace("_", "-").replace(".", "-")
+
+
+@dataclass
+class StepResult:
+    """The whole ledger of one step."""
+
+    step: str
+    session_id: str | None = None
+    ok: bool = False
+    cost_usd: float = 0.0
+    num_turns: int = 0
+    text: str = ""
+    error: str | None = None
+    started_at: float = 0.0
+    ended_at: float = 0.0
+    attempts: int = 1
+    errors: list[str] = field(default_factory=list)
+    resumed: bool = False
+    retired: list[str] = field(default_factory=list)
+    context: int = 0
+
+    @property
+    def duration_s(self) -> float:
+        if not self.ended_at:
+            return 0.0
+        return round(self.ended_at - self.started_at, 2)
+
+
+class Runtime:
+    """Runs steps. Retries, resumes after interruption and hands over a full context, all
+    inside one `run` call."""
+
+    INTERRUPTED = "interrupted-by-human"
+    HANDOFF_DUE = "context-full-handoff"
+    INTERRUPT_NOTE = (
+        "(以上是人在你工作途中插进来说的话。刚才正在执行的工具调用如果返回了 interrupted / 被拒绝,"
+        "那是中断的正常副作用,不是环境故障,也不用重试同一个调用来确认;按人说的调整后继续。)"
+    )
+
+    def __init__(
+        self,
+        *,
+        workspace: str | Path,
+        run_dir: str | Path = "runs",
+        portable: bool = True,
+        trim: TrimPolicy | bool = False,
+        ephemeral: EphemeralPolicy | bool = True,
+        keep_denials: int = 1,
+        workbench: Workbench | bool = False,
+        spill_threshold: int | None = 4000,
+        resilience: Resilience | bool = True,
+        handoff: HandoffPolicy | bool = True,
+    ) -> None:
+        self.workspace = Path(workspace).expanduser().resolve()
+        self.workspace.mkdir(parents=True, exist_ok=True)
+        self.run_dir = Path(run_dir).expanduser().resolve()
+        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self.portable = portable
+        trim_policy = trim if isinstance(trim, TrimPolicy) else TrimPolicy(enabled=bool(trim))
+        ephemeral_policy = ephemeral if isinstance(ephemeral, EphemeralPolicy) else EphemeralPolicy(enabled=bool(ephemeral))
+        self.store = PruningSessionStore(
+            self.run_dir / "sessions.db",
+            workspace=self.workspace,
+            policy=trim_policy,
+            prune=PrunePolicy(keep_denials=keep_denials),
+            ephemeral=ephemeral_policy,
+        )
+        self.resilience = resilience if isinstance(resilience, Resilience) else Resilience(enabled=bool(resilience))
+        self.handoff = handoff if isinstance(handoff, HandoffPolicy) else HandoffPolicy(enabled=bool(handoff))
+        if isinstance(workbench, Workbench):
+            self.workbench: Workbench | None = workbench
+        elif workbench:
+            self.workbench = Workbench(self.workspace, home=self.run_dir / "workbench")
+        else:
+            self.workbench = None
+        if self.workbench is not None:
+            self.workbench.ensure()
+            self.workbench.refresh()
+        self.spill_threshold = spill_threshold
+        self.results: list[StepResult] = []
+        self.run_id = time.strftime("%Y%m%d-%H%M%S") + "-" + uuid.uuid4().hex[:6]
+        self.on_session: Callable[[str], None] | None = None
+        # the CLI's stderr is always captured: stdout may be a protocol channel (LSP)
+        self.stderr_tail: collections.deque[str] = collections.deque(maxlen=200)
+        self.on_stderr: Callable[[str], None] | None = None
+        self._ctx, self._warned = 0, False
+        self._inflight: StepResult | None = None
+        self._client: Any = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._said: list[str] = []
+        self._interrupt_requested = False
+        self._handoff_requested = False
+        self._lock = threading.Lock()
+        from dotenv import load_dotenv
+
+        load_dotenv(self.workspace / ".env") if (self.workspace / ".env").is_file() else load_dotenv()
+        check_credentials()
+
+    # -- public helpers ------------------------------------------------------------------
+    @property
+    def manifest_path(self) -> Path:
+        return self.run_dir / "manifest.json"
+
+    @property
+    def project_key(self) -> str:
+        return project_key_of(self.workspace)
+
+    def has_session(self, session_id: str) -> bool:
+        return bool(session_id) and self.store.has_session(self.project_key, session_id)
+
+    def context_of(self, session_id: str) -> int:
+        return self.store.last_context(self.project_key, session_id)
+
+    def total_cost(self) -> float:
+        return round(sum(r.cost_usd for r in self.results), 4)
+
+    def close(self) -> None:
+        self.store.close()
+
+    def interrupt(self, message: str = "") -> None:
+        """Stop the current turn at a message boundary; the step resumes with `message`.
+
+        Safe from any thread. An empty message just interrupts.
+        """
+        with self._lock:
+            self._said.append(message)
+            self._interrupt_requested = True
+            client, loop = self._client, self._loop
+        if client is not None and loop is not None and not loop.is_closed():
+            asyncio.run_coroutine_threadsafe(_quiet(client.interrupt()), loop)
+
+    def rescue(self) -> None:
+        """Keep the books before a forced exit (SIGTERM/SIGHUP): small synchronous writes only."""
+        step = self._inflight
+        if step is not None:
+            step.error = step.error or "killed-by-signal"
+            if step.error != "killed-by-signal":
+                step.errors.append(step.error)
+                step.error = "killed-by-signal"
+            step.ended_at = time.time()
+        self._write_manifest(extra=[step] if step is not None else [])
+
+    # -- the step loop -------------------------------------------------------------------
+    async def run(
+        self,
+        spec: AgentSpec,
+        prompt: str,
+        *,
+        step_name: str | None = None,
+        resume: str | None = None,
+        fork: bool = False,
+        resume_at: str | None = None,
+        on_event: Callable[[Event], None] | None = None,
+    ) -> StepResult:
+        name = step_name or spec.name
+        result = StepResult(step=name, started_at=time.time())
+        self._inflight = result
+        self._loop = asyncio.get_running_loop()
+        self._ctx, self._warned = 0, False
+        with self._lock:
+            self._said.clear()
+            self._interrupt_requested = False
+        emit = _safe(on_event)
+        cur_prompt, cur_resume, cur_fork, cur_resume_at = prompt, resume, fork, resume_at
+        attempt = 0
+        try:
+            while True:
+                attempt += 1
+                result.attempts = attempt
+                await self._attempt(spec, cur_prompt, result, resume=cur_resume, fork=cur_fork, resume_at=cur_resume_at, emit=emit)
+                if result.ok:
+                    break
+                if result.error == self.INTERRUPTED:
+                    if not result.session_id:
+                        break  # nothing to resume: the person stopped it before it began
+                    words = self._take_said()
+                    cur_prompt = f"{words}\n\n{self.INTERRUPT_NOTE}" if words else self.INTERRUPT_NOTE
+                    cur_resume, cur_fork, cur_resume_at = result.session_id, False, None
+                    attempt -= 1  # an interruption is not a failed attempt
+                    continue
+                if result.error == self.HANDOFF_DUE or (
+                    self.handoff.enabled and result.session_id and is_overflow(result.error or "", *result.errors)
+                ):
+                    if len(result.retired) >= self.handoff.max_generations:
+                        result.error = (
+                            f"handed over {len(result.retired)} times in one step (max_generations="
+                            f"{self.handoff.max_generations}): the window ({self.handoff.window} tokens) is too small "
+                            "for this role to even start; raise HandoffPolicy.window or disable handoff"
+                        )
+                        break
+                    handoff = await self._handoff(spec, name, prompt, result, emit)
+                    result.retired.append(result.session_id or "")
+                    cur_prompt, cur_resume, cur_fork, cur_resume_at = handoff.prompt_block(), None, False, None
+                    self._ctx, self._warned = 0, False
+                    attempt -= 1
+                    continue
+                if not self.resilience.enabled or attempt >= self.resilience.max_attempts:
+                    break
+                kind = classify(result.error)
+                if not self.resilience.should_retry(kind):
+                    break
+                delay = self.resilience.delay_for(attempt)
+                emit(Event("retry", text=f"第 {attempt} 次尝试失败({kind}):{_first_line(result.error)};{delay:.0f} 秒后重试",
+                           payload={"attempt": attempt, "kind": kind, "error": result.error, "delay": delay}))
+                if not await self.resilience.wait_online(lambda text: emit(Event("retry", text=text, payload={"phase": "offline"}))):
+                    result.error = f"the API stayed unreachable for {self.resilience.max_offline_wait:.0f} s: {result.error}"
+                    break
+                await asyncio.sleep(delay)
+                if result.session_id:
+                    # continue the same session: what it already did is not paid for again
+                    cur_prompt, cur_resume, cur_fork, cur_resume_at = self.resilience.resume_prompt, result.session_id, False, None
+                    result.resumed = True
+        finally:
+            result.ended_at = time.time()
+            self.results.append(result)
+            self._inflight = None
+            self._write_manifest()
+        return result
+
+    def _take_said(self) -> str:
+        with self._lock:
+            words = "\n".join(w for w in self._said if w.strip())
+            self._said.clear()
+            self._interrupt_requested = False
+        return words
+
+    async def _attempt(
+        self,
+        spec: AgentSpec,
+        prompt: str,
+        result: StepResult,
+        *,
+        resume: str | None,
+        fork: bool,
+        resume_at: str | None,
+        emit: Callable[[Event], None],
+        watch_context: bool = True,
+    ) -> None:
+        """One CLI session from prompt to final result; fills `result` in place."""
+        from claude_agent_sdk import AssistantMessage, ClaudeSDKClient, ResultMessage, SystemMessage
+        from claude_agent_sdk._errors import ClaudeSDKError
+
+        result.ok, result.error = False, None
+        if self.handoff.enabled and spec.compact is None:
+            # two mechanisms shrinking one context could not be told apart: handoff only
+            spec = replace(spec, compact=CompactPolicy(mode="no_summary"))
+        guards = []
+        if self.workbench is not None:
+            guards.append(
+                workbench_hooks(
+                    self.workbench,
+                    delegate_only=spec.delegate_only,
+                    spill_threshold=self.spill_threshold,
+                    agents=spec.agents,
+                    allow_glance=spec.glance,
+                )
+            )
+        if not spec.delegate_only:
+            wall = whitelist_guard(spec.allowed_tools, role=spec.name)
+            if wall is not None:
+                guards.append({"PreToolUse": [wall]})
+        hooks = merge_hooks(spec.hooks, *guards)
+        prelude = self.workbench.prompt_block() if (self.workbench is not None and spec.workbench) else ""
+        add_dirs = [str(self.workbench.root)] if self.workbench is not None and self.workbench.external else None
+        options = build_options(
+            replace(spec, hooks=hooks or None),
+            cwd=self.workspace,
+            session_store=self.store,
+            resume=resume,
+            fork=fork,
+            resume_at=resume_at,
+            portable=self.portable,
+            add_dirs=add_dirs,
+            prelude=prelude,
+        )
+        options.stderr = self._stderr
+        self._handoff_requested = False
+        reported = 0.0  # the CLI's total_cost_usd is cumulative within one process, from zero
+        outstanding: set[str] = set()
+        session: str | None = None
+        finished = False
+        texts: list[str] = []
+        try:
+            async with ClaudeSDKClient(options) as client:
+                with self._lock:
+                    self._client = client
+                await client.query(prompt)
+                if self._interrupt_requested:  # asked for while no session was running
+                    await client.interrupt()
+                async for message in client.receive_messages():
+                    sid = getattr(message, "session_id", None) or (
+                        message.data.get("session_id") if isinstance(message, SystemMessage) and isinstance(message.data, dict) else None
+                    )
+                    if sid and sid != session:
+                        session = sid
+                        self._on_new_session(result, sid)
+                    _track_tasks(message, outstanding)
+                    for event in normalize(message):
+                        if event.kind == "error":
+                            result.errors.append(event.text)
+                        elif event.kind == "text" and not event.payload.get("subagent"):
+                            texts.append(event.text)
+                        emit(event)
+                    if isinstance(message, AssistantMessage) and not message.parent_tool_use_id:
+                        used = context_tokens(message.usage)
+                        if used:
+                            self._ctx = result.context = used
+                            self._context_event(result, emit)
+                            if watch_context and self.handoff.enabled and used >= self.handoff.at and not self._handoff_requested:
+                                self._handoff_requested = True
+                                await client.interrupt()
+                    if isinstance(message, ResultMessage):
+                        finished = True
+                        reported = self._account(result, message, reported)
+                        if message.is_error:
+                            result.error = message.result or message.subtype or "error"
+                        if not outstanding or self._interrupt_requested or self._handoff_requested:
+                            break
+        except ClaudeSDKError as exc:
+            # the SDK raises after an error result too; keep the first, most specific text
+            if result.error is None:
+                result.error = str(exc)
+        except Exception as exc:  # a crash of the CLI or the transport must not lose the books
+            result.error = f"{type(exc).__name__}: {exc}"
+        finally:
+            with self._lock:
+                self._client = None
+        result.text = "\n".join(t for t in texts if t).strip()
+        if self._handoff_requested:
+            result.error = self.HANDOFF_DUE
+        elif self._interrupt_requested:
+            result.error = self.INTERRUPTED
+        if result.error is None and not finished:
+            result.error = result.errors[-1] if result.errors else "the Claude Code CLI ended without a result"
+        if result.error and self.stderr_tail and "exit code" in result.error:
+            result.error += "\nCLI stderr (last lines):\n" + "\n".join(list(self.stderr_tail)[-10:])
+        result.ok = result.error is None and session is not None
+
+    # -- bookkeeping -----------------------------------------------------------------------
+    def _on_new_session(self, result: StepResult, sid: str) -> None:
+        result.session_id = sid
+        callback = self.on_session
+        if callback is not None:
+            try:
+                callback(sid)
+            except Exception:
+                pass  # lineage is a bonus: a failing callback never stops the step
+
+    @staticmethod
+    def _account(result: StepResult, message: Any, reported: float) -> float:
+        """Add one ResultMessage to the step's books; returns the process's running total.
+
+        A background subagent ends in a second result whose total includes the first.
+        """
+        result.num_turns += int(message.num_turns or 0)
+        total = message.total_cost_usd
+        if isinstance(total, (int, float)) and total >= reported:
+            result.cost_usd = round(result.cost_usd + (total - reported), 6)
+            return float(total)
+        return reported
+
+    def _context_event(self, result: StepResult, emit: Callable[[Event], None]) -> None:
+        used, window = self._ctx, self.handoff.window
+        payload = {
+            "subtype": "context",
+            "used": used,
+            "window": window,
+            "at": self.handoff.at,
+            "warn_at": self.handoff.warn_at,
+            "step": result.step,
+            "generation": len(result.retired) + 1,
+            "session_id": result.session_id,
+            "cost_usd": result.cost_usd,
+        }
+        emit(Event("system", text=f"context {_k(used)} / {_k(window)}", payload=payload))
+        if self.handoff.enabled and used >= self.handoff.warn_at and not self._warned:
+            self._warned = True  # once per generation
+            emit(Event("handoff", text=f"上下文 {_k(used)},接近换代阈值 {_k(self.handoff.at)}", payload={"phase": "near", **payload}))
+
+    def _stderr(self, line: str) -> None:
+        self.stderr_tail.append(line)
+        callback = self.on_stderr
+        if callback is not None:
+            try:
+                callback(line)
+            except Exception:
+                pass
+
+    # -- handoff ---------------------------------------------------------------------------
+    async def _handoff(self, spec: AgentSpec, step: str, task: str, result: StepResult, emit: Callable[[Event], None]) -> Handoff:
+        emit(Event("handoff", text="上下文快满了,正在写交接书", payload={"phase": "writing", "step": step, "used": self._ctx}))
+        why = ""
+        doc: Handoff | None = None
+        overflowed = is_overflow(result.error or "", *result.errors)
+        if overflowed:
+            why = "模型拒收:上下文已超长,没法再让这一代写交接"
+        elif result.session_id:
+            scratch = StepResult(step=f"{step}·交接")
+            prompt = HANDOFF_PROMPT.format(used=self._ctx, window=self.handoff.window)
+            # the handoff must be finished whatever the budget says, and stays out of the UI
+            await self._attempt(
+                replace(spec, max_budget_usd=None), prompt, scratch,
+                resume=result.session_id, fork=False, resume_at=None, emit=_safe(None), watch_context=False,
+            )
+            result.cost_usd = round(result.cost_usd + scratch.cost_usd, 6)
+            result.num_turns += scratch.num_turns
+            parsed = Handoff.parse(scratch.text, step=step)
+            if scratch.ok and parsed.complete():
+                doc = parsed
+            else:
+                why = scratch.error or f"交接书缺少:{'、'.join(parsed.missing())}"
+        if doc is None:
+            doc = degraded(step, task, why=why)
+        path = self._spill_handoff(step, doc)
+        emit(Event("handoff", text=f"已换代({'降级' if doc.degraded else '正常'})", payload={
+            "phase": "done", "degraded": doc.degraded, "path": str(path) if path else None,
+            "sections": [s for s in ("doing", "decided", "deadends", "next", "scene") if getattr(doc, s)],
+            "step": step, "retired": result.session_id, "generation": len(result.retired) + 2,
+        }))
+        return doc
+
+    def _spill_handoff(self, step: str, doc: Handoff) -> Path | None:
+        if self.workbench is None:
+            return None  # still handed over through the prompt, just not kept on disk
+        target = self.workbench.notes / f"交接-{_safe_name(step)}.md"
+        try:
+            if target.exists():
+                archive = self.workbench.notes / "archive" / "交接"
+                archive.mkdir(parents=True, exist_ok=True)
+                stamp = time.strftime("%Y%m%d-%H%M%S")
+                shutil.move(str(target), str(archive / f"{_safe_name(step)}-{stamp}-{uuid.uuid4().hex[:4]}.md"))
+            doc.write(target)
+            self.workbench.refresh()
+        except OSError:
+            return None
+        return target
+
+    # -- manifest --------------------------------------------------------------------------
+    def _write_manifest(self, extra: list[StepResult] | None = None) -> None:
+        """Rewrite this process's rows, keep every other process's rows (append semantics)."""
+        mine = [self._row(r) for r in [*self.results, *(extra or [])]]
+        path = self.manifest_path
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with open(path.with_name(path.name + ".lock"), "a+") as lock:
+                fcntl.flock(lock, fcntl.LOCK_EX)  # two flower processes in one run_dir
+                try:
+                    rows = json.loads(path.read_text(encoding="utf-8"))
+                    if not isinstance(rows, list):
+                        rows = []
+                except (OSError, ValueError):
+                    rows = []
+                rows = [r for r in rows if not (isinstance(r, dict) and r.get("run") == self.run_id)] + mine
+                tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+                tmp.write_text(json.dumps(rows, ensure_ascii=False, indent=2), encoding="utf-8")
+                os.replace(tmp, path)
+        except OSError:
+            pass  # the books are worth keeping, not worth failing a run for
+
+    def _row(self, result: StepResult) -> dict[str, Any]:
+        row = asdict(result)
+        row["duration_s"] = result.duration_s
+        row["run"] = self.run_id
+        return row
+
+
+def rescue_on_signals(runtime: Runtime, signals: tuple[int, ...] = (signal.SIGTERM, signal.SIGHUP)) -> None:
+    """On SIGTERM/SIGHUP: rescue() the books, then die the way the signal meant to."""
+
+    def handler(signum: int, frame: Any) -> None:
+        try:
+            runtime.rescue()
+        finally:
+            signal.signal(signum, signal.SIG_DFL)
+            os.kill(os.getpid(), signum)
+
+    for sig in signals:
+        signal.signal(sig, handler)
+
+
+def _track_tasks(message: Any, outstanding: set[str]) -> None:
+    """Background subagents: the step is over only when every task it started has ended."""
+    from claude_agent_sdk import TaskNotificationMessage, TaskStartedMessage
+    from claude_agent_sdk.types import TERMINAL_TASK_STATUSES
+
+    updated = getattr(__import__("claude_agent_sdk"), "TaskUpdatedMessage", None)
+    if isinstance(message, TaskStartedMessage):
+        outstanding.add(message.task_id)
+    elif isinstance(message, TaskNotificationMessage):
+        outstanding.discard(message.task_id)
+    elif updated is not None and isinstance(message, updated):
+        patch = getattr(message, "patch", None) or (message.data.get("patch") if isinstance(message.data, dict) else None) or {}
+        status = patch.get("status") if isinstance(patch, dict) else getattr(patch, "status", None)
+        if status in TERMINAL_TASK_STATUSES:
+            task_id = getattr(message, "task_id", None) or message.data.get("task_id")
+            outstanding.discard(task_id)
+
+
+def _safe(callback: Callable[[Event], None] | None) -> Callable[[Event], None]:
+    def emit(event: Event) -> None:
+        if callback is None:
+            return
+        try:
+            callback(event)
+        except Exception:
+            pass  # a broken UI must not stop the work
+
+    return emit
+
+
+async def _quiet(coro: Any) -> None:
+    try:
+        await coro
+    except Exception:
+        pass  # interrupting a session that just ended is not an error
+
+
+def _first_line(text: str | None) -> str:
+    return (text or "").strip().splitlines()[0][:160] if (text or "").strip() else ""
+
+
+def _k(tokens: int) -> str:
+    if tokens >= 1_000_000 and tokens % 1_000_000 == 0:
+        return f"{tokens // 1_000_000}M"
+    return f"{tokens / 1000:.1f}K"
+
+
+def _safe_name(step: str) -> str:
+    return "".join(c if c not in '/\\:*?"<>|' else "_" for c in step) or "step"
