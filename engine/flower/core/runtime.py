@@ -22,7 +22,7 @@ from ..stores.ephemeral import EphemeralPolicy
 from ..stores.prune import PrunePolicy, PruningSessionStore
 from ..stores.trim import TrimPolicy
 from .agent import AgentSpec, CompactPolicy, HandoffPolicy, build_options
-from .events import Event, context_tokens, normalize
+from .events import Event, context_tokens, emitter, format_tokens, normalize
 from .guard import merge_hooks, whitelist_guard, workbench_hooks
 from .handoff import HANDOFF_PROMPT, Handoff, degraded, is_overflow
 from .resilience import Resilience, classify
@@ -208,7 +208,7 @@ class Runtime:
         with self._lock:
             self._said.clear()
             self._interrupt_requested = False
-        emit = _safe(on_event)
+        emit = emitter(on_event)
         cur_prompt, cur_resume, cur_fork, cur_resume_at = prompt, resume, fork, resume_at
         attempt = 0
         try:
@@ -420,10 +420,10 @@ class Runtime:
             "session_id": result.session_id,
             "cost_usd": result.cost_usd,
         }
-        emit(Event("system", text=f"context {_k(used)} / {_k(window)}", payload=payload))
+        emit(Event("system", text=f"context {format_tokens(used)} / {format_tokens(window)}", payload=payload))
         if self.handoff.enabled and used >= self.handoff.warn_at and not self._warned:
             self._warned = True  # once per generation
-            emit(Event("handoff", text=f"上下文 {_k(used)},接近换代阈值 {_k(self.handoff.at)}", payload={"phase": "near", **payload}))
+            emit(Event("handoff", text=f"上下文 {format_tokens(used)},接近换代阈值 {format_tokens(self.handoff.at)}", payload={"phase": "near", **payload}))
 
     def _stderr(self, line: str) -> None:
         self.stderr_tail.append(line)
@@ -448,7 +448,7 @@ class Runtime:
             # the handoff must be finished whatever the budget says, and stays out of the UI
             await self._attempt(
                 replace(spec, max_budget_usd=None), prompt, scratch,
-                resume=result.session_id, fork=False, resume_at=None, emit=_safe(None), watch_context=False,
+                resume=result.session_id, fork=False, resume_at=None, emit=emitter(None), watch_context=False,
             )
             result.cost_usd = round(result.cost_usd + scratch.cost_usd, 6)
             result.num_turns += scratch.num_turns
@@ -544,18 +544,6 @@ def _track_tasks(message: Any, outstanding: set[str]) -> None:
             outstanding.discard(task_id)
 
 
-def _safe(callback: Callable[[Event], None] | None) -> Callable[[Event], None]:
-    def emit(event: Event) -> None:
-        if callback is None:
-            return
-        try:
-            callback(event)
-        except Exception:
-            pass  # a broken UI must not stop the work
-
-    return emit
-
-
 async def _quiet(coro: Any) -> None:
     try:
         await coro
@@ -565,12 +553,6 @@ async def _quiet(coro: Any) -> None:
 
 def _first_line(text: str | None) -> str:
     return (text or "").strip().splitlines()[0][:160] if (text or "").strip() else ""
-
-
-def _k(tokens: int) -> str:
-    if tokens >= 1_000_000 and tokens % 1_000_000 == 0:
-        return f"{tokens // 1_000_000}M"
-    return f"{tokens / 1000:.1f}K"
 
 
 def _safe_name(step: str) -> str:

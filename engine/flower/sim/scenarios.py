@@ -1,0 +1,81 @@
+"""Ready-made scenarios: a whole scripted starter run (clarify -> goal -> work under a judge).
+
+Used by `flower demo`, the engine's tests, the language server's tests and the extension's.
+Each role is recognised by the rule text flower puts in its system prompt.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+QUESTION = "hello.py 要打印什么?"
+OPTIONS = ["hello", "hello, flower"]
+BRIEF = (
+    "## 目标\n写一个 hello.py,运行时打印问候语。\n\n"
+    "## 验收标准\n运行 python3 hello.py 输出 hello;仓库里有 README.md 说明怎么运行。\n\n"
+    "## 边界\n只用 Python 标准库,不联网。\n\n"
+    "## 未知与假设\n问候语按人的回答来定。"
+)
+GOAL = (
+    "## 目标\n交付能运行的 hello.py,并写明用法。\n\n"
+    "## 判定清单\n"
+    "- 运行 `python3 hello.py` 输出 hello\n"
+    "- 工作区根目录有 README.md,写了怎么运行\n"
+    "- hello.py 只用标准库\n"
+)
+VERDICTS = {
+    "not_yet": "## 结论\n未达成\n\n## 理由\nhello.py 能运行,但没有 README.md。\n\n## 未通过\n- 工作区根目录有 README.md,写了怎么运行",
+    "achieved": "## 结论\n达成\n\n## 理由\nhello.py 输出 hello,README.md 写了用法。\n\n## 未通过\n无",
+    "unreachable": "## 结论\n无法验证\n\n## 理由\n这个环境里看不到问候语要给谁看。\n\n## 未通过\n- hello.py 只用标准库",
+}
+
+
+def _bash(command: str) -> dict[str, Any]:
+    return {"tool": {"name": "Bash", "input": {"command": command, "description": command[:40]}}}
+
+
+def _delegate(prompt: str) -> dict[str, Any]:
+    task = {"subagent_type": "coder", "description": prompt[:30], "prompt": prompt, "run_in_background": False}
+    return {"text": "派给 coder。", "tool": {"name": "Agent", "input": task}}
+
+
+def starter_scenario(*, verdicts: tuple[str, ...] = ("not_yet", "achieved", "achieved"), context: int = 0) -> dict[str, Any]:
+    """A full starter run, plus one wake-up: the judge's rulings follow `verdicts` in order.
+
+    `context` adds that many tokens to every reported context size (to show the meter move).
+    """
+    return {
+        "context_offset": context,
+        "actors": {
+            "clarifier": {"system": "你的角色:确认者"},
+            "goal_setter": {"system": "你的角色:判定者", "first_user_contains": "请据此设定目标"},
+            "judge": {"system": "你的角色:判定者", "first_user_contains": "判定这一轮"},
+            "coordinator": {"system": "你的角色:协调者"},
+            "coder": {"system": "你负责实现"},
+        },
+        "scripts": {
+            "clarifier": [
+                {"tool": {"name": "mcp__human__ask", "input": {"question": QUESTION, "options": OPTIONS}}},
+                {"text": BRIEF},
+            ],
+            "goal_setter": [{"text": GOAL}, {"text": GOAL}],
+            "coordinator": [
+                _delegate("写 hello.py:运行时打印 hello。写完跑一次确认输出。"),
+                {"text": "这一轮做完了:hello.py 已写好并验证输出 hello。"},
+                _delegate("补一个 README.md,写明运行方法:python3 hello.py。"),
+                {"text": "补上了 README.md。hello.py 与 README.md 都在工作区根目录。"},
+                {"text": "上次的活已经做完:hello.py 和 README.md 都在,判定清单逐条满足。"},
+            ],
+            "coder": [
+                _bash("printf 'print(\"hello\")\\n' > hello.py && python3 hello.py"),
+                {"text": "结论:hello.py 写好了。\n依据:python3 hello.py 输出 hello。\n产物:hello.py\n未验证:无"},
+                _bash("printf '# hello\\n\\nRun: python3 hello.py\\n' > README.md"),
+                {"text": "结论:README.md 写好了。\n依据:文件已创建。\n产物:README.md\n未验证:无"},
+            ],
+            "judge": [{"text": VERDICTS[v]} for v in verdicts],
+        },
+        "default": {"text": "(flower.sim: this actor's script is used up)"},
+    }
+
+
+NAMED = {"starter": starter_scenario}

@@ -1,0 +1,177 @@
+"""Steps chained into a workflow, with sessions carried across processes (lineage)."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..core.agent import AgentSpec
+from ..core.events import Event, emitter
+from ..core.lineage import Lineage
+
+if TYPE_CHECKING:
+    from ..core.runtime import Runtime, StepResult
+
+Ctx = dict[str, Any]
+
+ON_FAIL = ("stop", "skip", "continue")
+
+
+class StepAbort(Exception):
+    """Raised by a gate: stop now, another round would not help."""
+
+
+@dataclass
+class Step:
+    """A declaration of one step; Runtime.run does the work."""
+
+    name: str
+    spec: AgentSpec
+    prompt: str | Callable[[Ctx], str]
+
+    resume_from: str | None = None
+    fork: bool = False
+
+    retries: int = 0
+    gate: Callable[[StepResult, Ctx], Any] | None = None
+    on_fail: str = "stop"
+    when: Callable[[Ctx], Any] | None = None
+    on_reject: Callable[[StepResult, Ctx], Any] | None = None
+    resume_prompt: str | Callable[[Ctx], str] | None = None
+    reduce: Callable[[StepResult, Ctx], str] | None = None
+
+    def render(self, ctx: Ctx, *, resuming: bool = False) -> str:
+        template = self.resume_prompt if (resuming and self.resume_prompt is not None) else self.prompt
+        return template(ctx) if callable(template) else template
+
+
+async def _maybe_await(value: Any) -> Any:
+    return await value if inspect.isawaitable(value) else value
+
+
+@dataclass
+class Workflow:
+    """Steps run in order; `continuous` (the default) continues each step's last session."""
+
+    steps: list[Step]
+    name: str = "workflow"
+    context: Ctx = field(default_factory=dict)
+    channel: Any = None
+    workbench: Any = None
+    continuous: bool = True
+
+    async def run(
+        self,
+        runtime: Runtime,
+        *,
+        on_event: Callable[[Event], None] | None = None,
+        on_step: Callable[[Step, StepResult], None] | None = None,
+    ) -> Ctx:
+        for step in self.steps:
+            if step.on_fail not in ON_FAIL:
+                raise ValueError(f"step {step.name!r}: on_fail must be one of {ON_FAIL}, not {step.on_fail!r}")
+        ctx = self.context
+        ctx["_runtime"] = runtime
+        ctx["_on_event"] = on_event
+        sessions: dict[str, str] = ctx.setdefault("_sessions", {})
+        results: dict[str, StepResult] = ctx.setdefault("_results", {})
+        if self.channel is not None and getattr(self.channel, "on_event", None) is None:
+            self.channel.on_event = on_event
+        emit = emitter(on_event)
+
+        lineage: Lineage | None = None
+        woke = 0
+        carried: set[str] = set()  # steps whose session comes from an earlier process
+        if self.continuous and getattr(runtime, "run_dir", None) and getattr(runtime, "workspace", None):
+            lineage = Lineage.open(runtime.run_dir, runtime.workspace)
+            for step_name, sid in lineage.steps.items():
+                # the lineage file can outlive sessions.db: resume only what still exists
+                if runtime.has_session(sid) and step_name not in sessions:
+                    sessions[step_name] = sid
+                    carried.add(step_name)
+            ctx["_lineage"] = lineage
+            woke = lineage.bump()
+            ctx["_woke"] = woke
+
+        total = len(self.steps)
+        for index, step in enumerate(self.steps, 1):
+            if step.when is not None and not await _maybe_await(step.when(ctx)):
+                continue
+            if step.resume_from is not None:
+                if step.resume_from not in sessions:
+                    raise ValueError(
+                        f"step {step.name!r} continues the session of {step.resume_from!r}, which produced none "
+                        "(it did not run, failed before starting, or is misspelt)"
+                    )
+                resume, fork = sessions[step.resume_from], step.fork
+            elif step.name in carried:
+                resume, fork = sessions[step.name], False
+            else:
+                resume, fork = None, False
+            resuming = step.name in carried and step.resume_from is None
+            emit(Event("step", text=step.name, payload={"index": index, "total": total, "resumed": resuming, "woke": woke}))
+
+            first_prompt = step.render(ctx, resuming=resuming)
+            prompt_cur, resume_cur, fork_cur = first_prompt, resume, fork
+            passed = False
+            result: StepResult | None = None
+            for attempt in range(step.retries + 1):
+                if attempt == 0:
+                    label = step.name
+                elif step.on_reject is not None:
+                    label = f"{step.name}#round{attempt + 1}"
+                else:
+                    label = f"{step.name}#retry{attempt}"
+                if lineage is not None:
+                    # only this one call: a judge run from the gate must never enter the lineage
+                    runtime.on_session = _rememberer(lineage, step.name)
+                try:
+                    result = await runtime.run(step.spec, prompt_cur, step_name=label, resume=resume_cur, fork=fork_cur, on_event=on_event)
+                finally:
+                    runtime.on_session = None
+                results[step.name] = result
+                if result.session_id:
+                    sessions[step.name] = result.session_id
+                    if lineage is not None:
+                        lineage.remember(step.name, result.session_id)
+                if result.ok:
+                    if step.gate is None:
+                        passed = True
+                    else:
+                        try:
+                            passed = bool(await _maybe_await(step.gate(result, ctx)))  # once per attempt
+                        except StepAbort as exc:
+                            ctx["_aborted"] = str(exc)
+                            passed = False
+                            break
+                if passed or attempt == step.retries:
+                    break
+                said = ""
+                if step.on_reject is not None and result.session_id:
+                    said = await _maybe_await(step.on_reject(result, ctx)) or ""
+                if said:
+                    # send the rejected session back to work, with what was missing
+                    prompt_cur, resume_cur, fork_cur = said, result.session_id, False
+                else:
+                    prompt_cur, resume_cur, fork_cur = first_prompt, resume, fork
+            if on_step is not None and result is not None:
+                on_step(step, result)
+            assert result is not None
+            if passed:
+                ctx[step.name] = step.reduce(result, ctx) if step.reduce is not None else result.text
+                continue
+            if step.on_fail == "stop":
+                ctx["_failed_at"] = step.name
+                break
+            if step.on_fail == "continue":
+                ctx[step.name] = result.text
+        return ctx
+
+
+def _rememberer(lineage: Lineage, step: str) -> Callable[[str], None]:
+    return lambda sid: lineage.remember(step, sid)
+
+
+__all__ = ["Ctx", "Step", "StepAbort", "Workflow"]

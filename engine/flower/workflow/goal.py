@@ -1,0 +1,162 @@
+"""The goal: a judge sets a checklist before work (goal_step) and rules on every round (with_goal)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from ..core.events import Event, emitter
+from ..core.goal import Goal, Verdict
+from ..core.roles import judge
+from .base import Ctx, Step, StepAbort
+
+GOAL_KEY = "_goal"
+VERDICT_KEY = "_verdict"
+ROUND_KEY = "_goal_rounds"
+
+NO_BRIEF = "(没有确认书)"
+GOAL_PROMPT = (
+    "这是需求确认书。请据此设定目标与判定清单(按你的规则,恰好两段:目标 / 判定清单;"
+    "每条判定都要能在当场验证,这里验证不了的条目末尾标 [此环境无法验证:原因])。\n\n{brief}"
+)
+VERIFY_PROMPT = (
+    "判定这一轮。下面是目标与判定清单,以及干活方交回的汇报。看产物本身(文件、运行结果),"
+    "不要只看汇报或源码;按你的规则恰好三段:结论 / 理由 / 未通过。\n\n"
+    "{goal}\n\n## 干活方的汇报\n{report}"
+)
+ACCEPT = "接受这个结果,就这样往下走"
+AMEND = "修改目标"
+WRONG = "判定有误,我来说明"
+UNREACHABLE_QUESTION = "判定者认为这个目标在当前环境下验证不了:{reason}\n要怎么办?"
+AMEND_QUESTION = "目标要怎么改?一句话说清要加上或改成什么。"
+DEFAULT_REASON = "判定者没有给出明确结论,按未达成处理。"
+
+
+def _emit(ctx: Ctx, event: Event) -> None:
+    emitter(ctx.get("_on_event"))(event)
+
+
+def goal_step(
+    channel: Any,
+    *,
+    goal_path: str | Path,
+    brief_key: str = "确认需求",
+    name: str = "设定目标",
+    spec: Any = None,
+    instructions: str = "",
+    always_set: bool = False,
+    on_fail: str = "stop",
+    retries: int = 0,
+    **spec_kw: Any,
+) -> Step:
+    """A judge reads the brief and writes the goal and its checklist (目标.md)."""
+    spec = spec or judge(name, channel, instructions=instructions, **spec_kw)
+    goal_path = Path(goal_path)
+
+    def prompt(ctx: Ctx) -> str:
+        return GOAL_PROMPT.format(brief=ctx.get(brief_key) or NO_BRIEF)
+
+    def inject(ctx: Ctx, goal: Goal) -> None:
+        ctx[GOAL_KEY] = goal
+        ctx[name] = goal.to_markdown()
+
+    def when(ctx: Ctx) -> bool:
+        if always_set:
+            return True
+        frozen = Goal.load(goal_path)
+        if frozen is not None and frozen.complete():
+            inject(ctx, frozen)
+            return False
+        return True
+
+    def gate(result: Any, ctx: Ctx) -> bool:
+        goal = Goal.parse(result.text)
+        if not goal.complete():
+            return False
+        goal.write(goal_path)
+        inject(ctx, goal)
+        if goal.unverifiable:
+            # decided now, at goal-setting time: by the first verdict a round of work is spent
+            _emit(ctx, Event(
+                "task",
+                text=f"目标里有 {len(goal.unverifiable)} 条在这个环境里验证不了",
+                payload={"unverifiable": list(goal.unverifiable), "total": len(goal.checks), "path": str(goal_path)},
+            ))
+        return True
+
+    def reduce(result: Any, ctx: Ctx) -> str:
+        return ctx[name]
+
+    return Step(name, spec, prompt, retries=retries, gate=gate, on_fail=on_fail, when=when, reduce=reduce)
+
+
+def with_goal(
+    step: Step,
+    channel: Any,
+    *,
+    goal_path: str | Path,
+    spec: Any = None,
+    rounds: int = 3,
+    instructions: str = "",
+    can_run: bool = False,
+    name: str | None = None,
+    **spec_kw: Any,
+) -> Step:
+    """Guard a step with the goal: an independent judge rules at the end of every round."""
+    label = name or f"{step.name}·判定"
+    judger = spec or judge(label, channel, instructions=instructions, can_run=can_run, **spec_kw)
+    goal_path = Path(goal_path)
+
+    async def gate(result: Any, ctx: Ctx) -> bool:
+        runtime = ctx.get("_runtime")
+        if runtime is None:
+            raise StepAbort("拿不到 Runtime,无法判定目标")  # never pretend it passed
+        round_no = ctx[ROUND_KEY] = ctx.get(ROUND_KEY, 0) + 1
+        goal = ctx.get(GOAL_KEY)
+        if not (isinstance(goal, Goal) and goal.complete()):
+            goal = Goal.load(goal_path) or Goal()
+        # the judge is its own fresh session every round: never resumed, never in the lineage
+        verdict_run = await runtime.run(
+            judger,
+            VERIFY_PROMPT.format(goal=goal.prompt_block(), report=result.text or "(没有汇报)"),
+            step_name=f"{label}#{round_no}",
+            on_event=ctx.get("_on_event"),
+        )
+        verdict = Verdict.parse(verdict_run.text)
+        if not verdict.ok and not verdict.reason:
+            verdict.reason = DEFAULT_REASON
+        ctx[VERDICT_KEY] = verdict
+        _emit(ctx, Event(
+            "task",
+            text=f"第 {round_no} 轮判定:{verdict.state or '无法解析'}",
+            payload={"kind": "verdict", "state": verdict.state, "reason": verdict.reason, "failed": list(verdict.failed),
+                     "round": round_no, "goal_path": str(goal_path), "session_id": verdict_run.session_id},
+        ))
+        if verdict.achieved:
+            return True
+        if not verdict.unreachable:
+            return False  # not yet, or ambiguous: ambiguity is never a pass
+        ask = await channel.ask(UNREACHABLE_QUESTION.format(reason=verdict.reason or "(没说原因)"), [ACCEPT, AMEND, WRONG])
+        if ask.state != "answered":
+            raise StepAbort(f"目标判定为验证不了,且没人回应({ask.state}):再跑一轮也只是空转")
+        if ask.answer.strip() == ACCEPT:
+            return True
+        if ask.answer.strip() == AMEND:
+            change = await channel.ask(AMEND_QUESTION)
+            if change.state == "answered" and change.answer.strip():
+                goal.amend(change.answer.strip()).write(goal_path)
+                ctx[GOAL_KEY] = goal
+            return False
+        verdict.reason = f"人认为判定有误:{ask.answer.strip()}"
+        return False
+
+    def on_reject(result: Any, ctx: Ctx) -> str:
+        verdict = ctx.get(VERDICT_KEY)
+        return verdict.feedback() if isinstance(verdict, Verdict) else ""
+
+    # replace(), not a rebuilt Step: a field forgotten in a rebuild fails silently
+    return replace(step, retries=max(0, rounds - 1), gate=gate, on_reject=on_reject)
+
+
+__all__ = ["ACCEPT", "AMEND", "GOAL_KEY", "ROUND_KEY", "VERDICT_KEY", "WRONG", "goal_step", "with_goal"]
