@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -54,12 +56,25 @@ def test_a_checkout_finds_the_repository_plugin():
 
 
 @pytest.mark.e2e
-def test_flower_demo_runs_one_real_session_offline():
-    done = subprocess.run([sys.executable, "-m", "flower", "demo"], capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "tool:  Write" in done.stdout and "tool:  Bash python3 hello.py" in done.stdout
-    assert "result: hello from flower" in done.stdout  # the real Bash tool ran the real file
-    assert done.stdout.rstrip().endswith("ok: hello.py written and run")
+def test_flower_demo_runs_the_starter_flow_offline_and_continues_it(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "flower", "demo", "--keep"], capture_output=True, text=True, timeout=300)
+    out = done.stdout
+    assert done.returncode == 0, out + done.stderr
+    kept = Path(out.strip().splitlines()[-1].removeprefix("kept: "))
+    try:
+        ws = kept / "project"
+        assert (ws / "hello.py").read_text() == 'print("hello")\n' and (ws / "README.md").is_file()  # real files, real tools
+        assert "== 确认需求" in out and "== 设定目标" in out and "-> (answered automatically) hello" in out
+        assert "judge, round 1: not_yet" in out and "judge, round 2: achieved" in out
+        # the second run visibly continues: the banner, then only the work step, resumed
+        second = out[out.index("$ flower        #"):]
+        assert "接上上次  需求已确认 · 目标 3 条 · 干活上下文" in second and "第 2 次唤醒" in second
+        assert "== 确认需求" not in second and "<- 接上次 · 第 2 次唤醒" in second
+        assert "ok: the second run continued the same work session" in out
+        steps = json.loads((ws / "runs" / "lineage.json").read_text())["steps"]
+        assert set(steps) == {"确认需求", "设定目标", "干活"}  # judges never enter the lineage
+    finally:
+        shutil.rmtree(kept, ignore_errors=True)
 
 
 def test_flower_help_does_not_import_the_sdk():
@@ -75,7 +90,19 @@ def test_the_language_server_answers_initialize_over_stdio():
     exit_ = json.dumps({"jsonrpc": "2.0", "method": "exit"})
     wire = "".join(f"Content-Length: {len(m.encode())}\r\n\r\n{m}" for m in (body, exit_))
     done = subprocess.run([sys.executable, "-m", "flower_lsp"], input=wire.encode(), capture_output=True, timeout=60)
-    header, _, payload = done.stdout.partition(b"\r\n\r\n")
-    headers = dict(line.split(": ", 1) for line in header.decode().split("\r\n"))
-    answer = json.loads(payload[: int(headers["Content-Length"])])
+    answer = next(m for m in _lsp_messages(done.stdout) if m.get("id") == 1)
     assert answer["id"] == 1 and answer["result"]["serverInfo"] == {"name": "flower-lsp", "version": "0.1.0"}
+
+
+def _lsp_messages(stream: bytes) -> list[dict]:
+    """Split a stdio LSP byte stream into its JSON messages."""
+    import json
+
+    out = []
+    while stream:
+        header, _, rest = stream.partition(b"\r\n\r\n")
+        headers = dict(line.split(": ", 1) for line in header.decode().split("\r\n"))
+        size = int(headers["Content-Length"])
+        out.append(json.loads(rest[:size]))
+        stream = rest[size:]
+    return out

@@ -1,86 +1,110 @@
-"""The offline demo: one real Claude Code session against flower.sim, no API key needed.
+"""The offline demo: the whole starter flow against flower.sim, then a second run that wakes.
 
-A scripted model asks the real CLI to write a small Python program with the Write tool, run
-it with Bash, and report. Everything but the model is real: tools, hooks, transcripts.
+Everything but the model is real: the Claude Code CLI, its tools, hooks, subagents, the
+SQLite store, the lineage. The scripted model asks one question (answered automatically),
+sets a goal, delegates to a worker who writes real files, and its judge rejects the first
+round and accepts the second. The second run in the same folder continues the same sessions.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import TextIO
+from typing import Any, TextIO
 
 from .env import isolated_env, scrub_host_model_vars
+from .scenarios import starter_scenario
 from .server import SimServer
 
-HELLO = 'print("hello from flower")\n'
+REQUEST = "写一个 hello.py,运行时打印问候语"
 
 
-def demo_scenario(ws: Path) -> dict:
-    """Write hello.py, run it, report: three model turns."""
-    write = {"name": "Write", "input": {"file_path": str(ws / "hello.py"), "content": HELLO}}
-    run = {"name": "Bash", "input": {"command": "python3 hello.py", "description": "run hello.py"}}
-    return {
-        "scripts": {
-            "main": [
-                {"text": "I will write hello.py and run it.", "tool": write},
-                {"tool": run},
-                {"text": "Done: hello.py prints `hello from flower`."},
-            ]
-        }
-    }
+async def _answer_automatically(channel: Any, out: TextIO) -> None:
+    while True:
+        ask = await channel.next_ask()
+        if ask is None:
+            continue
+        choice = ask.options[0] if ask.options else "按你的判断来"
+        out.write(f"  ?  {ask.question}  {ask.options}\n  -> (answered automatically) {choice}\n")
+        channel.answer(ask.id, choice)
+
+
+def _narrate(out: TextIO) -> Any:
+    from ..workflow.starter import step_line
+
+    agent = {"确认需求": "clarifier", "设定目标": "judge", "干活": "coordinator"}
+    current = ["agent"]
+
+    def on_event(event: Any) -> None:
+        p = event.payload
+        if event.kind == "step":
+            current[0] = agent.get(event.text, "agent")
+            out.write("\n" + step_line(event.text, p["index"], p["total"], resumed=p["resumed"], woke=p["woke"]) + "\n")
+        elif event.kind == "tool_call":
+            who = "worker" if p.get("subagent") else current[0]
+            out.write(f"  {who} [{event.tool}] {event.text[:90]}\n")
+        elif event.kind == "task" and p.get("kind") == "verdict":
+            out.write(f"  judge, round {p['round']}: {p['state']}" + (f" (missing: {'; '.join(p['failed'])})" if p["failed"] else "") + "\n")
+        elif event.kind == "system" and p.get("subtype") == "context":
+            pass  # too chatty for a demo; the CLI shows it in its status line
+        elif event.kind == "retry":
+            out.write(f"  ~ {event.text}\n")
+
+    return on_event
+
+
+async def _one_run(ask: str, ws: Path, run_dir: Path, out: TextIO) -> dict[str, Any]:
+    from ..core.runtime import Runtime
+    from ..workflow.starter import banner_line, starter_flow, wake_state
+
+    state = wake_state(ws, run_dir=run_dir)
+    flow = starter_flow(ask, workspace=ws, run_dir=run_dir, timeout_s=60)
+    runtime = Runtime(workspace=ws, run_dir=run_dir, workbench=flow.workbench)
+    if state["waking"]:
+        work = state["steps"].get("干活")
+        out.write(banner_line(state, workspace=ws, context=runtime.context_of(work) if work else None) + "\n")
+    answerer = asyncio.create_task(_answer_automatically(flow.channel, out))
+    try:
+        ctx = await flow.run(runtime, on_event=_narrate(out))
+    finally:
+        answerer.cancel()
+        runtime.close()
+    out.write(f"\n  cost ${runtime.total_cost():.4f} (priced by the CLI from simulated usage) · manifest {runtime.manifest_path}\n")
+    return ctx
 
 
 async def run_demo(out: TextIO, *, keep: bool = False) -> int:
     """Run the demo, narrating to `out`; returns a process exit code."""
-    from claude_agent_sdk import AssistantMessage, ClaudeAgentOptions, ResultMessage, UserMessage, query
-
-    from ..plugin import plugin_dir
-
     scrub_host_model_vars()
     root = Path(tempfile.mkdtemp(prefix="flower-demo-"))
-    ws = root / "workspace"
+    ws, run_dir = root / "project", root / "project" / "runs"
     ws.mkdir()
     ok = False
+    saved = dict(os.environ)
     try:
-        with SimServer(demo_scenario(ws)) as sim:
-            out.write(f"flower demo: a real Claude Code session, model scripted by flower.sim at {sim.base_url}\n")
-            out.write(f"workspace: {ws}\n\n")
-            plugin = plugin_dir()
-            options = ClaudeAgentOptions(
-                cwd=str(ws),
-                env=isolated_env(sim.base_url, root),
-                setting_sources=[],
-                allowed_tools=["Write", "Bash", "Read"],
-                permission_mode="acceptEdits",
-                plugins=[{"type": "local", "path": str(plugin)}] if plugin else [],
-                stderr=lambda line: None,
-            )
-            result = None
-            async for message in query(prompt="Write hello.py that greets, run it, and tell me what it printed.", options=options):
-                if isinstance(message, AssistantMessage):
-                    for block in message.content:
-                        if getattr(block, "text", None):
-                            out.write(f"  model: {block.text}\n")
-                        elif getattr(block, "name", None):
-                            shown = block.input.get("command") or block.input.get("file_path") or ""
-                            out.write(f"  tool:  {block.name} {shown}\n")
-                elif isinstance(message, UserMessage) and isinstance(message.content, list):
-                    for block in message.content:
-                        content = getattr(block, "content", None)
-                        if isinstance(content, str) and content.strip():
-                            out.write(f"  result: {content.strip().splitlines()[0][:100]}\n")
-                elif isinstance(message, ResultMessage):
-                    result = message
-            hello = ws / "hello.py"
-            ok = bool(result and not result.is_error and hello.is_file() and hello.read_text() == HELLO)
-            out.write("\n")
-            if result is not None:
-                out.write(f"session {result.session_id}: {result.num_turns} turns, {len(sim.requests)} model requests\n")
-            out.write(("ok: " if ok else "FAILED: ") + f"hello.py {'written and run' if ok else 'missing or wrong'}\n")
+        with SimServer(starter_scenario(context=78_000)) as sim:
+            os.environ.update(isolated_env(sim.base_url, root))
+            out.write(f"flower demo: the real Claude Code CLI; the model is scripted by flower.sim at {sim.base_url}\n")
+            out.write(f"workspace: {ws}\n\n$ flower \"{REQUEST}\"\n")
+            first = await _one_run(REQUEST, ws, run_dir, out)
+            out.write("\n$ flower        # again, same folder: continue where it stopped\n")
+            second = await _one_run("", ws, run_dir, out)
+        hello = ws / "hello.py"
+        same = first.get("_sessions", {}).get("干活") == second.get("_sessions", {}).get("干活")
+        ok = (
+            not first.get("_failed_at") and not second.get("_failed_at")
+            and hello.is_file() and (ws / "README.md").is_file() and same and second.get("_woke") == 2
+        )
+        notes = ws / ".flower" / "notes"
+        out.write("\nfiles: " + ", ".join(sorted(p.name for p in ws.iterdir() if not p.name.startswith("."))) + "\n")
+        out.write("notes: " + ", ".join(sorted(p.name for p in notes.iterdir() if p.is_file())) + "\n")
+        out.write(("ok: " if ok else "FAILED: ") + ("the second run continued the same work session" if same else "the second run did not continue") + "\n")
     finally:
+        os.environ.clear()
+        os.environ.update(saved)
         if keep:
             out.write(f"kept: {root}\n")
         else:
