@@ -1,0 +1,144 @@
+"""The role factories through the Runtime: who can do hands-on work, and the workbench."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from flower import HumanChannel, Lineage, Runtime, Step, Workbench, Workflow, coordinator, judge, worker
+from flower import AgentSpec
+
+pytestmark = pytest.mark.e2e
+
+
+def bash(command: str) -> dict[str, Any]:
+    return {"tool": {"name": "Bash", "input": {"command": command, "description": "run"}}}
+
+
+def write(path: Path, content: str) -> dict[str, Any]:
+    return {"tool": {"name": "Write", "input": {"file_path": str(path), "content": content}}}
+
+
+@pytest.fixture
+def runtime_of(workspace: Path, tmp_path: Path):
+    made: list[Runtime] = []
+
+    def make(**kw: Any) -> Runtime:
+        rt = Runtime(workspace=workspace, run_dir=tmp_path / "runs", **kw)
+        made.append(rt)
+        return rt
+
+    yield make
+    for rt in made:
+        rt.close()
+
+
+async def test_a_judge_without_can_run_cannot_write_or_run(use_sim, workspace, runtime_of):
+    sim = use_sim({"scripts": {"main": [write(workspace / "verdict.txt", "x"), bash("touch ran.txt"), "## 结论\n未达成"]}})
+    ch = HumanChannel(timeout_s=0)
+    r = await runtime_of().run(judge("判定者", ch), "judge this round")
+
+    assert r.ok and not (workspace / "verdict.txt").exists() and not (workspace / "ran.txt").exists()
+    denials = [str(t["content"]) for t in sim.last().tool_results()]
+    assert len(denials) == 2 and all("判定者 没有" in d for d in denials)
+
+
+async def test_a_judge_with_can_run_may_run_commands_but_still_not_write(use_sim, workspace, runtime_of):
+    use_sim({"scripts": {"main": [bash("echo checked > ran.txt"), write(workspace / "verdict.txt", "x"), "## 结论\n达成"]}})
+    ch = HumanChannel(timeout_s=0)
+    r = await runtime_of().run(judge("判定者", ch, can_run=True), "judge this round")
+
+    assert r.ok and (workspace / "ran.txt").exists() and not (workspace / "verdict.txt").exists()
+
+
+async def test_the_coordinator_role_delegates_and_its_worker_writes_into_the_indexed_workbench(use_sim, workspace, runtime_of):
+    wb = Workbench(workspace)
+    artifact = wb.artifacts / "weekly.md"
+    sim = use_sim(
+        {
+            "actors": {"coder": {"system": "你负责实现"}},
+            "scripts": {
+                "main": [
+                    bash("echo boss > boss.txt"),
+                    bash("git status"),  # a glance is allowed on the main thread
+                    {"tool": {"name": "Agent", "input": {"subagent_type": "coder", "description": "d", "prompt": "write the summary", "run_in_background": False}}},
+                    "the coder wrote it",
+                ],
+                "coder": [write(artifact, "# desc: weekly summary\n" + "x" * 100), bash("seq 1 3000"), "结论:写好了"],
+            },
+        }
+    )
+    boss = coordinator("协调者", "", {"coder": worker("写代码", "你负责实现。")})
+    r = await runtime_of(workbench=wb).run(boss, "summarise the week")
+
+    assert r.ok and not (workspace / "boss.txt").exists() and artifact.is_file()
+    main_results = [str(t["content"]) for t in sim.last().tool_results()]
+    assert "Agent" in main_results[0] and "hook error" in main_results[0]  # the wall says: delegate
+    assert "hook error" not in main_results[1]  # git status ran
+    index = wb.index_path.read_text()
+    assert "weekly.md" in index and "weekly summary" in index  # the next agent knows it exists
+    # the worker's big output was spilled, and the model saw a pointer instead
+    coder_seen = str(sim.last("coder").tool_results()[-1]["content"])
+    spilled = list((wb.root / "spill").glob("*.txt"))
+    assert len(spilled) == 1 and str(spilled[0]) in coder_seen and "2999\n3000" not in coder_seen
+    assert spilled[0].read_text().splitlines()[-1] == "3000"
+
+
+SOLO = AgentSpec(name="solo", instructions="lineage test", allowed_tools=["Read"])
+
+
+async def _two_runs(use_sim, workspace: Path, run_dir: Path, between) -> tuple[dict, dict, Any]:
+    sim = use_sim({"default": {"text": "ok"}})
+    step = [Step("干活", SOLO, "do it", resume_prompt="continue")]
+    rt = Runtime(workspace=workspace, run_dir=run_dir)
+    try:
+        first = await Workflow(step).run(rt)
+    finally:
+        rt.close()
+    workspace, run_dir = between(workspace, run_dir)
+    rt = Runtime(workspace=workspace, run_dir=run_dir)
+    events: list = []
+    try:
+        second = await Workflow(list(step)).run(rt, on_event=events.append)
+    finally:
+        rt.close()
+    resumed = [e.payload["resumed"] for e in events if e.kind == "step"]
+    return first, second, resumed
+
+
+async def test_the_same_folder_continues_the_same_session(use_sim, workspace, tmp_path):
+    first, second, resumed = await _two_runs(use_sim, workspace, tmp_path / "runs", lambda ws, rd: (ws, rd))
+    assert second["_sessions"]["干活"] == first["_sessions"]["干活"] and resumed == [True] and second["_woke"] == 2
+
+
+async def test_a_copied_workspace_starts_fresh_without_error(use_sim, workspace, tmp_path):
+    def copy(ws: Path, rd: Path) -> tuple[Path, Path]:
+        shutil.copytree(tmp_path, tmp_path.parent / (tmp_path.name + "-copy"), ignore=shutil.ignore_patterns("claude"))
+        base = tmp_path.parent / (tmp_path.name + "-copy")
+        return base / "ws", base / "runs"
+
+    first, second, resumed = await _two_runs(use_sim, workspace, tmp_path / "runs", copy)
+    assert second["_sessions"]["干活"] != first["_sessions"]["干活"] and resumed == [False] and second["_woke"] == 1
+
+
+async def test_a_deleted_sessions_db_starts_fresh_without_error(use_sim, workspace, tmp_path):
+    def drop_db(ws: Path, rd: Path) -> tuple[Path, Path]:
+        for p in rd.glob("sessions.db*"):
+            p.unlink()
+        return ws, rd
+
+    first, second, resumed = await _two_runs(use_sim, workspace, tmp_path / "runs", drop_db)
+    assert second["_sessions"]["干活"] != first["_sessions"]["干活"] and resumed == [False]
+
+
+async def test_a_corrupted_lineage_starts_fresh_without_error(use_sim, workspace, tmp_path):
+    def corrupt(ws: Path, rd: Path) -> tuple[Path, Path]:
+        (rd / "lineage.json").write_text('{"workspace": "' + str(ws) + '", "steps": {"干活": ')  # cut mid-write
+        return ws, rd
+
+    first, second, resumed = await _two_runs(use_sim, workspace, tmp_path / "runs", corrupt)
+    assert second["_sessions"]["干活"] != first["_sessions"]["干活"] and resumed == [False] and second["_woke"] == 1
+    assert Lineage.open(tmp_path / "runs", workspace).steps == second["_sessions"]  # and is sound again
