@@ -6,12 +6,12 @@ free-form markdown, so every structured document is recovered the same tolerant 
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from .files import atomic_write
 
 # (field, Chinese section name), in the fixed document order
 SECTIONS: tuple[tuple[str, str], ...] = (
@@ -247,17 +247,7 @@ def read_document(path: str | Path) -> tuple[Path, str] | None:
 
 def write_document(path: str | Path, text: str) -> Path:
     """Write ``text`` atomically (a frozen document must never be left half written)."""
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, p)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return p.resolve()
+    return atomic_write(path, text)
 
 
 @dataclass

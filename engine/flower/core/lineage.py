@@ -7,12 +7,12 @@ another workspace) silently means "start fresh", and a failed write never fails 
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from .files import atomic_write
 
 FILENAME = "lineage.json"
 
@@ -80,25 +80,10 @@ class Lineage:
 
     def _save(self) -> None:
         data = {"workspace": str(self.workspace), "woke": self.woke, "steps": self.steps}
-        tmp: str | None = None
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=self.path.parent, prefix=f".{self.path.name}.", suffix=".tmp")
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                json.dump(data, fh, ensure_ascii=False, indent=2)
-                fh.flush()
-                os.fsync(fh.fileno())  # survive power loss, not just SIGKILL
-            os.replace(tmp, self.path)
-            tmp = None
+            atomic_write(self.path, json.dumps(data, ensure_ascii=False, indent=2), durable=True)
         except OSError:
             pass  # losing continuity must not take the run down with it
-        finally:
-            if tmp is not None:
-                try:
-                    os.unlink(tmp)
-                except OSError:
-                    pass
-
 
 def _fresh_dir(parent: Path, name: str) -> Path:
     # mkdir without exist_ok is the atomic "claim": two archives in one second never share a folder.

@@ -23,6 +23,7 @@ from ..stores.prune import PrunePolicy, PruningSessionStore
 from ..stores.trim import TrimPolicy
 from .agent import AgentSpec, CompactPolicy, HandoffPolicy, build_options
 from .events import Event, context_tokens, emitter, format_tokens, normalize
+from .files import atomic_write
 from .guard import merge_hooks, whitelist_guard, workbench_hooks
 from .handoff import HANDOFF_PROMPT, Handoff, degraded, is_overflow
 from .resilience import Resilience, classify
@@ -499,9 +500,7 @@ class Runtime:
                 except (OSError, ValueError):
                     rows = []
                 rows = [r for r in rows if not (isinstance(r, dict) and r.get("run") == self.run_id)] + mine
-                tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-                tmp.write_text(json.dumps(rows, ensure_ascii=False, indent=2), encoding="utf-8")
-                os.replace(tmp, path)
+                atomic_write(path, json.dumps(rows, ensure_ascii=False, indent=2))
         except OSError:
             pass  # the books are worth keeping, not worth failing a run for
 

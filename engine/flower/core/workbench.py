@@ -6,11 +6,11 @@ has on disk; disk and system prompt both survive compaction, the conversation do
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+
+from .files import atomic_write
 
 DESC_LINES = 8
 DESC_CHARS = 100
@@ -119,7 +119,10 @@ class Workbench:
             for path, desc, size in entries:
                 lines.append(_entry(path, desc, size))
         content = "\n".join(lines) + "\n"
-        _write_atomic(self.index_path, content)
+        try:
+            atomic_write(self.index_path, content)  # a hook may read INDEX.md meanwhile
+        except OSError:
+            pass  # an unwritable index must not break the run; the content is still returned
         return content
 
     def prompt_block(self) -> str:
@@ -213,23 +216,3 @@ def _size(n: int) -> str:
     if n < 1024 * 1024:
         return f"{n / 1024:.1f} KB"
     return f"{n / 1024 / 1024:.1f} MB"
-
-
-def _write_atomic(path: Path, content: str) -> None:
-    # A hook may read INDEX.md while we rewrite it; never expose a half-written file.
-    tmp = None
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(content)
-        os.replace(tmp, path)
-        tmp = None
-    except OSError:
-        pass  # an unwritable index must not break the run; the content is still returned
-    finally:
-        if tmp is not None:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass

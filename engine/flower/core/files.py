@@ -1,0 +1,29 @@
+"""Writing files that other processes (and a killed one) may read at any moment."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+
+def atomic_write(path: str | Path, text: str, *, durable: bool = False) -> Path:
+    """Write `text` to `path` so that readers see the old file or the new one, never half.
+
+    Parents are created. `durable` also fsyncs, to survive a power cut and not only a kill.
+    Raises OSError; callers that must never fail a run catch it themselves.
+    """
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            if durable:
+                fh.flush()
+                os.fsync(fh.fileno())
+        os.replace(tmp, p)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return p.resolve()
