@@ -217,3 +217,15 @@ async def test_handoff_stops_at_max_generations(use_sim, workspace, make_runtime
 
     assert not r.ok and len(r.retired) == 2
     assert "max_generations=2" in r.error and "window" in r.error
+
+
+async def test_no_credential_reaches_the_manifest_even_when_the_api_echoes_it(use_sim, make_runtime, monkeypatch):
+    secret = "sk-ant-api03-" + "Q" * 40
+    use_sim({"scripts": {"main": [{"fault": 400, "times": 10, "message": f"bad request for key {secret} (Bearer {secret})"}]}}, max_retries=0)
+    monkeypatch.setenv("ANTHROPIC_API_KEY", secret)
+    rt = make_runtime()
+    r = await rt.run(SOLO, "hi")
+
+    assert not r.ok and secret in (r.error or "")  # the caller in this process may see it
+    manifest = rt.manifest_path.read_text()
+    assert secret not in manifest and "[redacted]" in manifest  # what is written down never has it

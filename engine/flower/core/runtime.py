@@ -27,6 +27,7 @@ from .files import atomic_write
 from .guard import merge_hooks, whitelist_guard, workbench_hooks
 from .handoff import HANDOFF_PROMPT, Handoff, degraded, is_overflow
 from .resilience import Resilience, classify
+from .secrets import redact
 from .workbench import Workbench
 
 CREDENTIAL_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
@@ -427,6 +428,7 @@ class Runtime:
             emit(Event("handoff", text=f"上下文 {format_tokens(used)},接近换代阈值 {format_tokens(self.handoff.at)}", payload={"phase": "near", **payload}))
 
     def _stderr(self, line: str) -> None:
+        line = redact(line) or ""
         self.stderr_tail.append(line)
         callback = self.on_stderr
         if callback is not None:
@@ -506,6 +508,9 @@ class Runtime:
 
     def _row(self, result: StepResult) -> dict[str, Any]:
         row = asdict(result)
+        # model text and error texts may echo what a gateway said, credentials included
+        row["text"], row["error"] = redact(result.text), redact(result.error)
+        row["errors"] = [redact(e) for e in result.errors]
         row["duration_s"] = result.duration_s
         row["run"] = self.run_id
         return row
