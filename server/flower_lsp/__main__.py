@@ -4,18 +4,32 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
+from typing import BinaryIO
+
+
+def _claim_stdout() -> BinaryIO:
+    """Keep stdout for the protocol alone: a private copy of fd 1 carries LSP, while fd 1 itself
+    (and sys.stdout) point at stderr, so a stray print or a child process cannot corrupt it."""
+    sys.stdout.flush()
+    channel = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return channel
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="flower-lsp", description="flower's language server (LSP over stdio)")
     parser.add_argument("--log-file", help="write the server's log here (stdout is the protocol channel)")
+    parser.add_argument("-v", "--verbose", action="store_true", help="log at INFO (pygls then logs message bodies)")
     args = parser.parse_args(argv)
     target = {"filename": args.log_file} if args.log_file else {"stream": sys.stderr}
-    logging.basicConfig(level=logging.WARNING, **target)  # pygls logs message bodies at INFO
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, **target)  # type: ignore[arg-type]
+    channel = _claim_stdout()
     from .server import build_server
 
-    build_server().start_io()
+    build_server().start_io(stdin=sys.stdin.buffer, stdout=channel)
     return 0
 
 

@@ -161,6 +161,11 @@ class Runtime:
     def context_of(self, session_id: str) -> int:
         return self.store.last_context(self.project_key, session_id)
 
+    @property
+    def busy(self) -> bool:
+        """A step is in flight (a front end decides between interrupting and mailing)."""
+        return self._inflight is not None
+
     def total_cost(self) -> float:
         return round(sum(r.cost_usd for r in self.results), 4)
 
@@ -260,6 +265,9 @@ class Runtime:
                     # continue the same session: what it already did is not paid for again
                     cur_prompt, cur_resume, cur_fork, cur_resume_at = self.resilience.resume_prompt, result.session_id, False, None
                     result.resumed = True
+        except asyncio.CancelledError:
+            result.error = "cancelled"  # stopped from outside: the manifest says so
+            raise
         finally:
             result.ended_at = time.time()
             self.results.append(result)

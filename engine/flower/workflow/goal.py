@@ -27,8 +27,8 @@ VERIFY_PROMPT = (
 )
 ACCEPT = "接受这个结果,就这样往下走"
 AMEND = "修改目标"
-WRONG = "判定有误,我来说明"
-UNREACHABLE_QUESTION = "判定者认为这个目标在当前环境下验证不了:{reason}\n要怎么办?"
+WRONG = "你判断错了,继续做"
+UNREACHABLE_QUESTION = "目标被判为**无法达成**:{reason}\n怎么办?"
 AMEND_QUESTION = "目标要怎么改?一句话说清要加上或改成什么。"
 DEFAULT_REASON = "判定者没有给出明确结论,按未达成处理。"
 

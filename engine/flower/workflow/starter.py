@@ -77,6 +77,32 @@ def banner_line(state: dict[str, Any], *, workspace: str | Path, context: int | 
     return f"<- 在 {_home_relative(Path(workspace))} 接上上次  " + " · ".join(parts)
 
 
+def banner(workspace: str | Path = ".", *, run_dir: str | Path = "runs", isolate: bool = False) -> str | None:
+    """The resume banner for this folder, or None when there is nothing to continue.
+
+    Reads the work session's last context size from sessions.db when it is there.
+    """
+    state = wake_state(workspace, run_dir=run_dir, isolate=isolate)
+    if not state["waking"]:
+        return None
+    context = None
+    work = state["steps"].get(WORK)
+    db = Path(run_dir) / "sessions.db"
+    if work and db.is_file():
+        from ..core.runtime import project_key_of
+        from ..stores.sqlite import SqliteSessionStore
+
+        try:
+            store = SqliteSessionStore(db)
+            try:
+                context = store.last_context(project_key_of(Path(workspace)), work) or None
+            finally:
+                store.close()
+        except Exception:
+            context = None  # the banner is a courtesy; an unreadable store just omits the figure
+    return banner_line(state, workspace=workspace, context=context)
+
+
 def step_line(name: str, index: int, total: int, *, resumed: bool, woke: int, width: int = 38) -> str:
     """`== 干活 ==============================  3/3  <- 接上次 · 第 3 次唤醒`"""
     head = f"== {name} "
@@ -179,4 +205,4 @@ def _columns(text: str) -> int:
     return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
 
 
-__all__ = ["banner_line", "starter_flow", "step_line", "wake_state", "workbench_for"]
+__all__ = ["banner", "banner_line", "starter_flow", "step_line", "wake_state", "workbench_for"]

@@ -1,0 +1,178 @@
+"""How fast is the language server where a person waits on it?
+
+1. start: from spawning `python -m flower_lsp` to the `initialize` answer at the client
+   (a fresh process each time, as an editor starts it).
+2. meter: from the end of a model turn in flower.sim (the last byte of its streamed reply) to
+   the `flower/context` notification at the client. The whole starter flow runs through the
+   server with the real engine and the real Claude Code CLI; each main-thread turn is paired
+   with the first meter notification after it.
+
+    .venv/bin/python benchmarks/bench_lsp.py [--starts 7] [--runs 2]
+
+Figures only: nothing here asserts on time. Targets: start <= 1.0 s, meter < 50 ms median.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import bisect
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from lsprotocol.converters import get_converter
+from pygls.lsp.client import LanguageClient
+
+from flower.sim import scenarios
+from flower.sim.env import isolated_env, scrub_host_model_vars
+from flower.sim.scenario import RequestView
+from flower.sim.server import SimServer
+
+SERVER = [sys.executable, "-m", "flower_lsp"]
+
+
+class TimedSim(SimServer):
+    """flower.sim that notes when each reply has been fully sent, and to whom."""
+
+    def __init__(self, *args: Any, **kw: Any) -> None:
+        super().__init__(*args, **kw)
+        self.turn_ends: list[tuple[float, str]] = []
+
+    async def _stream(self, request: Any, message: dict[str, Any], turn: Any) -> Any:
+        resp = await super()._stream(request, message, turn)
+        ended = time.perf_counter()
+        actor = self.scenario.actor_of(RequestView(json.loads(await request.read())))  # aiohttp keeps the body
+        self.turn_ends.append((ended, actor))
+        return resp
+
+
+async def _client(env: dict[str, str] | None = None) -> LanguageClient:
+    client = LanguageClient("bench", "1", converter_factory=get_converter)
+    await client.start_io(*SERVER, env=env)
+    return client
+
+
+def _init_params(workspace: Path, options: dict[str, Any] | None = None) -> types.InitializeParams:
+    return types.InitializeParams(
+        capabilities=types.ClientCapabilities(window=types.WindowClientCapabilities(work_done_progress=True)),
+        root_uri=workspace.as_uri(),
+        workspace_folders=[types.WorkspaceFolder(uri=workspace.as_uri(), name=workspace.name)],
+        initialization_options=options,
+        process_id=os.getpid(),
+    )
+
+
+async def _stop(client: LanguageClient) -> None:
+    try:
+        await asyncio.wait_for(client.shutdown_async(None), 30)
+        client.exit(None)
+        if client._server is not None:
+            await asyncio.wait_for(client._server.wait(), 30)
+    finally:
+        await client.stop()
+
+
+async def bench_start(runs: int, root: Path) -> list[float]:
+    out = []
+    for i in range(runs):
+        ws = root / f"start-{i}"
+        ws.mkdir()
+        t0 = time.perf_counter()
+        client = await _client()
+        await asyncio.wait_for(client.initialize_async(_init_params(ws)), 60)
+        out.append(time.perf_counter() - t0)
+        client.initialized(types.InitializedParams())
+        await _stop(client)
+    return out
+
+
+async def one_starter_run(sim: TimedSim, root: Path, i: int) -> list[float]:
+    ws = root / f"meter-{i}"
+    ws.mkdir()
+    env = dict(os.environ)
+    env.update(isolated_env(sim.base_url, root / f"claude-{i}"))
+    client = await _client(env)
+    seen: list[float] = []
+    done = asyncio.Event()
+
+    @client.feature("flower/context")
+    def on_context(params: Any) -> None:
+        seen.append(time.perf_counter())
+
+    @client.feature("flower/event")
+    def on_event(params: Any) -> None:
+        if params.get("kind") == "run" and params.get("payload", {}).get("phase") != "started":
+            done.set()
+
+    @client.feature("flower/ask")
+    def on_ask(params: Any) -> Any:
+        return {"answer": params["options"][0] if params["options"] else "ok"}
+
+    @client.feature(types.WINDOW_WORK_DONE_PROGRESS_CREATE)
+    def on_progress_create(params: Any) -> None:
+        return None
+
+    @client.feature(types.PROGRESS)
+    def on_progress(params: Any) -> None:
+        return None
+
+    for method in (types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, types.WINDOW_LOG_MESSAGE, types.WINDOW_SHOW_MESSAGE):
+        client.feature(method)(lambda params: None)
+
+    try:
+        await asyncio.wait_for(client.initialize_async(_init_params(ws, {"timeout_s": 60})), 60)
+        client.initialized(types.InitializedParams())
+        start = len(sim.turn_ends)
+        await client.workspace_execute_command_async(types.ExecuteCommandParams(command="flower.start", arguments=[{"ask": "写一个 hello.py"}]))
+        await asyncio.wait_for(done.wait(), 300)
+        turns = [t for t, actor in sim.turn_ends[start:] if actor != "coder"]  # subagents have no meter
+    finally:
+        await _stop(client)
+    latencies = []
+    for t in turns:
+        k = bisect.bisect_left(seen, t)
+        if k < len(seen):
+            latencies.append(seen[k] - t)
+    return latencies
+
+
+async def bench_meter(runs: int, root: Path) -> list[float]:
+    out: list[float] = []
+    for i in range(runs):
+        with TimedSim(scenarios.starter_scenario()) as sim:
+            out += await one_starter_run(sim, root, i)
+    return out
+
+
+def _describe(values: list[float], unit: str, scale: float, digits: int) -> str:
+    if not values:
+        return "no samples"
+    ordered = sorted(values)
+    p90 = ordered[min(len(ordered) - 1, int(round(0.9 * (len(ordered) - 1))))]
+    f = lambda v: f"{v * scale:.{digits}f}"  # noqa: E731
+    return f"median {f(statistics.median(values))} {unit} (n={len(values)}, min {f(ordered[0])}, p90 {f(p90)}, max {f(ordered[-1])})"
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--starts", type=int, default=7, help="server starts to time")
+    parser.add_argument("--runs", type=int, default=2, help="whole starter runs for the meter figure")
+    args = parser.parse_args()
+    scrub_host_model_vars()
+    with tempfile.TemporaryDirectory(prefix="flower-bench-lsp-") as tmp:
+        root = Path(tmp)
+        starts = await bench_start(args.starts, root)
+        print(f"language server start -> initialize answered: {_describe(starts, 's', 1, 2)}   target <= 1.0 s")
+        meter = await bench_meter(args.runs, root)
+        print(f"model turn in flower.sim -> flower/context at the client: {_describe(meter, 'ms', 1000, 1)}   target < 50 ms")
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,300 @@
+"""Verdicts as diagnostics on 目标.md, and the code actions of an unreachable verdict.
+
+After each judge round: one diagnostic per failed check, on the line of that check (not_yet ->
+Warning, unreachable -> Error, no conclusion -> Warning); achieved clears them. Checks marked
+[此环境无法验证:…] are shown as Information as soon as the goal is set. On an unreachable verdict
+the code actions offer the three choices of the engine's question; choosing one answers it.
+"""
+
+from __future__ import annotations
+
+import difflib
+import logging
+import re
+import unicodedata
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+
+from . import protocol as p
+from .documents import same_document, uri_of
+
+if TYPE_CHECKING:
+    from flower.core.events import Event
+
+    from .runs import Run
+    from .server import FlowerServer, Folder
+
+log = logging.getLogger(__name__)
+
+SOURCE = "flower"
+# with_goal's question on an unreachable verdict: recognised by its first option (the engine's text)
+ACCEPT = "接受这个结果,就这样往下走"
+SEVERITY = {
+    "not_yet": types.DiagnosticSeverity.Warning,
+    "unreachable": types.DiagnosticSeverity.Error,
+    "": types.DiagnosticSeverity.Warning,
+}
+_NUMBERED = re.compile(r"(?:第\s*(\d{1,3})\s*[条项个])|(?:判定项\s*(\d{1,3}))|(?:^\s*#?(\d{1,3})\s*$)")
+_SIMILAR = 0.6
+
+
+@dataclass
+class Published:
+    """What this server has published on one folder's 目标.md."""
+
+    path: Path | None = None
+    verdict: list[types.Diagnostic] = field(default_factory=list)
+    unverifiable: list[types.Diagnostic] = field(default_factory=list)
+
+
+def _normal(text: str) -> str:
+    from flower.core.goal import check_item
+
+    # NFKC folds full-width letters and punctuation: judges quote checks in either width
+    item = unicodedata.normalize("NFKC", check_item(text) or text)
+    return " ".join(item.split()).lower().rstrip("。.;")
+
+
+def locate(item: str, checks: list[tuple[int, str]]) -> int | None:
+    """The line of the check a verdict's failed item names, or None if it names none."""
+    if not checks:
+        return None
+    want = _normal(item)
+    normal = [(line, _normal(c)) for line, c in checks]
+    for line, c in normal:
+        if c == want:
+            return line
+    contained = [(line, len(c)) for line, c in normal if c and want and (c in want or want in c)]
+    if contained:
+        return max(contained, key=lambda lc: lc[1])[0]
+    m = _NUMBERED.search(want)
+    if m:
+        n = int(next(g for g in m.groups() if g))
+        if 1 <= n <= len(checks):
+            return checks[n - 1][0]
+    scored = [(difflib.SequenceMatcher(None, want, c).ratio(), line) for line, c in normal]
+    best = max(scored)
+    return best[1] if best[0] >= _SIMILAR else None
+
+
+def _heading_line(lines: list[str], checks: list[tuple[int, str]]) -> int:
+    for i, line in enumerate(lines):
+        if line.lstrip().startswith("#") and "判定清单" in line:
+            return i
+    return checks[0][0] if checks else 0
+
+
+def _line_range(lines: list[str], n: int, encoding: str) -> types.Range:
+    text = lines[n] if 0 <= n < len(lines) else ""
+    if encoding == types.PositionEncodingKind.Utf8:
+        end = len(text.encode("utf-8"))
+    elif encoding == types.PositionEncodingKind.Utf32:
+        end = len(text)
+    else:
+        end = len(text.encode("utf-16-le")) // 2
+    return types.Range(start=types.Position(line=n, character=0), end=types.Position(line=n, character=end))
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ""
+
+
+def verdict_diagnostics(verdict: p.VerdictInfo, markdown: str, *, folder: str, encoding: str = "utf-16") -> list[types.Diagnostic]:
+    """One diagnostic per failed check of a verdict that is not achieved."""
+    from flower.core.goal import check_lines
+
+    if verdict.state == "achieved":
+        return []
+    lines = markdown.splitlines()
+    checks = check_lines(markdown)
+    severity = SEVERITY.get(verdict.state, types.DiagnosticSeverity.Warning)
+    label = {"not_yet": "not passed", "unreachable": "unreachable", "": "not passed (no clear conclusion)"}[verdict.state]
+    reason = f"\nJudge: {verdict.reason.strip()}" if verdict.reason.strip() else ""
+    data = {"folder": folder, "state": verdict.state, "round": verdict.round}
+    out = []
+    for item in verdict.failed or [""]:
+        line = locate(item, checks) if item else None
+        where = line if line is not None else _heading_line(lines, checks)
+        what = item or "the goal"
+        suffix = "" if line is not None or not item else " (not found in the checklist)"
+        out.append(types.Diagnostic(
+            range=_line_range(lines, where, encoding),
+            message=f"Judge round {verdict.round}, {label}: {what}{suffix}{reason}",
+            severity=severity,
+            code=verdict.state or "unclear",
+            source=SOURCE,
+            data=data,
+        ))
+    return out
+
+
+def unverifiable_diagnostics(items: list[str] | None, markdown: str, *, encoding: str = "utf-16") -> list[types.Diagnostic]:
+    """Information on every [此环境无法验证:…] check, known to fail here from the moment the goal is set."""
+    from flower.core.goal import Goal, check_lines
+
+    lines = markdown.splitlines()
+    checks = check_lines(markdown)
+    wanted = items if items else Goal.parse(markdown).unverifiable
+    out = []
+    for item in wanted:
+        line = locate(item, checks)
+        if line is None:
+            continue
+        out.append(types.Diagnostic(
+            range=_line_range(lines, line, encoding),
+            message=f"This check cannot be verified in this environment, so it cannot pass here: {item}",
+            severity=types.DiagnosticSeverity.Information,
+            code="unverifiable",
+            source=SOURCE,
+        ))
+    return out
+
+
+class VerdictDiagnostics:
+    """Per-folder published diagnostics; publishes the union of verdict + unverifiable ones."""
+
+    def __init__(self, server: FlowerServer) -> None:
+        self.server = server
+        self.published: dict[str, Published] = {}
+
+    def _encoding(self) -> str:
+        try:
+            return str(self.server.workspace.position_encoding or "utf-16")
+        except RuntimeError:
+            return "utf-16"
+
+    def _goal_path(self, folder: Folder, raw: Any) -> Path | None:
+        if not raw:
+            return None
+        path = Path(str(raw)).expanduser()
+        return path if path.is_absolute() else folder.path / path
+
+    def _publish(self, folder: Folder, pub: Published) -> None:
+        if pub.path is None:
+            return
+        self.server.send(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, types.PublishDiagnosticsParams(
+            uri=uri_of(pub.path), diagnostics=[*pub.verdict, *pub.unverifiable],
+        ))
+
+    def _switch(self, folder: Folder, path: Path) -> Published:
+        pub = self.published.setdefault(folder.uri, Published())
+        if pub.path is not None and pub.path.resolve() != path.resolve():
+            self.clear(folder)  # a goal file elsewhere: nothing may linger on the old one
+            pub = self.published.setdefault(folder.uri, Published())
+        pub.path = path
+        return pub
+
+    def clear(self, folder: Folder) -> None:
+        pub = self.published.pop(folder.uri, None)
+        if pub is not None and pub.path is not None:
+            pub.verdict, pub.unverifiable = [], []
+            self._publish(folder, pub)
+
+    def on_verdict(self, run: Run, verdict: p.VerdictInfo) -> None:
+        path = self._goal_path(run.folder, verdict.goal_path)
+        if path is None:
+            return
+        pub = self._switch(run.folder, path)
+        pub.verdict = verdict_diagnostics(verdict, _read(path), folder=run.folder.uri, encoding=self._encoding())
+        self._publish(run.folder, pub)
+
+    def on_goal_set(self, run: Run, data: dict[str, Any]) -> None:
+        path = self._goal_path(run.folder, data.get("path"))
+        if path is None:
+            return
+        items = data.get("unverifiable")
+        pub = self._switch(run.folder, path)
+        pub.verdict = []  # a new goal: the last verdict's lines no longer mean anything
+        pub.unverifiable = unverifiable_diagnostics(
+            [str(i) for i in items] if isinstance(items, list) else None, _read(path), encoding=self._encoding()
+        )
+        self._publish(run.folder, pub)
+
+    # -- code actions ------------------------------------------------------------------------
+    def actions(self, params: types.CodeActionParams) -> list[types.CodeAction]:
+        runs = self.server.runs
+        for uri, run in list(runs.active.items()):
+            pub = self.published.get(uri)
+            if pub is None or pub.path is None or not same_document(params.text_document.uri, pub.path):
+                continue
+            ask = unreachable_ask(run)
+            if ask is None:
+                continue
+            diagnostics = [d for d in pub.verdict if d.code == "unreachable" and _overlaps(d.range, params.range)]
+            diagnostics += [
+                d for d in params.context.diagnostics
+                if d.source == SOURCE and d.code == "unreachable" and d not in diagnostics
+            ]
+            if not diagnostics:
+                continue
+            return [
+                types.CodeAction(
+                    title=f"Flower: {option}",
+                    kind=types.CodeActionKind.QuickFix,
+                    diagnostics=diagnostics,
+                    is_preferred=i == 0,
+                    command=types.Command(
+                        title=option,
+                        command=p.ANSWER,
+                        arguments=[p.to_json(p.AnswerArgs(id=ask.id, text=option, folder=run.folder.uri))],
+                    ),
+                )
+                for i, option in enumerate(ask.options)
+            ]
+        return []
+
+
+def unreachable_ask(run: Run) -> Any:
+    """The engine's pending "unreachable: what now?" question, recognised by its three options."""
+    try:
+        pending = run.channel.pending()
+    except Exception:
+        return None
+    try:
+        from flower.workflow.goal import ACCEPT as accept
+    except ImportError:
+        accept = ACCEPT
+    for ask in pending:
+        if accept in ask.options:
+            return ask
+    return None
+
+
+def _overlaps(a: types.Range, b: types.Range) -> bool:
+    return (a.start.line, a.start.character) <= (b.end.line, b.end.character) and (
+        b.start.line, b.start.character) <= (a.end.line, a.end.character)
+
+
+def register(server: FlowerServer) -> None:
+    desk = VerdictDiagnostics(server)
+    server.verdict_diagnostics = desk  # type: ignore[attr-defined]
+
+    def on_event(run: Run, event: Event) -> None:
+        from .runs import verdict_info
+
+        if event.kind != "task":
+            return
+        if event.payload.get("kind") == "verdict":
+            desk.on_verdict(run, verdict_info(event.payload))
+        elif "unverifiable" in event.payload:
+            desk.on_goal_set(run, event.payload)
+
+    def on_start(run: Run) -> None:
+        if not run.waking:
+            desk.clear(run.folder)  # a fresh run: the last run's goal (maybe archived) is gone
+
+    server.event_listeners.append(on_event)
+    server.runs.on_start.append(on_start)
+
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
+    )
+    def code_action(ls, params: types.CodeActionParams) -> list[types.CodeAction]:
+        return desk.actions(params)

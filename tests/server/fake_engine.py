@@ -1,0 +1,183 @@
+"""A scripted stand-in for the engine, loaded by the server under test through
+FLOWER_LSP_ENGINE=fake_engine:FakeEngine (this directory on PYTHONPATH).
+
+It runs no CLI: its workflow plays the JSON list of actions in the file named by
+FLOWER_FAKE_SCRIPT (re-read on every run, so a test can change it between runs), with a real
+HumanChannel, real Lineage and real Goal parsing, and writes what happened on its side (answers,
+interrupts, mail, cancellation) as JSON lines to <run_dir>/fake-log.jsonl.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shlex
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+from flower.core.events import Event
+from flower.core.goal import Goal
+from flower.core.human import HumanChannel
+from flower.core.lineage import Lineage
+
+SCRIPT_VAR = "FLOWER_FAKE_SCRIPT"
+LOG_NAME = "fake-log.jsonl"
+
+
+def notes_of(workspace: Path) -> Path:
+    return Path(workspace) / ".flower" / "notes"
+
+
+def log(run_dir: Path, **entry: Any) -> None:
+    with open(Path(run_dir) / LOG_NAME, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(entry, ensure_ascii=False) + "\n")
+
+
+def read_log(run_dir: Path) -> list[dict[str, Any]]:
+    path = Path(run_dir) / LOG_NAME
+    if not path.is_file():
+        return []
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+class FakeRuntime:
+    def __init__(self, run_dir: Path) -> None:
+        self.run_dir = run_dir
+        self.busy = 0
+        self.on_stderr: Any = None
+        self.said: list[str] = []
+        self.interrupted = asyncio.Event()
+        self.cost = 0.0
+
+    def interrupt(self, message: str = "") -> None:
+        self.said.append(message)
+        self.interrupted.set()
+
+    def total_cost(self) -> float:
+        return self.cost
+
+    def close(self) -> None:
+        log(self.run_dir, closed=True)
+
+
+class FakeWorkflow:
+    def __init__(self, ask: str, workspace: Path, run_dir: Path, channel: HumanChannel, script: list[dict[str, Any]]) -> None:
+        self.ask, self.workspace, self.run_dir = ask, workspace, run_dir
+        self.channel, self.script = channel, script
+        self.workbench = SimpleNamespace(notes=notes_of(workspace))
+
+    async def run(self, runtime: FakeRuntime, *, on_event: Any = None, on_step: Any = None) -> dict[str, Any]:
+        emit = on_event or (lambda e: None)
+        lineage = Lineage.open(self.run_dir, self.workspace)
+        woke = lineage.bump()
+        goal_path = notes_of(self.workspace) / "目标.md"
+        ctx: dict[str, Any] = {"_woke": woke}
+        log(self.run_dir, started=self.ask, woke=woke)
+        try:
+            for action in self.script:
+                (kind, arg), = action.items()
+                if kind == "step":
+                    runtime.busy = 1
+                    lineage.remember(arg["name"], f"session-{arg['name']}")
+                    emit(Event("step", text=arg["name"], payload={"index": arg["index"], "total": arg["total"], "resumed": woke > 1, "woke": woke}))
+                elif kind == "end_step":
+                    runtime.busy = 0
+                    runtime.cost += arg.get("cost_usd", 0.0)
+                    if on_step is not None:
+                        on_step(SimpleNamespace(name=arg["name"]), SimpleNamespace(ok=arg.get("ok", True), cost_usd=arg.get("cost_usd", 0.0), session_id=None, error=None))
+                elif kind == "context":
+                    window = arg.get("window", 1_000_000)
+                    at = window - 50_000
+                    emit(Event("system", text="context", payload={
+                        "subtype": "context", "used": arg["used"], "window": window, "at": at, "warn_at": at - 20_000,
+                        "step": arg.get("step", ""), "generation": arg.get("generation", 1), "session_id": "s", "cost_usd": arg.get("cost_usd", 0.0),
+                    }))
+                elif kind == "handoff":
+                    emit(Event("handoff", text=arg.get("phase", ""), payload=dict(arg)))
+                elif kind == "brief":
+                    path = notes_of(self.workspace) / "需求.md"
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    path.write_text(arg, encoding="utf-8")
+                elif kind == "goal":
+                    goal_path.parent.mkdir(parents=True, exist_ok=True)
+                    goal_path.write_text(arg, encoding="utf-8")
+                    goal = Goal.parse(arg)
+                    if goal.unverifiable:
+                        emit(Event("task", text="unverifiable", payload={"unverifiable": goal.unverifiable, "total": len(goal.checks), "path": str(goal_path)}))
+                elif kind == "verdict":
+                    ctx["_verdict"] = SimpleNamespace(state=arg["state"])
+                    ctx["_goal_rounds"] = arg.get("round", 1)
+                    emit(Event("task", text="verdict", payload={
+                        "kind": "verdict", "state": arg["state"], "reason": arg.get("reason", ""), "failed": arg.get("failed", []),
+                        "round": arg.get("round", 1), "goal_path": str(goal_path),
+                    }))
+                elif kind == "ask":
+                    ask = await self.channel.ask(arg["question"], arg.get("options"))
+                    log(self.run_dir, ask=ask.id, state=ask.state, answer=ask.answer)
+                elif kind == "stderr":
+                    if runtime.on_stderr is not None:
+                        runtime.on_stderr(arg)
+                elif kind == "text":
+                    emit(Event("text", text=arg, payload={"subagent": False}))
+                elif kind == "sleep":
+                    await asyncio.sleep(arg)
+                elif kind == "wait_interrupt":
+                    await asyncio.wait_for(runtime.interrupted.wait(), arg)
+                    log(self.run_dir, interrupt=runtime.said)
+                elif kind == "wait_mail":
+                    for _ in range(int(arg * 50)):
+                        if self.channel.pending_mail():
+                            break
+                        await asyncio.sleep(0.02)
+                    log(self.run_dir, mail=[m.text for m in self.channel.pending_mail()])
+                elif kind == "print":
+                    print(arg, flush=True)  # a careless library or child process writing to stdout
+                    os.system(f"echo {shlex.quote(arg)}")
+                elif kind == "mark":
+                    log(self.run_dir, mark=arg)
+                elif kind == "fail":
+                    raise RuntimeError(arg)
+                else:
+                    raise ValueError(f"unknown fake action {kind!r}")
+        except asyncio.CancelledError:
+            log(self.run_dir, cancelled=True)
+            raise
+        log(self.run_dir, finished=True)
+        return ctx
+
+
+class FakeEngine:
+    def warm(self) -> None:
+        pass
+
+    def wake_state(self, workspace: Path, run_dir: Path) -> dict[str, Any]:
+        notes = notes_of(workspace)
+        goal = Goal.load(notes / "目标.md")
+        lineage = Lineage.open(run_dir, workspace)
+        return {
+            "waking": (notes / "需求.md").is_file(),
+            "brief": notes / "需求.md",
+            "goal": notes / "目标.md",
+            "checks": len(goal.checks) if goal is not None else 0,
+            "woke": lineage.woke,
+            "steps": dict(lineage.steps),
+        }
+
+    def banner(self, workspace: Path, run_dir: Path) -> str | None:
+        state = self.wake_state(workspace, run_dir)
+        if not state["waking"]:
+            return None
+        return f"<- 在 {workspace} 接上上次  需求已确认 · 第 {state['woke'] + 1} 次唤醒"
+
+    def workflow(self, ask: str, *, workspace: Path, run_dir: Path, new: bool, timeout_s: float | None) -> FakeWorkflow:
+        notes = notes_of(workspace)
+        notes.mkdir(parents=True, exist_ok=True)  # an unwritable workspace fails here, as the real flow does
+        Path(run_dir).mkdir(parents=True, exist_ok=True)
+        script = json.loads(Path(os.environ[SCRIPT_VAR]).read_text(encoding="utf-8"))
+        channel = HumanChannel(timeout_s=timeout_s, log_path=notes / "问答记录.md", amend_path=notes / "需求.md")
+        return FakeWorkflow(ask, Path(workspace), Path(run_dir), channel, script)
+
+    def runtime(self, workflow: FakeWorkflow, *, workspace: Path, run_dir: Path, window: int | None) -> FakeRuntime:
+        return FakeRuntime(Path(run_dir))

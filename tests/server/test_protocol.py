@@ -1,0 +1,100 @@
+"""protocol.py is the one definition of the custom protocol: the generated TypeScript carries all of
+it, the server registers exactly its commands, and payloads are checked field by field."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from flower_lsp import protocol as p
+from flower_lsp.server import build_server
+
+
+def _interface(ts: str, name: str) -> str:
+    m = re.search(rf"export interface {name} \{{\n(.*?)\n\}}", ts, re.S)
+    assert m, f"interface {name} missing from the generated TypeScript"
+    return m.group(1)
+
+
+def test_generated_typescript_lists_every_method_and_every_field() -> None:
+    ts = p.typescript()
+    for method in p.METHODS:
+        assert f'export const {method.const} = "{method.name}";' in ts
+        assert f'"{method.name}": {{ params: ' in ts
+    for cls in p.PAYLOADS:
+        body = _interface(ts, cls.__name__)
+        declared = re.findall(r"^  (\w+)(\??): ", body, re.M)
+        fields = dataclasses.fields(cls)
+        assert [name for name, _ in declared] == [f.name for f in fields]
+        for (name, optional), f in zip(declared, fields):
+            has_default = f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
+            assert (optional == "?") == has_default, f"{cls.__name__}.{name}"
+            assert f.metadata.get("doc"), f"{cls.__name__}.{name} has no doc"
+    commands = re.search(r"export const COMMANDS = \[(.*?)\] as const;", ts).group(1)
+    assert commands.split(", ") == [m.const for m in p.METHODS if m.kind == "command"]
+
+
+def test_field_types_are_spelled_for_typescript() -> None:
+    ts = p.typescript()
+    assert "  options: string[];" in _interface(ts, "AskParams")
+    assert "  timeout_s: number | null;" in _interface(ts, "AskParams")
+    assert "  which: DocumentName;" in _interface(ts, "OpenDocumentArgs")
+    assert "  verdict: VerdictInfo | null;" in _interface(ts, "StateResult")
+    assert "  pending: AskParams[];" in _interface(ts, "StateResult")
+    assert "  payload: Record<string, unknown>;" in _interface(ts, "EventParams")
+    assert 'export type DocumentName = "brief" | "goal" | "handoff";' in ts
+
+
+def test_the_module_prints_the_typescript() -> None:
+    done = subprocess.run([sys.executable, "-m", "flower_lsp.protocol", "--typescript"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == p.typescript()
+
+
+def test_the_server_registers_exactly_the_protocols_commands() -> None:
+    server = build_server(engine=object())  # type: ignore[arg-type]
+    assert sorted(server.protocol.fm.commands) == sorted(p.COMMANDS)
+    assert p.STATE in server.protocol.fm.features
+
+
+def test_payloads_are_checked_field_by_field() -> None:
+    assert p.from_json(p.StartArgs, {"ask": "做个 X", "new": True}) == p.StartArgs(ask="做个 X", new=True)
+    assert p.from_json(p.ContinueArgs, None) == p.ContinueArgs()
+    assert p.from_json(p.AskResult, {"answer": None}) == p.AskResult()
+    cases = [
+        (p.StartArgs, {}, "StartArgs: missing required field 'ask'"),
+        (p.StartArgs, {"ask": 3}, "StartArgs.ask: expected a string, got a number"),
+        (p.StartArgs, {"ask": "x", "new": "yes"}, "StartArgs.new: expected a boolean, got a string"),
+        (p.StartArgs, {"ask": "x", "asap": True}, "StartArgs: unknown field(s) asap"),
+        (p.OpenDocumentArgs, {"which": "readme"}, "OpenDocumentArgs.which: must be one of 'brief', 'goal', 'handoff', got 'readme'"),
+        (p.SayArgs, ["hi"], "SayArgs: expected an object, got an array"),
+        (p.AskResult, {"answer": ["a"]}, "AskResult.answer: expected a string, got an array"),
+        (p.InitOptions, {"timeout_s": "soon"}, "InitOptions.timeout_s: expected a number, got a string"),
+    ]
+    for cls, value, message in cases:
+        with pytest.raises(p.ProtocolError) as caught:
+            p.from_json(cls, value)
+        assert str(caught.value).startswith(message)
+
+
+def test_commands_take_at_most_one_argument() -> None:
+    assert p.command_args(p.SayArgs, p.SAY, ({"text": "hi"},)) == p.SayArgs(text="hi")
+    with pytest.raises(p.ProtocolError, match=r"flower.say: expected at most one argument \(an object\), got 2"):
+        p.command_args(p.SayArgs, p.SAY, ({"text": "a"}, {"text": "b"}))
+
+
+def test_to_json_nests_dataclasses() -> None:
+    verdict = p.VerdictInfo(state="not_yet", reason="r", failed=["x"], round=1, goal_path="/g")
+    assert p.to_json(p.CommandResult(ok=True, message="m")) == {"ok": True, "message": "m", "offer": None, "uri": None}
+    assert p.to_json({"v": verdict})["v"]["failed"] == ["x"]
+
+
+def test_the_extensions_protocol_file_is_the_generated_one() -> None:
+    committed = Path(__file__).resolve().parents[2] / "vscode-extension" / "src" / "protocol.ts"
+    assert committed.read_text(encoding="utf-8") == p.typescript(), (
+        "regenerate: python -m flower_lsp.protocol --typescript > vscode-extension/src/protocol.ts")
