@@ -24,5 +24,7 @@ demo: $(VENV)/.runtime
 system-deps:
 	@sh scripts/system-deps.sh
 
+# The Python suite, then the extension inside a real VS Code (code-server + headless Chromium).
 test: $(VENV)/.test system-deps
 	$(BIN)/python -m pytest
+	bash scripts/test-vscode.sh

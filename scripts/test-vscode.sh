@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Build, package and test the VS Code extension in a real VS Code (code-server) driven by
+# headless Chromium. Installs its toolchain on first use (cached under .cache/vscode-toolchain/).
+# Needs flower installed in .venv (or FLOWER_PYTHON pointing at a Python that has it).
+# Usage: bash scripts/test-vscode.sh [--only unit,host,ui] [--keep] [--verbose]
+# The last line printed is "N passed, M failed"; the exit code is non-zero on any failure.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+EXT="$ROOT/vscode-extension"
+export FLOWER_PYTHON="${FLOWER_PYTHON:-$ROOT/.venv/bin/python}"
+
+if ! "$FLOWER_PYTHON" -c 'import flower, flower_lsp' 2>/dev/null; then
+    echo "$FLOWER_PYTHON cannot import flower: install it first (make test does, or: pip install -e '.[test]')" >&2
+    echo "0 passed, 1 failed"
+    exit 1
+fi
+
+eval "$(bash "$ROOT/scripts/vscode-toolchain.sh" --env)"
+
+cd "$EXT"
+# node_modules follows package-lock.json: reinstall only when the lockfile changed.
+stamp=node_modules/.flower-lock-hash
+want="$(sha256sum package-lock.json | cut -d' ' -f1)"
+if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
+    echo "[test-vscode] npm ci" >&2
+    npm ci --no-audit --no-fund --loglevel=error >&2
+    echo "$want" > "$stamp"
+fi
+
+echo "[test-vscode] typecheck, bundle, package" >&2
+npx tsc -p . --noEmit
+node build.mjs --production
+mkdir -p dist
+npx vsce package --no-dependencies --allow-missing-repository --out dist/flower.vsix >dist/vsce.log 2>&1 \
+    || { cat dist/vsce.log >&2; exit 1; }
+
+exec node test/run.mjs "$@"

@@ -1,0 +1,21 @@
+// Bundle the extension (one CommonJS file, `vscode` left to the host) and the tests.
+import { build } from 'esbuild';
+import { readdirSync } from 'node:fs';
+
+const production = process.argv.includes('--production');
+const common = { bundle: true, platform: 'node', format: 'cjs', target: 'node20', logLevel: 'warning' };
+
+await build({
+  ...common,
+  entryPoints: ['src/extension.ts'],
+  outfile: 'dist/extension.js',
+  external: ['vscode'],
+  minify: production,
+  sourcemap: production ? false : 'linked',
+});
+
+const tests = (dir) => readdirSync(dir).filter((f) => f.endsWith('.ts')).map((f) => `${dir}/${f}`);
+// In-host suites run inside the extension host: mocha is loaded from node_modules there.
+await build({ ...common, entryPoints: tests('test/suite'), outdir: 'out/test/suite', external: ['vscode', 'mocha'], sourcemap: 'inline' });
+// Pure helpers, tested with node's own runner (no VS Code needed).
+await build({ ...common, entryPoints: tests('test/unit'), outdir: 'out/test/unit', external: ['vscode'], sourcemap: 'inline' });

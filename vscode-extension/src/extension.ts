@@ -1,0 +1,131 @@
+// Flower in the editor: the language server, its commands, questions, meter and banner.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { Meter } from './meter';
+import { OPEN_DOCUMENT, SAY, START, type CommandResult, type DocumentName, type OpenDocumentArgs, type SayArgs, type StartArgs } from './protocol';
+import { onPythonInterpreterChanged } from './python';
+import { Questions } from './questions';
+import { FlowerServer } from './server';
+import { StateView } from './state';
+
+/** What activate() returns: the extension's parts, for other extensions and for the tests. */
+export interface FlowerApi {
+  server: FlowerServer;
+  meter: Meter;
+  questions: Questions;
+  stateView: StateView;
+  log: vscode.LogOutputChannel;
+}
+
+export function activate(context: vscode.ExtensionContext): FlowerApi | Promise<FlowerApi> {
+  const log = vscode.window.createOutputChannel('Flower', { log: true });
+  const meter = new Meter();
+  const questions = new Questions();
+  const stateView = new StateView();
+  const server = new FlowerServer(log, meter, questions);
+  context.subscriptions.push(log, meter, questions, stateView, server);
+
+  const trusted = (): boolean => {
+    if (vscode.workspace.isTrusted) return true;
+    void vscode.window
+      .showWarningMessage('Flower starts no runs in an untrusted workspace.', 'Manage Workspace Trust')
+      .then((c) => c && vscode.commands.executeCommand('workbench.trust.manage'));
+    return false;
+  };
+  // Server commands (flower.start, flower.say, ...) are registered by the language client;
+  // these wrappers only collect their arguments and say why when the server is not there.
+  const runServerCommand = async (command: string, ...args: unknown[]): Promise<CommandResult | undefined> => {
+    if (!trusted()) return undefined;
+    try {
+      await server.ready();
+      return await vscode.commands.executeCommand<CommandResult>(command, ...args);
+    } catch (err) {
+      void vscode.window.showErrorMessage(err instanceof Error ? err.message : String(err));
+      return undefined;
+    }
+  };
+  const register = (id: string, fn: (...args: any[]) => unknown) =>
+    context.subscriptions.push(vscode.commands.registerCommand(id, fn));
+
+  register('flower.newRun', async (ask?: string) => {
+    if (!trusted()) return;
+    const text =
+      typeof ask === 'string'
+        ? ask
+        : await vscode.window.showInputBox({
+            title: 'Flower: New Run',
+            prompt: 'What should the agents do? Flower clarifies it into 需求.md before any work starts.',
+            placeHolder: 'e.g. a command-line tool that renames photos by the date they were taken',
+            ignoreFocusOut: true,
+          });
+    if (!text?.trim()) return;
+    const args: StartArgs = { ask: text.trim(), new: true };
+    return runServerCommand(START, args);
+  });
+  register('flower.sayPrompt', async (say?: string) => {
+    if (!trusted()) return;
+    const text =
+      typeof say === 'string'
+        ? say
+        : await vscode.window.showInputBox({
+            title: 'Flower: Say',
+            prompt: 'Interrupt the running step with these words; the agent reads them next.',
+            ignoreFocusOut: true,
+          });
+    if (!text?.trim()) return;
+    const args: SayArgs = { text: text.trim() };
+    return runServerCommand(SAY, args);
+  });
+  const open = (which: DocumentName) => runServerCommand(OPEN_DOCUMENT, { which } satisfies OpenDocumentArgs);
+  register('flower.openBrief', () => open('brief'));
+  register('flower.openGoal', () => open('goal'));
+  register('flower.showState', async () => {
+    try {
+      await stateView.show(await server.state());
+    } catch (err) {
+      void vscode.window.showErrorMessage(err instanceof Error ? err.message : String(err));
+    }
+  });
+  register('flower.restartServer', async () => {
+    if (trusted()) await server.restart();
+  });
+  register('flower.showQuestion', () => questions.show());
+
+  context.subscriptions.push(
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (e.affectsConfiguration('flower.python') && vscode.workspace.isTrusted) void server.restart();
+    }),
+    vscode.workspace.onDidGrantWorkspaceTrust(() => void server.start()),
+  );
+  void onPythonInterpreterChanged(() => {
+    if (server.interpreter?.source === 'python-extension') void server.restart();
+  }).then((d) => d && context.subscriptions.push(d));
+
+  const api: FlowerApi = { server, meter, questions, stateView, log };
+  current = server;
+  if (!vscode.workspace.isTrusted) {
+    meter.restricted();
+    return api;
+  }
+  const starting = server.start();
+  // In a folder without a run, only a command can have activated us (say, "Flower: Continue",
+  // which the language client registers): wait for the server so that the command exists when
+  // VS Code runs it. In a folder with a run we were activated at startup: stay fast.
+  return hasRun() ? api : starting.then(() => api);
+}
+
+let current: FlowerServer | undefined;
+
+export function deactivate(): Promise<void> | undefined {
+  return current?.stop();
+}
+
+/** The activation events' files: a run has happened here. */
+function hasRun(): boolean {
+  return (vscode.workspace.workspaceFolders ?? []).some((f) =>
+    RUN_MARKERS.some((name) => fs.existsSync(path.join(f.uri.fsPath, name))),
+  );
+}
+
+const RUN_MARKERS = ['.flower/notes/需求.md', '.flower/notes/目标.md'];

@@ -1,0 +1,214 @@
+// The language server's lifecycle: resolve Python, check flower is importable, start
+// `python -m flower_lsp` over stdio, and wire flower's custom notifications and requests.
+import * as vscode from 'vscode';
+import { LanguageClient, type LanguageClientOptions, type ServerOptions, State } from 'vscode-languageclient/node';
+import { eventLine } from './format';
+import { CancellableProgress } from './progress';
+import type { Meter } from './meter';
+import {
+  ASK,
+  BANNER,
+  CONTEXT,
+  EVENT,
+  START,
+  STATE,
+  type AskParams,
+  type BannerParams,
+  type CommandResult,
+  type ContextParams,
+  type EventParams,
+  type StateParams,
+  type StateResult,
+} from './protocol';
+import { checkFlowerInstalled, describeSource, hasPythonExtension, resolvePython, type Python } from './python';
+import type { Questions } from './questions';
+
+export class FlowerServer implements vscode.Disposable {
+  private client: LanguageClient | undefined;
+  private progressFeature: CancellableProgress | undefined;
+  private starting: Promise<void> | undefined;
+  private python: Python | undefined;
+  private problemText: string | undefined;
+  private readonly banners = new vscode.EventEmitter<BannerParams>();
+  private readonly events = new vscode.EventEmitter<EventParams>();
+  /** Banners and events as they arrive (the UI shows them; tests also listen). */
+  readonly onBanner = this.banners.event;
+  readonly onEvent = this.events.event;
+
+  constructor(
+    private readonly log: vscode.LogOutputChannel,
+    private readonly meter: Meter,
+    private readonly questions: Questions,
+  ) {}
+
+  get languageClient(): LanguageClient | undefined {
+    return this.client;
+  }
+
+  /** The running step's progress notifications (Cancel stops the run). */
+  get progress(): CancellableProgress | undefined {
+    return this.progressFeature;
+  }
+
+  get interpreter(): Python | undefined {
+    return this.python;
+  }
+
+  /** Why the server is not running, when it is not. */
+  get problem(): string | undefined {
+    return this.problemText;
+  }
+
+  get running(): boolean {
+    return this.client?.state === State.Running;
+  }
+
+  /** Start unless started; concurrent callers share one attempt. Never rejects: failures are shown. */
+  start(): Promise<void> {
+    if (this.client && !this.starting) return Promise.resolve();
+    this.starting ??= this.doStart().finally(() => (this.starting = undefined));
+    return this.starting;
+  }
+
+  async restart(): Promise<void> {
+    await this.starting;
+    await this.stop();
+    await this.start();
+  }
+
+  async stop(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    void vscode.commands.executeCommand('setContext', 'flower.serverReady', false);
+    if (client) {
+      try {
+        await client.stop(5000);
+      } catch (err) {
+        this.log.warn(`stopping the language server: ${String(err)}`);
+      }
+      await client.dispose();
+    }
+  }
+
+  async state(): Promise<StateResult> {
+    const client = await this.ready();
+    const params: StateParams = {};
+    return client.sendRequest<StateResult>(STATE, params);
+  }
+
+  /** The running client, or an error that says why there is none. */
+  async ready(): Promise<LanguageClient> {
+    await this.starting;
+    if (this.client && this.running) return this.client;
+    throw new Error(this.problemText ?? 'The Flower language server is not running. Run "Flower: Restart Server".');
+  }
+
+  private async doStart(): Promise<void> {
+    this.problemText = undefined;
+    const folder = vscode.workspace.workspaceFolders?.[0];
+    const python = await resolvePython(folder);
+    this.python = python;
+    const missing = await checkFlowerInstalled(python, folder?.uri.fsPath);
+    if (missing) {
+      this.fail(
+        `Flower: ${python.command} (${describeSource(python.source)}) cannot import flower_lsp: ${missing}. ` +
+          `Install flower into it with "${python.command} -m pip install flower-agents", or set "flower.python" to an interpreter that has it.`,
+      );
+      return;
+    }
+
+    const serverOptions: ServerOptions = {
+      command: python.command,
+      args: ['-m', 'flower_lsp'],
+      options: { cwd: folder?.uri.fsPath, env: { ...process.env, PYTHONUNBUFFERED: '1' } },
+    };
+    const clientOptions: LanguageClientOptions = {
+      // 目标.md and 需求.md: the server publishes verdict diagnostics and code actions on them.
+      documentSelector: [{ scheme: 'file', language: 'markdown' }],
+      outputChannel: this.log,
+      middleware: {
+        // Every flower command answers a CommandResult, which the palette would drop.
+        executeCommand: async (command, args, next) => {
+          const result = await next(command, args);
+          this.report(command, result as CommandResult | undefined);
+          return result;
+        },
+      },
+      // The server decides what a crash means for the run; the client only restarts it a few times.
+      initializationFailedHandler: (err) => {
+        this.log.error(`initialize failed: ${String(err)}`);
+        return false;
+      },
+    };
+    const client = new LanguageClient('flower', 'Flower', serverOptions, clientOptions);
+    this.progressFeature = new CancellableProgress(client);
+    client.registerFeature(this.progressFeature);
+    client.onNotification(BANNER, (p: BannerParams) => this.showBanner(p));
+    client.onNotification(CONTEXT, (p: ContextParams) => this.meter.update(p));
+    client.onNotification(EVENT, (p: EventParams) => this.logEvent(p));
+    client.onRequest(ASK, (p: AskParams, token: vscode.CancellationToken) => this.questions.ask(p, token));
+    client.onDidChangeState((e) => {
+      if (e.newState === State.Stopped && this.client === client) {
+        void vscode.commands.executeCommand('setContext', 'flower.serverReady', false);
+      }
+    });
+
+    this.client = client;
+    try {
+      await client.start();
+    } catch (err) {
+      this.client = undefined;
+      await client.dispose().catch(() => undefined);
+      this.fail(`Flower: the language server did not start (${python.command} -m flower_lsp): ${String(err)}`);
+      return;
+    }
+    this.log.info(`language server started with ${python.command} (${describeSource(python.source)})`);
+    this.meter.ready();
+    void vscode.commands.executeCommand('setContext', 'flower.serverReady', true);
+  }
+
+  private fail(message: string): void {
+    this.problemText = message;
+    this.log.error(message);
+    this.meter.problem(message);
+    const actions = ['Open Settings', ...(hasPythonExtension() ? ['Select Interpreter'] : []), 'Retry'];
+    void vscode.window.showErrorMessage(message, ...actions).then((choice) => {
+      if (choice === 'Open Settings') void vscode.commands.executeCommand('workbench.action.openSettings', 'flower.python');
+      else if (choice === 'Select Interpreter') void vscode.commands.executeCommand('python.setInterpreter');
+      else if (choice === 'Retry') void this.restart();
+    });
+  }
+
+  // A command's one-line outcome goes to the log and, briefly, the status bar. A refusal is also
+  // a warning, except where the server already speaks for itself: flower.start shows its own
+  // refusals, and an `offer` comes with the server's own message request.
+  private report(command: string, result: CommandResult | undefined): void {
+    if (!result || typeof result !== 'object' || typeof result.message !== 'string') return;
+    if (result.ok) this.log.info(result.message);
+    else this.log.warn(result.message);
+    vscode.window.setStatusBarMessage(`Flower: ${result.message}`, 5000);
+    if (!result.ok && command !== START && !result.offer) void vscode.window.showWarningMessage(`Flower: ${result.message}`);
+  }
+
+  private showBanner(p: BannerParams): void {
+    const text = p?.text ?? '';
+    if (!text) return;
+    this.log.info(`[banner] ${text}`);
+    this.banners.fire(p);
+    void vscode.window.showInformationMessage(`Flower: ${text}`, 'Show State').then((choice) => {
+      if (choice === 'Show State') void vscode.commands.executeCommand('flower.showState');
+    });
+  }
+
+  private logEvent(p: EventParams): void {
+    const { level, line } = eventLine(p);
+    this.log[level](line);
+    this.events.fire(p);
+  }
+
+  dispose(): void {
+    void this.stop();
+    this.banners.dispose();
+    this.events.dispose();
+  }
+}
