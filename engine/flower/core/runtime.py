@@ -268,6 +268,9 @@ class Runtime:
         except asyncio.CancelledError:
             result.error = "cancelled"  # stopped from outside: the manifest says so
             raise
+        except KeyboardInterrupt:
+            result.error = self.INTERRUPTED  # the person quit (Ctrl-C twice)
+            raise
         finally:
             result.ended_at = time.time()
             self.results.append(result)
