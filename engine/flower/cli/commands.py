@@ -1,0 +1,210 @@
+"""The commands that run work: go (the default), run and once."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from .builders import build_flow, build_runtime, once_call, once_spec, workspace_of
+from .credentials import credential_problem, describe_credentials, looks_like_auth
+from .driver import QUIT_NOTE, Driver, drive
+from .target import TargetError, load_target
+from .terminal import CANCELLED, LineSource, Screen, ask_for_request
+from .text import first_line, format_duration
+
+WORK_STEP = "干活"  # the starter flow's work step: its session's context goes on the banner
+
+EMPTY_REQUEST = '诉求是空的。直接 `flower` 然后按提示输入,或者 flower "帮我做一个 X"。'
+NOT_A_TERMINAL = "! 标准输入不是终端,没人能回答提问。想让它自己判断就加 --timeout 0"
+ISOLATE_NEEDS_GIT = "--isolate 要求 {path} 是 git 仓库(每个 subagent 要分一份 worktree)。先 git init,或者去掉 --isolate。"
+ABORTED_AT = "在步骤 '{step}' 中止"
+CLOSING = "总花费 ${cost:.4f} · 清单 {manifest}"
+QUIT_ONCE = "! 退出。这一次没跑完;会话还在库里,可以 flower once --resume <会话> 接着。"
+
+
+def _closing(screen: Screen, runtime: Any, driver: Driver | None) -> None:
+    cost = driver.cost_so_far() if driver is not None else runtime.total_cost()
+    screen.say("")
+    screen.say(CLOSING.format(cost=cost, manifest=runtime.manifest_path))
+
+
+def go_command(args: argparse.Namespace, *, screen: Screen | None = None, source: LineSource | None = None) -> int:
+    screen = screen or Screen()
+    source = source or LineSource()
+    ws = workspace_of(args)
+    problem = credential_problem(ws)
+    if problem:
+        screen.say(problem, err=True)
+        return 1
+    if args.verbose:
+        for line in describe_credentials():
+            screen.say(line)
+    from ..workflow.starter import banner_line, wake_state
+
+    state = wake_state(ws, run_dir=args.run_dir, isolate=args.isolate)
+    new = bool(args.new)
+    ask = args.ask
+    if ask is None:
+        got = ask_for_request(source, screen, waking=state["waking"] and not new)
+        if got is None:
+            screen.say(CANCELLED, err=True)
+            return 1
+        ask, typed_new = got
+        new = new or typed_new
+    ask = ask.strip()
+    waking = state["waking"] and not new
+    if not ask and not waking:
+        screen.say(EMPTY_REQUEST, err=True)
+        return 1
+    if not source.tty and args.timeout > 0:
+        screen.say(NOT_A_TERMINAL, err=True)
+    if args.isolate and not in_git_repo(ws):
+        screen.say(ISOLATE_NEEDS_GIT.format(path=ws), err=True)
+        return 1
+    if args.clarify_only and waking:
+        screen.say(f". 需求已经确认过({state['brief']}),--clarify-only 没有要做的;要重新确认就加 --new", err=True)
+    try:
+        flow = build_flow(args, ask, new=new)
+    except ValueError as exc:
+        screen.say(str(exc), err=True)
+        return 1
+    try:
+        runtime = build_runtime(args, workbench=flow.workbench)
+    except RuntimeError as exc:
+        screen.say(str(exc), err=True)
+        return 1
+    try:
+        if waking:
+            sid = state["steps"].get(WORK_STEP)
+            context = runtime.context_of(sid) if sid else 0
+            screen.say(banner_line(state, workspace=ws, context=context or None))
+
+        async def work(driver: Driver) -> Any:
+            return await flow.run(runtime, on_event=driver.on_event, on_step=_on_step(screen))
+
+        ctx, code, driver = drive(runtime, work, screen=screen, source=source, channel=flow.channel, verbose=args.verbose)
+        _closing(screen, runtime, driver)
+        if code == 130:
+            screen.say(QUIT_NOTE, err=True)
+        if code is not None:
+            return code
+        return _outcome(screen, ctx, runtime)
+    finally:
+        runtime.close()
+
+
+def in_git_repo(path: Path) -> bool:
+    import subprocess
+
+    try:
+        done = subprocess.run(["git", "-C", str(path), "rev-parse", "--is-inside-work-tree"], capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return done.returncode == 0 and done.stdout.strip() == "true"
+
+
+def _on_step(screen: Screen) -> Callable[[Any, Any], None]:
+    def on_step(step: Any, result: Any) -> None:
+        if not result.ok and result.error:
+            screen.say(f"  x {result.step} 没成:{first_line(result.error, 200)}")
+
+    return on_step
+
+
+def _outcome(screen: Screen, ctx: dict[str, Any], runtime: Any) -> int:
+    failed = ctx.get("_failed_at")
+    aborted = ctx.get("_aborted")
+    if not failed and not aborted:
+        return 0
+    message = ABORTED_AT.format(step=failed or "?")
+    if aborted:
+        message += f":{aborted}"
+    verdict = ctx.get("_verdict")
+    if verdict is not None and not getattr(verdict, "achieved", False) and getattr(verdict, "reason", ""):
+        message += f"\n  最后一轮判定:{first_line(verdict.reason, 200)}"
+    screen.say(message, err=True)
+    last = runtime.results[-1] if runtime.results else None
+    if last is not None and looks_like_auth(last.error):
+        screen.say(f"! 看起来是凭证不对:{first_line(last.error, 120)}\n  跑 `flower setup` 重配,再跑一次刚才的命令 —— 同一目录会接着上次。", err=True)
+    return 1
+
+
+def run_command(args: argparse.Namespace, *, screen: Screen | None = None, source: LineSource | None = None) -> int:
+    screen = screen or Screen()
+    source = source or LineSource()
+    ws = workspace_of(args)
+    problem = credential_problem(ws)
+    if problem:
+        screen.say(problem, err=True)
+        return 1
+    try:
+        flow = load_target(args.target)
+    except TargetError as exc:
+        screen.say(str(exc), err=True)
+        return 1
+    if args.verbose:
+        for line in describe_credentials():
+            screen.say(line)
+    try:
+        runtime = build_runtime(args, workbench=getattr(flow, "workbench", None))
+    except RuntimeError as exc:
+        screen.say(str(exc), err=True)
+        return 1
+    try:
+
+        async def work(driver: Driver) -> Any:
+            return await flow.run(runtime, on_event=driver.on_event, on_step=_on_step(screen))
+
+        ctx, code, driver = drive(runtime, work, screen=screen, source=source, channel=getattr(flow, "channel", None), verbose=args.verbose)
+        _closing(screen, runtime, driver)
+        if code == 130:
+            screen.say(QUIT_NOTE, err=True)
+        if code is not None:
+            return code
+        return _outcome(screen, ctx, runtime)
+    finally:
+        runtime.close()
+
+
+def once_command(args: argparse.Namespace, *, screen: Screen | None = None, source: LineSource | None = None) -> int:
+    screen = screen or Screen()
+    source = source or LineSource()
+    ws = workspace_of(args)
+    problem = credential_problem(ws)
+    if problem:
+        screen.say(problem, err=True)
+        return 1
+    if args.verbose:
+        for line in describe_credentials():
+            screen.say(line)
+    spec = once_spec(args)
+    try:
+        runtime = build_runtime(args)
+    except RuntimeError as exc:
+        screen.say(str(exc), err=True)
+        return 1
+    try:
+
+        async def work(driver: Driver) -> Any:
+            return await runtime.run(spec, args.prompt, on_event=driver.on_event, **once_call(args))
+
+        result, code, driver = drive(runtime, work, screen=screen, source=source, channel=None, verbose=args.verbose)
+        if code is not None:
+            _closing(screen, runtime, driver)
+            if code == 130:
+                screen.say(QUIT_ONCE, err=True)
+            return code
+        elapsed = format_duration(result.duration_s)
+        if result.ok:
+            screen.say(f"  = ad-hoc:{result.num_turns} 轮 · ${result.cost_usd:.4f} · 用时 {elapsed}")
+        else:
+            screen.say(f"  x ad-hoc 没成:{first_line(result.error or '', 200)}(用时 {elapsed})", err=True)
+        if result.session_id:
+            screen.say(f'  - 会话 {result.session_id}(要接着聊:flower once --resume {result.session_id} "…")')
+        _closing(screen, runtime, driver)
+        return 0 if result.ok else 1
+    finally:
+        runtime.close()
+

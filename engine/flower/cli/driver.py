@@ -1,0 +1,354 @@
+"""Driving one run: the work on the event loop, and the person connected to it.
+
+stdin is read all the time by one thread, not only while a question is open: what was typed
+during hours of work must never be swallowed as the answer to the next question. On a
+terminal that thread reads key by key with ISIG off, so Ctrl-C reaches flower as a key and
+never the Claude Code child (it shares our process group and would interrupt itself).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import threading
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from .render import Render
+from .terminal import LineEditor, LineSource, RawTerminal, Screen, is_terminal
+from .text import step_label
+
+ANSWER_PROMPT = "你的回答 (回车=跳过,让它自己判断) > "
+IDLE_PROMPT = "(直接说 = 加需求,下个检查点送达) > "
+WORDS_PROMPT = "> "
+INTERRUPT_ASK = "想说点什么?(回车 = 不说,直接继续)"
+INTERRUPT_NOTE = "  (说了话才打断这一轮,正在跑的 subagent 会丢掉半成品;再按一次 Ctrl-C = 退出)"
+QUIT_NOTE = "! 退出。血缘已经落盘:同一目录再跑 flower 会接着上次。"
+
+# A second Ctrl-C within this many seconds quits even if the first one's prompt was answered.
+DOUBLE_PRESS_S = 2.0
+# After asking the run to stop, give it this long to close its sessions before leaving anyway.
+QUIT_GRACE_S = 10.0
+
+
+def _tokens(n: int) -> str:
+    from ..core.events import format_tokens
+
+    return format_tokens(n)
+
+
+
+class Driver:
+    """Runs one piece of work on the event loop and connects the person to it: event lines,
+    the status line, answers to questions, words on Ctrl-C, quitting, signal rescue."""
+
+    def __init__(
+        self,
+        runtime: Any,
+        *,
+        screen: Screen,
+        source: LineSource,
+        channel: Any = None,
+        verbose: bool = False,
+    ) -> None:
+        self.rt = runtime
+        self.screen = screen
+        self.source = source
+        self.channel = channel
+        self.render = Render(verbose=verbose)
+        self.quit_requested = False
+        self._lock = threading.RLock()
+        self._awaiting_words = False
+        self._last_ctrl_c = 0.0
+        self._interrupting = False
+        self._typed = ""  # what is typed but not yet entered (key-by-key mode only)
+        self._stop = threading.Event()
+        self._raw: RawTerminal | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._work: asyncio.Future[Any] | None = None
+        self._step = ""
+        self._context = ""
+        self._results_seen = 0
+        self._attempt_base = 0.0
+        self._attempt_cost = 0.0
+
+    # -- events ------------------------------------------------------------------------
+    def on_event(self, ev: Any) -> None:
+        try:
+            self._on_event(ev)
+        except Exception as exc:  # a broken renderer must never stop hours of work
+            self.screen.say(f"  x (显示出错:{type(exc).__name__}: {exc})", err=True)
+
+    def _on_event(self, ev: Any) -> None:
+        self._track_cost(ev)
+        p = ev.payload or {}
+        if ev.kind == "step":
+            self._step = ev.text
+        if ev.kind == "system" and p.get("subtype") == "context":
+            self._step = step_label(str(p.get("step") or self._step))
+            self._context = f"上下文 {_tokens(int(p.get('used') or 0))}/{_tokens(int(p.get('window') or 0))}"
+        if ev.kind == "result" and self._interrupting:
+            self._interrupting = False
+            lines = ["  ! 这一轮被你打断了,带着你的话接着跑"]
+        elif ev.kind == "tool_result" and self._interrupting and p.get("is_error"):
+            lines = ["  . (打断了:这个工具调用没跑完)"]
+        else:
+            lines = self.render.lines(ev)
+        for line in lines:
+            self.screen.say(line)
+        if ev.kind == "result" and not self.screen.live:
+            self.screen.say(f"  {self.status_text()}")
+        if ev.kind == "ask" and p.get("kind") != "mail":
+            if p.get("state") == "asked" and self.source.closed and self.channel is not None:
+                # nobody can answer any more: skip at once instead of waiting out the timeout
+                self.channel.decline(p.get("id"), "标准输入已关闭")
+            self._refresh_prompt()
+        self.screen.status(self.status_text())
+
+    def _track_cost(self, ev: Any) -> None:
+        done = len(getattr(self.rt, "results", []))
+        if done != self._results_seen:
+            self._results_seen, self._attempt_base, self._attempt_cost = done, 0.0, 0.0
+        if ev.kind == "system" and ev.text == "init":
+            # a new CLI process: its reported total starts from zero again
+            self._attempt_base += self._attempt_cost
+            self._attempt_cost = 0.0
+        elif ev.kind == "result":
+            cost = ev.payload.get("cost_usd")
+            if isinstance(cost, (int, float)):
+                self._attempt_cost = max(self._attempt_cost, float(cost))
+
+    def cost_so_far(self) -> float:
+        if len(getattr(self.rt, "results", [])) != self._results_seen:
+            return round(self.rt.total_cost(), 4)  # the in-flight step has landed in the books
+        return round(self.rt.total_cost() + self._attempt_base + self._attempt_cost, 4)
+
+    def status_text(self) -> str:
+        parts = [p for p in (self._step, self._context) if p]
+        parts.append(f"累计 ${self.cost_so_far():.2f}")
+        parts.append(self.render.elapsed())
+        return "- " + " · ".join(parts)
+
+    # -- the person ----------------------------------------------------------------------
+    def _pending(self) -> list[Any]:
+        if self.channel is None:
+            return []
+        try:
+            return list(self.channel.pending())
+        except Exception:
+            return []
+
+    def _refresh_prompt(self, typed: str | None = None) -> None:
+        """Show the prompt that fits now; half-typed text is kept and redrawn with it."""
+        with self._lock:
+            if typed is not None:
+                self._typed = typed
+            if self._awaiting_words:
+                label = WORDS_PROMPT
+            elif self._pending():
+                label = ANSWER_PROMPT
+            elif self._typed:
+                label = IDLE_PROMPT
+            else:
+                label = None
+            shown = self._typed
+        if label is None:
+            if self.screen.prompt is not None:
+                self.screen.close_prompt()
+            return
+        self.screen.open_prompt(label)
+        self.screen.typed(shown)
+
+    def handle_line(self, text: str) -> None:
+        """One line from the person (any thread): words after Ctrl-C, an answer, or the inbox."""
+        label = self.screen.prompt
+        self.screen.close_prompt(keep=text if label is not None else None)
+        text = text.strip()
+        with self._lock:
+            self._typed = ""
+        with self._lock:
+            words = self._awaiting_words
+            self._awaiting_words = False
+        if words:
+            if text:
+                self._interrupting = True
+                self.rt.interrupt(text)
+                self.screen.say(f"! 打断这一轮,带上你的话:{text}")
+            else:
+                self.screen.say(". 不说话,接着跑")
+            self._refresh_prompt()
+            return
+        pending = self._pending()
+        if pending:
+            ask = pending[0]
+            if not text:
+                self.channel.decline(ask.id, "")
+            else:
+                options = list(getattr(ask, "options", []) or [])
+                if text.isdigit() and 1 <= int(text) <= len(options):
+                    text = options[int(text) - 1]
+                self.channel.answer(ask.id, text)
+        elif text:
+            if self.channel is not None:
+                self.channel.send(text)  # the receipt comes back as a "mail" event
+            else:
+                self.screen.say("  . 这个流程没有收件箱,这句话没送出去;想打断它就按 Ctrl-C")
+        self._refresh_prompt()
+
+    def handle_eof(self) -> None:
+        """stdin closed: nobody can answer; whatever is waiting is skipped, not waited out."""
+        for ask in self._pending():
+            self.channel.decline(ask.id, "标准输入已关闭")
+        with self._lock:
+            self._awaiting_words = False
+        self._refresh_prompt()
+
+    def ctrl_c(self) -> None:
+        """Once: ask for words (they interrupt the round). Twice, or again while asked: quit."""
+        now = time.monotonic()
+        with self._lock:
+            again = self._awaiting_words or (now - self._last_ctrl_c) < DOUBLE_PRESS_S
+            self._last_ctrl_c = now
+            if not again:
+                self._awaiting_words = True
+        if again:
+            self.quit()
+            return
+        self.screen.say("")
+        self.screen.say(f"! {INTERRUPT_ASK}")
+        self.screen.say(INTERRUPT_NOTE)
+        waiting = len(self._pending())
+        if waiting:
+            self.screen.say(f"  (有 {waiting} 个提问还等着,打断不影响它们)")
+        if self.source.closed:
+            self.screen.say("  (标准输入已关闭,没法说话:接着跑)")
+        self._refresh_prompt()
+
+    def quit(self) -> None:
+        loop, work = self._loop, self._work
+        if self.quit_requested:
+            return
+        self.quit_requested = True
+        if loop is None or work is None:
+            return
+
+        def cancel() -> None:
+            if not work.done():
+                work.cancel()
+
+        try:
+            loop.call_soon_threadsafe(cancel)
+        except RuntimeError:
+            pass
+        # the SDK normally closes its CLI child within a second; never hang the person
+        threading.Thread(target=self._watchdog, name="flower-quit", daemon=True).start()
+
+    def _watchdog(self) -> None:
+        time.sleep(QUIT_GRACE_S)
+        self.restore_terminal()
+        try:
+            self.screen.say(QUIT_NOTE, err=True)
+        finally:
+            os._exit(130)
+
+    # -- the reader thread ------------------------------------------------------------------
+    def _reader(self) -> None:
+        editor = LineEditor() if self._raw is not None else None
+        while not self._stop.is_set():
+            if editor is None:
+                line = self.source.read_line(timeout=0.2, stop=self._stop)
+                if line is None:
+                    if self.source.closed:
+                        self.handle_eof()
+                        return
+                    continue
+                self.handle_line(line)
+                continue
+            data = self.source.read_bytes(0.2)
+            if data is None:
+                self.handle_eof()
+                return
+            for action, text in editor.feed(data):
+                if action == "line":
+                    self.handle_line(text)
+                elif action == "ctrl_c":
+                    self.ctrl_c()
+                elif action == "eof":
+                    self.source.closed = True
+                    self.handle_eof()
+                    return
+                elif action == "edit":
+                    self._refresh_prompt(typed=text)
+
+    def restore_terminal(self) -> None:
+        raw = self._raw
+        if raw is not None:
+            raw.restore()
+
+    # -- running -----------------------------------------------------------------------------
+    async def run(self, work: Callable[[], Awaitable[Any]]) -> tuple[Any, int | None]:
+        """Run `work()`; (its value, None), or (None, 130) when the person quit."""
+        from ..core.runtime import rescue_on_signals
+
+        self._loop = loop = asyncio.get_running_loop()
+        self._work = asyncio.ensure_future(work())
+        previous = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGHUP)}
+        rescue_on_signals(self.rt)
+        for sig in previous:
+            rescue = signal.getsignal(sig)
+
+            def handler(signum: int, frame: Any, rescue: Any = rescue) -> None:
+                self.restore_terminal()  # the signal's default action ends us: leave a sane terminal
+                rescue(signum, frame)
+
+            signal.signal(sig, handler)
+        try:
+            loop.add_signal_handler(signal.SIGINT, self.ctrl_c)
+        except (NotImplementedError, RuntimeError):
+            pass
+        if self.source.tty and self.source.fd is not None and is_terminal(self.screen.err):
+            raw = RawTerminal(self.source.fd)
+            # before the thread starts: keys typed in between would be swallowed by line mode
+            if raw.enter():
+                self._raw = raw
+        reader = None
+        if not self.source.closed:
+            reader = threading.Thread(target=self._reader, name="flower-stdin", daemon=True)
+            reader.start()
+        try:
+            return await self._work, None
+        except asyncio.CancelledError:
+            if self.quit_requested:
+                return None, 130
+            raise
+        finally:
+            self._stop.set()
+            try:
+                loop.remove_signal_handler(signal.SIGINT)
+            except (NotImplementedError, RuntimeError):
+                pass
+            for sig, handler in previous.items():
+                signal.signal(sig, handler)
+            self.restore_terminal()
+            self.screen.close_prompt()
+            self.screen.status("")
+            if reader is not None:
+                reader.join(1.0)
+
+
+def drive(runtime: Any, work: Callable[[Driver], Awaitable[Any]], *, screen: Screen, source: LineSource, channel: Any, verbose: bool) -> tuple[Any, int | None, Driver]:
+    """Run `work`; (value, None) when it ended, (None, exit code) when it did not."""
+    driver = Driver(runtime, screen=screen, source=source, channel=channel, verbose=verbose)
+    try:
+        value, code = asyncio.run(driver.run(lambda: work(driver)))
+    except Exception as exc:  # a broken workflow: say what broke, keep the books, exit 1
+        if verbose:
+            import traceback
+
+            screen.say(traceback.format_exc().rstrip(), err=True)
+        screen.say(f"x {type(exc).__name__}: {exc}", err=True)
+        return None, 1, driver
+    return value, code, driver
+

@@ -1,0 +1,145 @@
+"""`flower setup`: ask for a key and a gateway, keep them in <workspace>/.env, check them."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+from pathlib import Path
+
+from .builders import workspace_of
+from .credentials import CREDENTIAL_KEYS, mask
+from .terminal import CANCELLED, LineSource, Screen
+
+ENV_HEADER = "# flower 的凭证(由 `flower setup` 写)。别提交进版本库。"
+
+
+def read_env_file(path: Path) -> dict[str, str]:
+    from dotenv import dotenv_values
+
+    if not path.is_file():
+        return {}
+    return {k: v for k, v in dotenv_values(path).items() if v is not None}
+
+
+def write_env_file(path: Path, updates: dict[str, str | None]) -> None:
+    """Set (or, with None, remove) keys in a .env, keeping every other line as it was; 0600."""
+    lines = path.read_text(encoding="utf-8").splitlines() if path.is_file() else [ENV_HEADER]
+    done: set[str] = set()
+    out: list[str] = []
+    for line in lines:
+        key = line.split("=", 1)[0].strip() if "=" in line and not line.lstrip().startswith("#") else None
+        if key in updates:
+            if key in done:
+                continue
+            done.add(key)
+            value = updates[key]
+            if value is not None:
+                out.append(f"{key}={value}")
+            continue
+        out.append(line)
+    for key, value in updates.items():
+        if key not in done and value is not None:
+            out.append(f"{key}={value}")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write("\n".join(out) + "\n")
+    os.chmod(tmp, 0o600)
+    os.replace(tmp, path)
+
+
+def credential_updates(token: str, base_url: str, current: dict[str, str]) -> dict[str, str | None]:
+    """What `setup` writes for what the person typed. Blank keeps what is there; "-" as the
+    address removes it (back to the public API). An `sk-ant-` key is an API key, anything
+    else a gateway token; the other of the two is removed so they can never disagree."""
+    updates: dict[str, str | None] = {}
+    token = token.strip()
+    if token:
+        if token.startswith("sk-ant-"):
+            updates["ANTHROPIC_API_KEY"], updates["ANTHROPIC_AUTH_TOKEN"] = token, None
+        else:
+            updates["ANTHROPIC_AUTH_TOKEN"], updates["ANTHROPIC_API_KEY"] = token, None
+    base_url = base_url.strip()
+    if base_url == "-":
+        updates["ANTHROPIC_BASE_URL"] = None
+    elif base_url:
+        updates["ANTHROPIC_BASE_URL"] = base_url.rstrip("/")
+    return updates
+
+
+def setup_command(args: argparse.Namespace, *, screen: Screen | None = None, source: LineSource | None = None) -> int:
+    screen = screen or Screen()
+    source = source or LineSource()
+    ws = workspace_of(args)
+    path = ws / ".env"
+    current = read_env_file(path)
+    if not args.check:
+        screen.say("== 配置 flower " + "=" * 40)
+        screen.say(f"凭证会存到 {path}(只你可读)。flower 在这个目录里跑时读它。")
+        token, base_url = _ask_credentials(source, screen, current)
+        if token is None:
+            screen.say(CANCELLED, err=True)
+            return 1
+        updates = credential_updates(token, base_url, current)
+        if updates:
+            write_env_file(path, updates)
+            current = read_env_file(path)
+            screen.say(f"+ 存好了:{path}")
+        else:
+            screen.say(". 什么都没改")
+    return _check_setup(screen, path, current)
+
+
+def _ask_credentials(source: LineSource, screen: Screen, current: dict[str, str]) -> tuple[str | None, str]:
+    have = next((current[k] for k in CREDENTIAL_KEYS if current.get(k)), "")
+    keep = f"直接回车 = 保留现有的 {mask(have)}" if have else "Anthropic 官方的 sk-ant-… 或网关签发的 token"
+    url = current.get("ANTHROPIC_BASE_URL", "")
+    keep_url = f"直接回车 = 保留 {url};- = 清掉,用 Anthropic 官方" if url else "直接回车 = Anthropic 官方"
+    screen.say(f"\n1. 你的 API key 或网关 token ({keep};输入不回显)")
+    if source.tty:
+        import getpass
+
+        try:
+            token = getpass.getpass("   > ")
+            screen.say(f"\n2. 网关地址 ({keep_url})")
+            base_url = input("   > ")
+        except (KeyboardInterrupt, EOFError):
+            return None, ""
+    else:
+        token = source.read_line() or ""
+        screen.say(f"\n2. 网关地址 ({keep_url})")
+        base_url = source.read_line() or ""
+    if not token.strip() and not have:
+        screen.say("没给 token,取消。", err=True)
+        return None, ""
+    return token, base_url
+
+
+def _check_setup(screen: Screen, path: Path, current: dict[str, str]) -> int:
+    from ..core.resilience import endpoint, reachable
+
+    screen.say("")
+    token_key = next((k for k in CREDENTIAL_KEYS if os.environ.get(k) or current.get(k)), None)
+    ok = True
+    if token_key is None:
+        screen.say(f"x 没有凭证:{path} 里没有 ANTHROPIC_API_KEY / ANTHROPIC_AUTH_TOKEN,环境变量里也没有", err=True)
+        ok = False
+    else:
+        value = os.environ.get(token_key) or current.get(token_key, "")
+        where = "环境变量" if os.environ.get(token_key) else str(path)
+        screen.say(f"{token_key} = {mask(value)}(来自 {where})")
+    # the process environment wins over any .env, exactly as the Runtime will see it
+    base = os.environ.get("ANTHROPIC_BASE_URL") or current.get("ANTHROPIC_BASE_URL") or ""
+    if base:
+        os.environ["ANTHROPIC_BASE_URL"] = base
+    screen.say(f"ANTHROPIC_BASE_URL = {base or '(未设,Anthropic 官方)'}")
+    host, port = endpoint()
+    if asyncio.run(reachable(host, port)):
+        screen.say(f"+ 连得上 {host}:{port}(只做了 DNS + TCP 握手:没发请求,没花钱,也不验 key)")
+    else:
+        screen.say(f"x 连不上 {host}:{port}:检查网关地址和网络", err=True)
+        ok = False
+    return 0 if ok else 1
+

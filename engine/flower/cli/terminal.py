@@ -1,0 +1,316 @@
+"""The terminal: the screen (event lines above a live bottom line) and reading the person
+(stdin at the file-descriptor level, key-by-key editing, raw mode, the launch prompt)."""
+
+from __future__ import annotations
+
+import codecs
+import os
+import select
+import sys
+import threading
+import time
+import unicodedata
+from typing import Any, TextIO
+
+from .text import columns, fit, fit_tail, sanitize
+
+PROMPT_FRESH = "要做什么? 一句话就够,回车开始(Ctrl-C 退出)"
+PROMPT_WAKE = "接着上次? 直接回车 = 接着做;也可以说点新的;/new = 重开一件事(Ctrl-C 退出)"
+NEW_COMMAND = "/new"
+CANCELLED = "已取消"
+
+# -- the screen ----------------------------------------------------------------------------
+
+
+class Screen:
+    """All output goes through here. With a live terminal the last line belongs to flower:
+    the open input prompt (with what was typed so far) or else the status line; every event
+    line is written above it, so the prompt never scrolls away."""
+
+    def __init__(self, out: TextIO | None = None, err: TextIO | None = None, *, live: bool | None = None) -> None:
+        self.out = out or sys.stdout
+        self.err = err or sys.stderr
+        self.live = is_terminal(self.err) if live is None else live
+        self._lock = threading.RLock()
+        self._status = ""
+        self._prompt: str | None = None
+        self._typed = ""
+        self._shown = False
+
+    def say(self, text: str = "", *, err: bool = False) -> None:
+        stream = self.err if err else self.out
+        with self._lock:
+            self._clear()
+            for line in sanitize(text).split("\n"):
+                stream.write(line + "\n")
+            stream.flush()
+            self._draw()
+
+    def status(self, text: str) -> None:
+        with self._lock:
+            self._status = text
+            if self.live:
+                self._clear()
+                self._draw()
+
+    def open_prompt(self, label: str) -> None:
+        with self._lock:
+            if self._prompt == label:
+                return
+            self._prompt = label
+            if self.live:
+                self._clear()
+                self._draw()
+            else:
+                self.out.write(label.rstrip() + "\n")
+                self.out.flush()
+
+    def typed(self, text: str) -> None:
+        with self._lock:
+            self._typed = text
+            if self.live:
+                self._clear()
+                self._draw()
+
+    def close_prompt(self, *, keep: str | None = None) -> None:
+        """Remove the prompt; `keep` leaves the submitted line on screen above."""
+        with self._lock:
+            label = self._prompt
+            self._prompt, self._typed = None, ""
+            if self.live:
+                self._clear()
+                if keep is not None and label is not None:
+                    self.err.write(sanitize(label + keep) + "\n")
+                self._draw()
+
+    @property
+    def prompt(self) -> str | None:
+        return self._prompt
+
+    def _width(self) -> int:
+        try:
+            return max(20, os.get_terminal_size(self.err.fileno()).columns - 1)
+        except (OSError, ValueError, AttributeError):
+            return 100
+
+    def _clear(self) -> None:
+        if self.live and self._shown:
+            self.err.write("\r\x1b[K")
+            self.err.flush()
+            self._shown = False
+
+    def _draw(self) -> None:
+        if not self.live:
+            return
+        width = self._width()
+        if self._prompt is not None:
+            room = max(4, width - columns(self._prompt))
+            line = fit(self._prompt, width) + fit_tail(sanitize(self._typed), room)
+        elif self._status:
+            line = fit(self._status, width)
+        else:
+            return
+        self.err.write(line)
+        self.err.flush()
+        self._shown = True
+
+
+def is_terminal(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+# -- reading the person ------------------------------------------------------------------
+
+
+class LineSource:
+    """stdin at the file-descriptor level, with our own buffer: the first line (the request
+    in a pipe) and every later line (answers, words) come out of the same buffer, so nothing
+    read ahead is ever lost in a Python-level buffer."""
+
+    def __init__(self, stream: Any = None) -> None:
+        stream = sys.stdin if stream is None else stream
+        self.stream = stream  # keep it alive: its file descriptor is ours only while it lives
+        self.tty = is_terminal(stream)
+        try:
+            self.fd: int | None = stream.fileno()
+        except (AttributeError, ValueError, OSError):
+            self.fd = None
+        self._buf = b""
+        self.closed = self.fd is None
+
+    def read_line(self, timeout: float | None = None, stop: threading.Event | None = None) -> str | None:
+        """One line without its newline; None at end of input; "" may also mean a blank line.
+
+        With `timeout`, returns None when nothing complete arrived in time and the stream is
+        still open (check `closed` to tell the two apart)."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            if b"\n" in self._buf:
+                line, self._buf = self._buf.split(b"\n", 1)
+                return line.rstrip(b"\r").decode("utf-8", "replace")
+            if self.closed:
+                if self._buf:
+                    line, self._buf = self._buf, b""
+                    return line.decode("utf-8", "replace")
+                return None
+            wait = 0.2 if deadline is None else max(0.0, min(0.2, deadline - time.monotonic()))
+            if stop is not None and stop.is_set():
+                return None
+            if not self._readable(wait):
+                if deadline is not None and time.monotonic() >= deadline:
+                    return None
+                continue
+            self._fill()
+
+    def read_bytes(self, wait: float) -> bytes | None:
+        """What is there now (after at most `wait` s); b"" if nothing yet, None at end of input."""
+        if self._buf:
+            data, self._buf = self._buf, b""
+            return data
+        if self.closed:
+            return None
+        if not self._readable(wait):
+            return b""
+        self._fill()
+        if self._buf:
+            data, self._buf = self._buf, b""
+            return data
+        return None if self.closed else b""
+
+    def _readable(self, wait: float) -> bool:
+        assert self.fd is not None
+        try:
+            ready, _, _ = select.select([self.fd], [], [], wait)
+        except (OSError, ValueError):
+            return True  # not selectable (rare): fall back to a blocking read
+        return bool(ready)
+
+    def _fill(self) -> None:
+        assert self.fd is not None
+        try:
+            data = os.read(self.fd, 4096)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if data:
+            self._buf += data
+        else:
+            self.closed = True
+
+
+class LineEditor:
+    """Key-by-key line editing for a terminal in non-canonical mode; touches no terminal.
+
+    feed() returns ("line", text), ("ctrl_c", ""), ("eof", "") or None."""
+
+    def __init__(self) -> None:
+        self.buffer = ""
+        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        self._escape = ""
+
+    def feed(self, data: bytes) -> list[tuple[str, str]]:
+        actions: list[tuple[str, str]] = []
+        for ch in self._decoder.decode(data):
+            action = self._key(ch)
+            if action is not None:
+                actions.append(action)
+        return actions
+
+    def _key(self, ch: str) -> tuple[str, str] | None:
+        if self._escape:
+            self._escape += ch
+            # ESC [ ... final byte, ESC O x, or a lone two-character sequence
+            if len(self._escape) == 2 and ch not in "[O":
+                self._escape = ""
+            elif len(self._escape) > 2 and ("@" <= ch <= "~"):
+                self._escape = ""
+            return None
+        if ch == "\x1b":
+            self._escape = ch
+            return None
+        if ch in "\r\n":
+            line, self.buffer = self.buffer, ""
+            return ("line", line)
+        if ch == "\x03":
+            self.buffer = ""
+            return ("ctrl_c", "")
+        if ch == "\x04":
+            return ("eof", "") if not self.buffer else None
+        if ch in "\x7f\x08":
+            self.buffer = self.buffer[:-1]
+            return ("edit", self.buffer)
+        if ch == "\x15":
+            self.buffer = ""
+            return ("edit", self.buffer)
+        if ch == "\t":
+            ch = " "
+        if unicodedata.category(ch) in ("Cc", "Cf"):
+            return None
+        self.buffer += ch
+        return ("edit", self.buffer)
+
+
+class RawTerminal:
+    """No echo, no line buffering, no signals from keys: Ctrl-C arrives as a byte."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self._saved: Any = None
+
+    def enter(self) -> bool:
+        try:
+            import termios
+
+            self._saved = termios.tcgetattr(self.fd)
+            mode = termios.tcgetattr(self.fd)
+            mode[3] &= ~(termios.ICANON | termios.ECHO | termios.ISIG | termios.IEXTEN)
+            mode[6][termios.VMIN] = 1
+            mode[6][termios.VTIME] = 0
+            termios.tcsetattr(self.fd, termios.TCSANOW, mode)
+            return True
+        except Exception:  # no termios, not a terminal: stay in line mode
+            self._saved = None
+            return False
+
+    def restore(self) -> None:
+        saved, self._saved = self._saved, None
+        if saved is None:
+            return
+        try:
+            import termios
+
+            termios.tcsetattr(self.fd, termios.TCSANOW, saved)
+        except Exception:
+            pass
+
+
+def ask_for_request(source: LineSource, screen: Screen, *, waking: bool) -> tuple[str, bool] | None:
+    """The launch prompt. Returns (request, typed /new), or None when the person cancelled.
+
+    It reads stdin, not the shell: quotes, spaces and exclamation marks can be typed as is."""
+    header = PROMPT_WAKE if waking else PROMPT_FRESH
+    new = False
+    while True:
+        if source.tty:
+            try:
+                screen.say(header)
+                line: str | None = input("> ")
+            except (KeyboardInterrupt, EOFError):  # also a Ctrl-C between the header and the prompt
+                screen.say("")
+                return None
+        else:
+            # a pipe: no header, just the first line
+            line = source.read_line()
+            if line is None:
+                return ("", new)
+        text = line.strip()
+        if text == NEW_COMMAND and not new:
+            new = True
+            header = PROMPT_FRESH
+            continue
+        return (text, new)
+
