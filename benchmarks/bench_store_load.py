@@ -85,7 +85,7 @@ class Generator:
             "isSidechain": False,
             "userType": "external",
             "entrypoint": "sdk-py",
-            "cwd": "/work/ht001",
+            "cwd": "/home/dev/ht001",
             "sessionId": KEY["session_id"],
             "version": "2.1.327",
             "gitBranch": "main",
@@ -177,7 +177,7 @@ class Generator:
             out = prose(rng, size)
             return "Bash", {"command": cmd, "description": "run"}, out, {"stdout": out, "stderr": "", "interrupted": False}
         if roll < 0.78:
-            path = f"/work/ht001/src/{rng.choice(WORDS)}/{rng.choice(WORDS)}.py"
+            path = f"/home/dev/ht001/src/{rng.choice(WORDS)}/{rng.choice(WORDS)}.py"
             size = rng.randint(2500, 7000) if rng.random() < 0.03 else rng.randint(120, 500)
             out = code_lines(rng, size, path)
             result = {"type": "text", "file": {"filePath": path, "content": out, "numLines": out.count("\n") + 1}}
@@ -197,7 +197,7 @@ class Generator:
     def denial(self, msg_id: str) -> None:
         self.ids += 1
         tool_id = f"toolu_{self.ids:08d}"
-        cmd = "cd /work/ht001 && " + prose(self.rng, 160).replace(" ", "_")
+        cmd = "cd /home/dev/ht001 && " + prose(self.rng, 160).replace(" ", "_")
         self.assistant({"type": "tool_use", "id": tool_id, "name": "Bash", "input": {"command": cmd}}, msg_id)
         text = "PreToolUse:Bash hook error: [delegate_guard]: 协调者不直接动手,用 Agent 派一个执行者去做。"
         block = {"type": "tool_result", "tool_use_id": tool_id, "content": text, "is_error": True}
