@@ -30,17 +30,25 @@ def _closing(screen: Screen, runtime: Any, driver: Driver | None) -> None:
     screen.say(CLOSING.format(cost=cost, manifest=runtime.manifest_path))
 
 
-def go_command(args: argparse.Namespace, *, screen: Screen | None = None, source: LineSource | None = None) -> int:
-    screen = screen or Screen()
-    source = source or LineSource()
+def _ready(args: argparse.Namespace, screen: Screen, *, verbose: bool) -> Path | None:
+    """The workspace, once a credential is known to be there; None (said why) otherwise."""
     ws = workspace_of(args)
     problem = credential_problem(ws)
     if problem:
         screen.say(problem, err=True)
-        return 1
-    if args.verbose:
+        return None
+    if verbose:
         for line in describe_credentials():
             screen.say(line)
+    return ws
+
+
+def go_command(args: argparse.Namespace, *, screen: Screen | None = None, source: LineSource | None = None) -> int:
+    screen = screen or Screen()
+    source = source or LineSource()
+    ws = _ready(args, screen, verbose=args.verbose)
+    if ws is None:
+        return 1
     from ..workflow.starter import banner_line, wake_state
 
     state = wake_state(ws, run_dir=args.run_dir, isolate=args.isolate)
@@ -134,10 +142,8 @@ def _outcome(screen: Screen, ctx: dict[str, Any], runtime: Any) -> int:
 def run_command(args: argparse.Namespace, *, screen: Screen | None = None, source: LineSource | None = None) -> int:
     screen = screen or Screen()
     source = source or LineSource()
-    ws = workspace_of(args)
-    problem = credential_problem(ws)
-    if problem:
-        screen.say(problem, err=True)
+    ws = _ready(args, screen, verbose=False)
+    if ws is None:
         return 1
     try:
         flow = load_target(args.target)
@@ -171,14 +177,9 @@ def run_command(args: argparse.Namespace, *, screen: Screen | None = None, sourc
 def once_command(args: argparse.Namespace, *, screen: Screen | None = None, source: LineSource | None = None) -> int:
     screen = screen or Screen()
     source = source or LineSource()
-    ws = workspace_of(args)
-    problem = credential_problem(ws)
-    if problem:
-        screen.say(problem, err=True)
+    ws = _ready(args, screen, verbose=args.verbose)
+    if ws is None:
         return 1
-    if args.verbose:
-        for line in describe_credentials():
-            screen.say(line)
     spec = once_spec(args)
     try:
         runtime = build_runtime(args)

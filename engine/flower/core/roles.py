@@ -231,18 +231,7 @@ def clarify(
     tools = [channel.tool_name]
     if can_read:
         tools += ["Read", "Glob", "Grep", "WebFetch", "WebSearch"]
-    return AgentSpec(
-        name=name,
-        instructions=_join(CLARIFIER_RULES, instructions),
-        allowed_tools=tools,
-        model=model,
-        effort=effort,
-        max_turns=max_turns,
-        max_budget_usd=max_budget_usd,
-        mcp_servers=channel.mcp_servers(),
-        # without write tools the workbench index has nothing to point it at
-        workbench=False,
-    )
+    return _asking_role(name, CLARIFIER_RULES, instructions, tools, channel, model, effort, max_turns, max_budget_usd)
 
 
 def judge(
@@ -264,15 +253,24 @@ def judge(
     tools = [channel.tool_name, "Read", "Glob", "Grep"]
     if can_run:
         tools.append("Bash")
+    return _asking_role(name, JUDGE_RULES, instructions, tools, channel, model, effort, max_turns, max_budget_usd)
+
+
+def _asking_role(
+    name: str, rules: str, instructions: str, tools: list[str], channel: Any,
+    model: str | None, effort: str | None, max_turns: int | None, max_budget_usd: float | None,
+) -> AgentSpec:
+    """A role that may ask the person but never writes: the clarifier and the judge."""
     return AgentSpec(
         name=name,
-        instructions=_join(JUDGE_RULES, instructions),
+        instructions=_join(rules, instructions),
         allowed_tools=tools,
         model=model,
         effort=effort,
         max_turns=max_turns,
         max_budget_usd=max_budget_usd,
         mcp_servers=channel.mcp_servers(),
+        # without write tools the workbench index has nothing to point it at
         workbench=False,
     )
 
