@@ -1,0 +1,28 @@
+"""The package's public surface: the reference's 62 names, imported lazily."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import flower
+
+REFERENCE = """Runtime StepResult Step Workflow StepAbort clarify_step goal_step with_goal starter_flow wake_state
+BRIEF_KEY MISSING_KEY CLARIFY_RESUME GOAL_KEY VERDICT_KEY ROUND_KEY coordinator worker clarify judge oracle
+COORDINATOR_RULES WORKER_RULES CLARIFIER_RULES JUDGE_RULES ORACLE_RULES AgentSpec build_options CompactPolicy
+HandoffPolicy default_window Brief Handoff Goal Verdict whitelist_guard delegate_guard spill_guard index_guard
+isolate_guard isolated wants_isolation workbench_hooks merge_hooks Workbench SqliteSessionStore
+TrimmingSessionStore PruningSessionStore TrimPolicy EphemeralPolicy PrunePolicy is_ephemeral trim_report
+Resilience classify endpoint reachable Event normalize Ask HumanChannel Lineage""".split()
+
+
+def test_all_62_names_of_the_reference_are_exported_and_importable():
+    assert len(REFERENCE) == 62 and sorted(flower.__all__) == sorted(REFERENCE)
+    for name in REFERENCE:
+        assert getattr(flower, name) is not None, name
+    assert flower.BRIEF_KEY == "_brief" and flower.GOAL_KEY == "_goal" and flower.ROUND_KEY == "_goal_rounds"
+
+
+def test_importing_flower_does_not_import_the_sdk():
+    probe = "import sys, flower; print('claude_agent_sdk' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.strip() == "False"
