@@ -142,3 +142,32 @@ async def test_a_corrupted_lineage_starts_fresh_without_error(use_sim, workspace
     first, second, resumed = await _two_runs(use_sim, workspace, tmp_path / "runs", corrupt)
     assert second["_sessions"]["干活"] != first["_sessions"]["干活"] and resumed == [False] and second["_woke"] == 1
     assert Lineage.open(tmp_path / "runs", workspace).steps == second["_sessions"]  # and is sound again
+
+
+async def test_an_isolated_worker_works_in_its_own_git_worktree(use_sim, workspace, runtime_of):
+    import subprocess
+
+    git = ["git", "-C", str(workspace), "-c", "user.email=t@example.invalid", "-c", "user.name=t"]
+    subprocess.run(["git", "init", "-q", str(workspace)], check=True)
+    (workspace / "a.txt").write_text("a")
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "init"], check=True)
+    sim = use_sim(
+        {
+            "actors": {"coder": {"system": "你负责实现"}},
+            "scripts": {
+                "main": [{"tool": {"name": "Agent", "input": {"subagent_type": "coder", "description": "d", "prompt": "write b.txt", "run_in_background": False}}}, "done"],
+                "coder": [bash("pwd && echo b > b.txt"), "结论:写好了"],
+            },
+        }
+    )
+    # isolated workers cannot write into the shared checkout: the workbench lives beside it
+    wb = Workbench(workspace, home=workspace.parent / f".flower-{workspace.name}")
+    boss = coordinator("协调者", "", {"coder": worker("写代码", "你负责实现。", isolate=True)})
+    r = await runtime_of(workbench=wb).run(boss, "go")
+
+    assert r.ok
+    where = str(sim.last("coder").tool_results()[-1]["content"]).splitlines()[0]
+    assert where.startswith(str(workspace / ".claude" / "worktrees")), where  # the hook injected isolation
+    assert "isolation" not in sim.last("main").tool_uses()[0]["input"]  # the model never asked for it
+    assert not (workspace / "b.txt").exists() and (Path(where) / "b.txt").read_text() == "b\n"
