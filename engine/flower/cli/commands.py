@@ -89,18 +89,24 @@ def go_command(args: argparse.Namespace, *, screen: Screen | None = None, source
             context = runtime.context_of(sid) if sid else 0
             screen.say(banner_line(state, workspace=ws, context=context or None))
 
-        async def work(driver: Driver) -> Any:
-            return await flow.run(runtime, on_event=driver.on_event, on_step=_on_step(screen))
-
-        ctx, code, driver = drive(runtime, work, screen=screen, source=source, channel=flow.channel, verbose=args.verbose)
-        _closing(screen, runtime, driver)
-        if code == 130:
-            screen.say(QUIT_NOTE, err=True)
-        if code is not None:
-            return code
-        return _outcome(screen, ctx, runtime)
+        return _run_workflow(flow, runtime, args, screen=screen, source=source)
     finally:
         runtime.close()
+
+
+def _run_workflow(flow: Any, runtime: Any, args: argparse.Namespace, *, screen: Screen, source: LineSource) -> int:
+    """Drive a workflow to its end on the terminal and say how it went; the exit code."""
+
+    async def work(driver: Driver) -> Any:
+        return await flow.run(runtime, on_event=driver.on_event, on_step=_on_step(screen))
+
+    ctx, code, driver = drive(runtime, work, screen=screen, source=source, channel=getattr(flow, "channel", None), verbose=args.verbose)
+    _closing(screen, runtime, driver)
+    if code == 130:
+        screen.say(QUIT_NOTE, err=True)
+    if code is not None:
+        return code
+    return _outcome(screen, ctx, runtime)
 
 
 def in_git_repo(path: Path) -> bool:
@@ -160,16 +166,7 @@ def run_command(args: argparse.Namespace, *, screen: Screen | None = None, sourc
         return 1
     try:
 
-        async def work(driver: Driver) -> Any:
-            return await flow.run(runtime, on_event=driver.on_event, on_step=_on_step(screen))
-
-        ctx, code, driver = drive(runtime, work, screen=screen, source=source, channel=getattr(flow, "channel", None), verbose=args.verbose)
-        _closing(screen, runtime, driver)
-        if code == 130:
-            screen.say(QUIT_NOTE, err=True)
-        if code is not None:
-            return code
-        return _outcome(screen, ctx, runtime)
+        return _run_workflow(flow, runtime, args, screen=screen, source=source)
     finally:
         runtime.close()
 
