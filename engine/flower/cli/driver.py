@@ -16,6 +16,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from ..core.display import format_tokens
 from .render import Render
 from .terminal import LineEditor, LineSource, RawTerminal, Screen, is_terminal
 from .text import step_label
@@ -31,12 +32,6 @@ QUIT_NOTE = "! 退出。血缘已经落盘:同一目录再跑 flower 会接着�
 DOUBLE_PRESS_S = 2.0
 # After asking the run to stop, give it this long to close its sessions before leaving anyway.
 QUIT_GRACE_S = 10.0
-
-
-def _tokens(n: int) -> str:
-    from ..core.events import format_tokens
-
-    return format_tokens(n)
 
 
 
@@ -88,7 +83,7 @@ class Driver:
             self._step = ev.text
         if ev.kind == "system" and p.get("subtype") == "context":
             self._step = step_label(str(p.get("step") or self._step))
-            self._context = f"上下文 {_tokens(int(p.get('used') or 0))}/{_tokens(int(p.get('window') or 0))}"
+            self._context = f"上下文 {format_tokens(int(p.get('used') or 0))}/{format_tokens(int(p.get('window') or 0))}"
         if ev.kind == "result" and self._interrupting:
             self._interrupting = False
             lines = ["  ! 这一轮被你打断了,带着你的话接着跑"]

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-import unicodedata
+
+from ..core.display import columns, first_line  # re-exported for the cli modules
 
 _ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-_]")
 _CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
@@ -12,10 +13,6 @@ _CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 def sanitize(text: str) -> str:
     """Model and tool text may carry escape sequences (clear screen, move cursor): drop them."""
     return _CONTROLS.sub("", _ESCAPES.sub("", text.replace("\r\n", "\n")))
-
-
-def columns(text: str) -> int:
-    return sum(2 if unicodedata.east_asian_width(c) in "WF" else (0 if unicodedata.combining(c) else 1) for c in text)
 
 
 def fit(text: str, width: int) -> str:
@@ -43,13 +40,6 @@ def format_duration(seconds: float) -> str:
     h, rest = divmod(seconds, 3600)
     m, s = divmod(rest, 60)
     return f"{h}:{m:02d}:{s:02d}" if h else f"{m}:{s:02d}"
-
-
-def first_line(text: str, limit: int = 160) -> str:
-    for line in (text or "").splitlines():
-        if line.strip():
-            return line.strip()[:limit]
-    return ""
 
 
 def step_label(step: str) -> str:

@@ -246,14 +246,6 @@ def _int(value: Any) -> int | None:
     return None
 
 
-def format_tokens(tokens: int) -> str:
-    """A context figure as people read it: 80.2K, 1M, 1.2M."""
-    if tokens >= 1_000_000:
-        value = tokens / 1_000_000
-        return f"{value:.0f}M" if tokens % 1_000_000 == 0 else f"{value:.1f}M"
-    return f"{tokens / 1000:.1f}K"
-
-
 def emitter(callback: Callable[[Event], None] | None) -> Callable[[Event], None]:
     """Wrap an event callback so that a broken UI can never stop the work."""
 

@@ -22,7 +22,8 @@ from ..stores.ephemeral import EphemeralPolicy
 from ..stores.prune import PrunePolicy, PruningSessionStore
 from ..stores.trim import TrimPolicy
 from .agent import AgentSpec, CompactPolicy, HandoffPolicy, build_options
-from .events import Event, context_tokens, emitter, format_tokens, normalize
+from .display import first_line, format_tokens
+from .events import Event, context_tokens, emitter, normalize
 from .files import atomic_write
 from .guard import merge_hooks, whitelist_guard, workbench_hooks
 from .handoff import HANDOFF_PROMPT, Handoff, degraded, is_overflow
@@ -255,7 +256,7 @@ class Runtime:
                 if not self.resilience.should_retry(kind):
                     break
                 delay = self.resilience.delay_for(attempt)
-                emit(Event("retry", text=f"第 {attempt} 次尝试失败({kind}):{_first_line(result.error)};{delay:.0f} 秒后重试",
+                emit(Event("retry", text=f"第 {attempt} 次尝试失败({kind}):{first_line(result.error)};{delay:.0f} 秒后重试",
                            payload={"attempt": attempt, "kind": kind, "error": result.error, "delay": delay}))
                 if not await self.resilience.wait_online(lambda text: emit(Event("retry", text=text, payload={"phase": "offline"}))):
                     result.error = f"the API stayed unreachable for {self.resilience.max_offline_wait:.0f} s: {result.error}"
@@ -564,10 +565,6 @@ async def _quiet(coro: Any) -> None:
         await coro
     except Exception:
         pass  # interrupting a session that just ended is not an error
-
-
-def _first_line(text: str | None) -> str:
-    return (text or "").strip().splitlines()[0][:160] if (text or "").strip() else ""
 
 
 def _safe_name(step: str) -> str:

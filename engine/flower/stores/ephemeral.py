@@ -919,8 +919,8 @@ def _check_docker(args: list[_Word]) -> bool:
     return False
 
 
-def _compose(values: list[str]) -> bool:
-    with_value = ("-f", "--file", "-p", "--project-name", "--project-directory", "--env-file", "--profile")
+def _skip_leading_options(values: list[str], with_value: tuple[str, ...]) -> int:
+    """Index of the subcommand after leading global options that each take a value."""
     i = 0
     while i < len(values):
         v = values[i]
@@ -930,6 +930,11 @@ def _compose(values: list[str]) -> bool:
             i += 1
         else:
             break
+    return i
+
+
+def _compose(values: list[str]) -> bool:
+    i = _skip_leading_options(values, ("-f", "--file", "-p", "--project-name", "--project-directory", "--env-file", "--profile"))
     # `config` is left out: its -o/--output writes a file.
     return i < len(values) and values[i] in {"ps", "logs", "ls", "top", "images", "version"}
 
@@ -942,16 +947,7 @@ def _check_kubectl(args: list[_Word]) -> bool:
     if not args or not _no_opaque(args):
         return False
     values = _values(args)
-    with_value = ("-n", "--namespace", "--context", "--cluster", "--kubeconfig", "--user")
-    i = 0
-    while i < len(values):
-        v = values[i]
-        if v in with_value:
-            i += 2
-        elif v.startswith(tuple(o + "=" for o in with_value if o.startswith("--"))):
-            i += 1
-        else:
-            break
+    i = _skip_leading_options(values, ("-n", "--namespace", "--context", "--cluster", "--kubeconfig", "--user"))
     if i >= len(values):
         return False
     sub, rest = values[i], values[i + 1 :]

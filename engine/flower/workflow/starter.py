@@ -7,12 +7,11 @@ says the same thing about "where we left off".
 from __future__ import annotations
 
 import subprocess
-import unicodedata
 from pathlib import Path
 from typing import Any
 
 from ..core.brief import Brief
-from ..core.events import format_tokens
+from ..core.display import columns, format_tokens
 from ..core.goal import Goal
 from ..core.human import HumanChannel
 from ..core.lineage import Lineage
@@ -106,7 +105,7 @@ def banner(workspace: str | Path = ".", *, run_dir: str | Path = "runs", isolate
 def step_line(name: str, index: int, total: int, *, resumed: bool, woke: int, width: int = 38) -> str:
     """`== 干活 ==============================  3/3  <- 接上次 · 第 3 次唤醒`"""
     head = f"== {name} "
-    fill = max(3, width - _columns(head))
+    fill = max(3, width - columns(head))
     line = f"{head}{'=' * fill}  {index}/{total}"
     if resumed:
         line += f"  <- 接上次 · 第 {woke} 次唤醒"
@@ -199,10 +198,6 @@ def _home_relative(path: Path) -> str:
         return "~/" + str(path.relative_to(Path.home()))
     except ValueError:
         return str(path)
-
-
-def _columns(text: str) -> int:
-    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
 
 
 __all__ = ["banner", "banner_line", "starter_flow", "step_line", "wake_state", "workbench_for"]
