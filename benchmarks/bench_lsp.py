@@ -48,7 +48,9 @@ class TimedSim(SimServer):
     async def _stream(self, request: Any, message: dict[str, Any], turn: Any) -> Any:
         resp = await super()._stream(request, message, turn)
         ended = time.perf_counter()
-        actor = self.scenario.actor_of(RequestView(json.loads(await request.read())))  # aiohttp keeps the body
+        actor = self.scenario.actor_of(
+            RequestView(json.loads(await request.read()))
+        )  # aiohttp keeps the body
         self.turn_ends.append((ended, actor))
         return resp
 
@@ -123,14 +125,20 @@ async def one_starter_run(sim: TimedSim, root: Path, i: int) -> list[float]:
     def on_progress(params: Any) -> None:
         return None
 
-    for method in (types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, types.WINDOW_LOG_MESSAGE, types.WINDOW_SHOW_MESSAGE):
+    for method in (
+        types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS,
+        types.WINDOW_LOG_MESSAGE,
+        types.WINDOW_SHOW_MESSAGE,
+    ):
         client.feature(method)(lambda params: None)
 
     try:
         await asyncio.wait_for(client.initialize_async(_init_params(ws, {"timeout_s": 60})), 60)
         client.initialized(types.InitializedParams())
         start = len(sim.turn_ends)
-        await client.workspace_execute_command_async(types.ExecuteCommandParams(command="flower.start", arguments=[{"ask": "写一个 hello.py"}]))
+        await client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command="flower.start", arguments=[{"ask": "写一个 hello.py"}])
+        )
         await asyncio.wait_for(done.wait(), 300)
         turns = [t for t, actor in sim.turn_ends[start:] if actor != "coder"]  # subagents have no meter
     finally:
@@ -169,9 +177,13 @@ async def main() -> None:
     with tempfile.TemporaryDirectory(prefix="flower-bench-lsp-") as tmp:
         root = Path(tmp)
         starts = await bench_start(args.starts, root)
-        print(f"language server start -> initialize answered: {_describe(starts, 's', 1, 2)}   target <= 1.0 s")
+        print(
+            f"language server start -> initialize answered: {_describe(starts, 's', 1, 2)}   target <= 1.0 s"
+        )
         meter = await bench_meter(args.runs, root)
-        print(f"model turn in flower.sim -> flower/context at the client: {_describe(meter, 'ms', 1000, 1)}   target < 50 ms")
+        print(
+            f"model turn in flower.sim -> flower/context at the client: {_describe(meter, 'ms', 1000, 1)}   target < 50 ms"
+        )
 
 
 if __name__ == "__main__":

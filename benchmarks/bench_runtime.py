@@ -22,11 +22,16 @@ from flower import AgentSpec, Runtime
 from flower.sim.env import isolated_env, scrub_host_model_vars
 from flower.sim.server import SimServer
 
-TURNS = [{"tool": {"name": "Bash", "input": {"command": "echo hi", "description": "say hi"}}}, {"text": "done"}]
+TURNS = [
+    {"tool": {"name": "Bash", "input": {"command": "echo hi", "description": "say hi"}}},
+    {"text": "done"},
+]
 
 
 async def bare(ws: Path) -> float:
-    options = ClaudeAgentOptions(cwd=str(ws), setting_sources=[], allowed_tools=["Bash", "Read"], stderr=lambda line: None)
+    options = ClaudeAgentOptions(
+        cwd=str(ws), setting_sources=[], allowed_tools=["Bash", "Read"], stderr=lambda line: None
+    )
     start = time.perf_counter()
     async for _ in query(prompt="say hi", options=options):
         pass
@@ -46,7 +51,9 @@ async def main(rounds: int) -> None:
     root = Path(tempfile.mkdtemp(prefix="flower-bench-"))
     ws = root / "ws"
     ws.mkdir()
-    with SimServer({"default": TURNS[1], "rules": [{"when": {"last_user_contains": "say hi"}, "reply": TURNS[0]}]}) as sim:
+    with SimServer(
+        {"default": TURNS[1], "rules": [{"when": {"last_user_contains": "say hi"}, "reply": TURNS[0]}]}
+    ) as sim:
         os.environ.update(isolated_env(sim.base_url, root))
         rt = Runtime(workspace=ws, run_dir=root / "runs")
         spec = AgentSpec(name="bench", instructions="", allowed_tools=["Bash", "Read"])
@@ -61,8 +68,12 @@ async def main(rounds: int) -> None:
         rt.close()
     b, f = statistics.median(bare_times), statistics.median(flower_times)
     print(f"rounds: {rounds} (alternating order)")
-    print(f"bare claude_agent_sdk.query : median {b:.3f} s  (min {min(bare_times):.3f}, max {max(bare_times):.3f})")
-    print(f"flower Runtime.run          : median {f:.3f} s  (min {min(flower_times):.3f}, max {max(flower_times):.3f})")
+    print(
+        f"bare claude_agent_sdk.query : median {b:.3f} s  (min {min(bare_times):.3f}, max {max(bare_times):.3f})"
+    )
+    print(
+        f"flower Runtime.run          : median {f:.3f} s  (min {min(flower_times):.3f}, max {max(flower_times):.3f})"
+    )
     print(f"ratio flower / bare         : {f / b:.3f}  (target <= 1.05)")
 
 

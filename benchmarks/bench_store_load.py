@@ -93,7 +93,12 @@ class Generator:
         }
 
     def link(self, entry: dict[str, Any]) -> dict[str, Any]:
-        entry = {"parentUuid": self.last, **entry, "uuid": str(uuidlib.UUID(int=self.rng.getrandbits(128))), **self.meta()}
+        entry = {
+            "parentUuid": self.last,
+            **entry,
+            "uuid": str(uuidlib.UUID(int=self.rng.getrandbits(128))),
+            **self.meta(),
+        }
         self.entries.append(entry)
         self.last = entry["uuid"]
         return entry
@@ -112,7 +117,9 @@ class Generator:
             "server_tool_use": {"web_search_requests": 0, "web_fetch_requests": 0},
         }
 
-    def assistant(self, block: dict[str, Any], msg_id: str, model: str = "claude-opus-5-5", **extra: Any) -> None:
+    def assistant(
+        self, block: dict[str, Any], msg_id: str, model: str = "claude-opus-5-5", **extra: Any
+    ) -> None:
         self.link(
             {
                 "type": "assistant",
@@ -140,8 +147,13 @@ class Generator:
                 "id": str(uuidlib.UUID(int=self.rng.getrandbits(128))),
                 "params": {
                     "model": "claude-opus-5-5",
-                    "betas": ["claude-code-20250219", "interleaved-thinking-2025-05-14", "context-management-2025-06-27",
-                              "advanced-tool-use-2025-11-20", "effort-2025-11-24"],
+                    "betas": [
+                        "claude-code-20250219",
+                        "interleaved-thinking-2025-05-14",
+                        "context-management-2025-06-27",
+                        "advanced-tool-use-2025-11-20",
+                        "effort-2025-11-24",
+                    ],
                     "max_tokens": 128000,
                     "thinking": {"type": "adaptive", "display": "updates"},
                     "context_management": {"edits": [{"type": "clear_thinking_20251015", "keep": "all"}]},
@@ -168,22 +180,52 @@ class Generator:
         rng = self.rng
         roll = rng.random()
         if roll < 0.25:
-            cmd = rng.choice(["git status -s", "git status", "ls -la src", "git log --oneline -8", "pwd", "git diff --stat"])
+            cmd = rng.choice(
+                [
+                    "git status -s",
+                    "git status",
+                    "ls -la src",
+                    "git log --oneline -8",
+                    "pwd",
+                    "git diff --stat",
+                ]
+            )
             out = "\n".join(f" M src/{prose(rng, 18).replace(' ', '_')}.py" for _ in range(rng.randint(1, 6)))
-            return "Bash", {"command": cmd, "description": "glance"}, out, {"stdout": out, "stderr": "", "interrupted": False}
+            return (
+                "Bash",
+                {"command": cmd, "description": "glance"},
+                out,
+                {"stdout": out, "stderr": "", "interrupted": False},
+            )
         if roll < 0.48:
             cmd = rng.choice(["pytest -q tests/unit", "make build", "python scripts/audit.py", "npm test"])
             size = rng.randint(2500, 7000) if rng.random() < 0.03 else rng.randint(60, 400)
             out = prose(rng, size)
-            return "Bash", {"command": cmd, "description": "run"}, out, {"stdout": out, "stderr": "", "interrupted": False}
+            return (
+                "Bash",
+                {"command": cmd, "description": "run"},
+                out,
+                {"stdout": out, "stderr": "", "interrupted": False},
+            )
         if roll < 0.78:
             path = f"/home/dev/ht001/src/{rng.choice(WORDS)}/{rng.choice(WORDS)}.py"
             size = rng.randint(2500, 7000) if rng.random() < 0.03 else rng.randint(120, 500)
             out = code_lines(rng, size, path)
-            result = {"type": "text", "file": {"filePath": path, "content": out, "numLines": out.count("\n") + 1}}
+            result = {
+                "type": "text",
+                "file": {"filePath": path, "content": out, "numLines": out.count("\n") + 1},
+            }
             return "Read", {"file_path": path}, out, result
-        out = "\n".join(f"src/{rng.choice(WORDS)}.py:{rng.randint(1, 900)}: {prose(rng, 50)}" for _ in range(rng.randint(1, 5)))
-        return "Grep", {"pattern": rng.choice(WORDS), "output_mode": "content"}, out, {"mode": "content", "content": out}
+        out = "\n".join(
+            f"src/{rng.choice(WORDS)}.py:{rng.randint(1, 900)}: {prose(rng, 50)}"
+            for _ in range(rng.randint(1, 5))
+        )
+        return (
+            "Grep",
+            {"pattern": rng.choice(WORDS), "output_mode": "content"},
+            out,
+            {"mode": "content", "content": out},
+        )
 
     def call(self, msg_id: str) -> None:
         self.ids += 1
@@ -220,7 +262,9 @@ class Generator:
                     "message": {
                         "role": "assistant",
                         "model": "<synthetic>",
-                        "content": [{"type": "text", "text": "API Error: Can't reach the API server (ENOTFOUND)."}],
+                        "content": [
+                            {"type": "text", "text": "API Error: Can't reach the API server (ENOTFOUND)."}
+                        ],
                     },
                 }
             )
@@ -234,18 +278,29 @@ class Generator:
             for _ in range(calls + rng.randint(-5, 5)):
                 msg_id = f"msg_{rng.getrandbits(64):016x}"
                 if rng.random() < 0.2:
-                    self.assistant({"type": "thinking", "thinking": prose(rng, rng.randint(100, 400)), "signature": "sig"}, msg_id)
+                    self.assistant(
+                        {
+                            "type": "thinking",
+                            "thinking": prose(rng, rng.randint(100, 400)),
+                            "signature": "sig",
+                        },
+                        msg_id,
+                    )
                 if rng.random() < 0.2:
                     self.assistant({"type": "text", "text": prose(rng, rng.randint(60, 300))}, msg_id)
                 self.call(msg_id)
             if r in denials:
                 self.denial(f"msg_{rng.getrandbits(64):016x}")
-            self.assistant({"type": "text", "text": prose(rng, rng.randint(300, 900))}, f"msg_{rng.getrandbits(64):016x}")
+            self.assistant(
+                {"type": "text", "text": prose(rng, rng.randint(300, 900))}, f"msg_{rng.getrandbits(64):016x}"
+            )
             self.side({"type": "last-prompt", "lastPrompt": "继续", "leafUuid": self.last})
             if r in outages:
                 self.outage()
                 self.side({"type": "last-prompt", "lastPrompt": "继续", "leafUuid": self.last})
-                self.prompt("上一轮在中途被打断,没有跑完。检查一下工作台里已经落盘的东西,从中断处接着做,不要重头来过。")
+                self.prompt(
+                    "上一轮在中途被打断,没有跑完。检查一下工作台里已经落盘的东西,从中断处接着做,不要重头来过。"
+                )
         return self.entries
 
 
@@ -283,7 +338,9 @@ def results(entries: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     }
 
 
-def verify(original: list[dict[str, Any]], loaded: list[dict[str, Any]], prune: PrunePolicy) -> dict[str, int]:
+def verify(
+    original: list[dict[str, Any]], loaded: list[dict[str, Any]], prune: PrunePolicy
+) -> dict[str, int]:
     """Check every changed result is accounted for; return counts per kind of change."""
     commands = {
         b["id"]: b["input"].get("command", "")
@@ -305,7 +362,9 @@ def verify(original: list[dict[str, Any]], loaded: list[dict[str, Any]], prune: 
         text = now["content"]
         assert isinstance(text, str), tool_id
         if text.startswith(SPILL_MARK):
-            path = Path(next(t for t in text.replace(",", " ").split() if t.startswith("/") and t.endswith(".txt")))
+            path = Path(
+                next(t for t in text.replace(",", " ").split() if t.startswith("/") and t.endswith(".txt"))
+            )
             assert path.read_text(encoding="utf-8") == block["content"], f"spill file for {tool_id} differs"
             counts["spilled"] += 1
         elif "已过期" in text:
@@ -342,9 +401,11 @@ async def main() -> int:
             stored = db.stat().st_size + sum(p.stat().st_size for p in base.glob("sessions.db-*"))
             payload = sum(len(json.dumps(e, ensure_ascii=False).encode()) for e in entries)
             raw = visible_chars(entries)
-            print(f"transcript: {args.rounds} rounds, {len(entries)} entries "
-                  f"({sum(e['type'] in ('user', 'assistant') for e in entries)} messages), "
-                  f"{len(results(entries))} tool results, generated in {gen_s:.1f}s")
+            print(
+                f"transcript: {args.rounds} rounds, {len(entries)} entries "
+                f"({sum(e['type'] in ('user', 'assistant') for e in entries)} messages), "
+                f"{len(results(entries))} tool results, generated in {gen_s:.1f}s"
+            )
             print(f"stored:     {payload / 1e6:.1f} MB of JSON, sessions.db {stored / 1e6:.1f} MB")
             print(f"context:    {raw:,} chars of message content ≈ {raw // 4 / 1000:.1f}K tokens")
 
@@ -365,24 +426,36 @@ async def main() -> int:
 
             p, q = statistics.median(plain_times), statistics.median(layered_times)
             print()
-            print(f"SqliteSessionStore.load()   median {p * 1000:8.1f} ms   (runs: {', '.join(f'{x * 1000:.0f}' for x in plain_times)})")
-            print(f"PruningSessionStore.load()  median {q * 1000:8.1f} ms   (runs: {', '.join(f'{x * 1000:.0f}' for x in layered_times)})")
+            print(
+                f"SqliteSessionStore.load()   median {p * 1000:8.1f} ms   (runs: {', '.join(f'{x * 1000:.0f}' for x in plain_times)})"
+            )
+            print(
+                f"PruningSessionStore.load()  median {q * 1000:8.1f} ms   (runs: {', '.join(f'{x * 1000:.0f}' for x in layered_times)})"
+            )
             print(f"                            first  {cold * 1000:8.1f} ms   (writes the spill files)")
             print(f"ratio layered / plain:      {q / p:.2f}x  (+{(q - p) * 1000:.1f} ms per resume)")
 
             seen = visible_chars(loaded)
             print()
-            print(f"report: {layered.last_report}, pruned entries {layered.pruned}, denials dropped {layered.denials_dropped}")
-            print(f"model sees {seen:,} of {raw:,} chars ≈ {seen // 4 / 1000:.1f}K tokens: "
-                  f"{1 - seen / raw:.1%} of the characters are no longer sent")
+            print(
+                f"report: {layered.last_report}, pruned entries {layered.pruned}, denials dropped {layered.denials_dropped}"
+            )
+            print(
+                f"model sees {seen:,} of {raw:,} chars ≈ {seen // 4 / 1000:.1f}K tokens: "
+                f"{1 - seen / raw:.1%} of the characters are no longer sent"
+            )
 
             counts = verify(entries, loaded, prune)
             spill_dir = workspace / policy.spill_dirname
-            spilled_bytes = sum(f.stat().st_size for f in spill_dir.glob("*.txt")) if spill_dir.exists() else 0
-            print(f"verified: {counts['spilled']} spilled results read back byte for byte "
-                  f"({spilled_bytes / 1e6:.2f} MB in {spill_dir.relative_to(base)}), "
-                  f"{counts['expired']} expired, {counts['removed']} removed with their calls, "
-                  f"{counts['unchanged']} untouched")
+            spilled_bytes = (
+                sum(f.stat().st_size for f in spill_dir.glob("*.txt")) if spill_dir.exists() else 0
+            )
+            print(
+                f"verified: {counts['spilled']} spilled results read back byte for byte "
+                f"({spilled_bytes / 1e6:.2f} MB in {spill_dir.relative_to(base)}), "
+                f"{counts['expired']} expired, {counts['removed']} removed with their calls, "
+                f"{counts['unchanged']} untouched"
+            )
             plain_again = await plain.load(KEY)
             assert plain_again == entries, "SQLite rows changed"
             print("verified: SQLite still returns the original entries")

@@ -20,9 +20,13 @@ def _claim_stdout() -> BinaryIO:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="flower-lsp", description="flower's language server (LSP over stdio)")
+    parser = argparse.ArgumentParser(
+        prog="flower-lsp", description="flower's language server (LSP over stdio)"
+    )
     parser.add_argument("--log-file", help="write the server's log here (stdout is the protocol channel)")
-    parser.add_argument("-v", "--verbose", action="store_true", help="log at INFO (pygls then logs message bodies)")
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="log at INFO (pygls then logs message bodies)"
+    )
     args = parser.parse_args(argv)
     target = {"filename": args.log_file} if args.log_file else {"stream": sys.stderr}
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, **target)  # type: ignore[arg-type]

@@ -105,7 +105,9 @@ def _read(path: Path) -> str:
         return ""
 
 
-def verdict_diagnostics(verdict: p.VerdictInfo, markdown: str, *, folder: str, encoding: str = "utf-16") -> list[types.Diagnostic]:
+def verdict_diagnostics(
+    verdict: p.VerdictInfo, markdown: str, *, folder: str, encoding: str = "utf-16"
+) -> list[types.Diagnostic]:
     """One diagnostic per failed check of a verdict that is not achieved."""
     from flower.core.goal import check_lines
 
@@ -114,7 +116,9 @@ def verdict_diagnostics(verdict: p.VerdictInfo, markdown: str, *, folder: str, e
     lines = markdown.splitlines()
     checks = check_lines(markdown)
     severity = SEVERITY.get(verdict.state, types.DiagnosticSeverity.Warning)
-    label = {"not_yet": "not passed", "unreachable": "unreachable", "": "not passed (no clear conclusion)"}[verdict.state]
+    label = {"not_yet": "not passed", "unreachable": "unreachable", "": "not passed (no clear conclusion)"}[
+        verdict.state
+    ]
     reason = f"\nJudge: {verdict.reason.strip()}" if verdict.reason.strip() else ""
     data = {"folder": folder, "state": verdict.state, "round": verdict.round}
     out = []
@@ -123,18 +127,22 @@ def verdict_diagnostics(verdict: p.VerdictInfo, markdown: str, *, folder: str, e
         where = line if line is not None else _heading_line(lines, checks)
         what = item or "the goal"
         suffix = "" if line is not None or not item else " (not found in the checklist)"
-        out.append(types.Diagnostic(
-            range=_line_range(lines, where, encoding),
-            message=f"Judge round {verdict.round}, {label}: {what}{suffix}{reason}",
-            severity=severity,
-            code=verdict.state or "unclear",
-            source=SOURCE,
-            data=data,
-        ))
+        out.append(
+            types.Diagnostic(
+                range=_line_range(lines, where, encoding),
+                message=f"Judge round {verdict.round}, {label}: {what}{suffix}{reason}",
+                severity=severity,
+                code=verdict.state or "unclear",
+                source=SOURCE,
+                data=data,
+            )
+        )
     return out
 
 
-def unverifiable_diagnostics(items: list[str] | None, markdown: str, *, encoding: str = "utf-16") -> list[types.Diagnostic]:
+def unverifiable_diagnostics(
+    items: list[str] | None, markdown: str, *, encoding: str = "utf-16"
+) -> list[types.Diagnostic]:
     """Information on every [此环境无法验证:…] check, known to fail here from the moment the goal is set."""
     from flower.core.goal import Goal, check_lines
 
@@ -146,13 +154,15 @@ def unverifiable_diagnostics(items: list[str] | None, markdown: str, *, encoding
         line = locate(item, checks)
         if line is None:
             continue
-        out.append(types.Diagnostic(
-            range=_line_range(lines, line, encoding),
-            message=f"This check cannot be verified in this environment, so it cannot pass here: {item}",
-            severity=types.DiagnosticSeverity.Information,
-            code="unverifiable",
-            source=SOURCE,
-        ))
+        out.append(
+            types.Diagnostic(
+                range=_line_range(lines, line, encoding),
+                message=f"This check cannot be verified in this environment, so it cannot pass here: {item}",
+                severity=types.DiagnosticSeverity.Information,
+                code="unverifiable",
+                source=SOURCE,
+            )
+        )
     return out
 
 
@@ -178,9 +188,13 @@ class VerdictDiagnostics:
     def _publish(self, folder: Folder, pub: Published) -> None:
         if pub.path is None:
             return
-        self.server.send(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS, types.PublishDiagnosticsParams(
-            uri=uri_of(pub.path), diagnostics=[*pub.verdict, *pub.unverifiable],
-        ))
+        self.server.send(
+            types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS,
+            types.PublishDiagnosticsParams(
+                uri=uri_of(pub.path),
+                diagnostics=[*pub.verdict, *pub.unverifiable],
+            ),
+        )
 
     def _switch(self, folder: Folder, path: Path) -> Published:
         pub = self.published.setdefault(folder.uri, Published())
@@ -201,7 +215,9 @@ class VerdictDiagnostics:
         if path is None:
             return
         pub = self._switch(run.folder, path)
-        pub.verdict = verdict_diagnostics(verdict, _read(path), folder=run.folder.uri, encoding=self._encoding())
+        pub.verdict = verdict_diagnostics(
+            verdict, _read(path), folder=run.folder.uri, encoding=self._encoding()
+        )
         self._publish(run.folder, pub)
 
     def on_goal_set(self, run: Run, data: dict[str, Any]) -> None:
@@ -212,7 +228,9 @@ class VerdictDiagnostics:
         pub = self._switch(run.folder, path)
         pub.verdict = []  # a new goal: the last verdict's lines no longer mean anything
         pub.unverifiable = unverifiable_diagnostics(
-            [str(i) for i in items] if isinstance(items, list) else None, _read(path), encoding=self._encoding()
+            [str(i) for i in items] if isinstance(items, list) else None,
+            _read(path),
+            encoding=self._encoding(),
         )
         self._publish(run.folder, pub)
 
@@ -226,9 +244,12 @@ class VerdictDiagnostics:
             ask = unreachable_ask(run)
             if ask is None:
                 continue
-            diagnostics = [d for d in pub.verdict if d.code == "unreachable" and _overlaps(d.range, params.range)]
+            diagnostics = [
+                d for d in pub.verdict if d.code == "unreachable" and _overlaps(d.range, params.range)
+            ]
             diagnostics += [
-                d for d in params.context.diagnostics
+                d
+                for d in params.context.diagnostics
                 if d.source == SOURCE and d.code == "unreachable" and d not in diagnostics
             ]
             if not diagnostics:
@@ -268,7 +289,9 @@ def unreachable_ask(run: Run) -> Any:
 
 def _overlaps(a: types.Range, b: types.Range) -> bool:
     return (a.start.line, a.start.character) <= (b.end.line, b.end.character) and (
-        b.start.line, b.start.character) <= (a.end.line, a.end.character)
+        b.start.line,
+        b.start.character,
+    ) <= (a.end.line, a.end.character)
 
 
 def register(server: FlowerServer) -> None:

@@ -26,7 +26,9 @@ class Engine(Protocol):
     def banner(self, workspace: Path, run_dir: Path) -> str | None:
         """The seeds' one-line resume banner, or None when there is nothing to resume."""
 
-    def workflow(self, ask: str, *, workspace: Path, run_dir: Path, new: bool, timeout_s: float | None) -> Any:
+    def workflow(
+        self, ask: str, *, workspace: Path, run_dir: Path, new: bool, timeout_s: float | None
+    ) -> Any:
         """A workflow with `.channel` (HumanChannel), `.workbench` and `async run(runtime, *, on_event, on_step)`."""
 
     def runtime(self, workflow: Any, *, workspace: Path, run_dir: Path, window: int | None) -> Any:
@@ -51,7 +53,9 @@ class FlowerEngine:
 
         return banner(workspace, run_dir=run_dir)
 
-    def workflow(self, ask: str, *, workspace: Path, run_dir: Path, new: bool, timeout_s: float | None) -> Any:
+    def workflow(
+        self, ask: str, *, workspace: Path, run_dir: Path, new: bool, timeout_s: float | None
+    ) -> Any:
         from flower.workflow.starter import starter_flow
 
         return starter_flow(ask, workspace=workspace, run_dir=run_dir, new=new, timeout_s=timeout_s)
@@ -62,7 +66,9 @@ class FlowerEngine:
 
         handoff = HandoffPolicy(window=window) if window else True
         # trim on, as on the `flower go` path
-        return Runtime(workspace=workspace, run_dir=run_dir, workbench=workflow.workbench, trim=True, handoff=handoff)
+        return Runtime(
+            workspace=workspace, run_dir=run_dir, workbench=workflow.workbench, trim=True, handoff=handoff
+        )
 
 
 def load_engine(spec: str | None = None) -> Engine:

@@ -57,9 +57,15 @@ class InitOptions:
     """initializationOptions the server understands; every field is optional and a bad value is
     reported and replaced by its default, never a failed initialize."""
 
-    run_dir: str = _doc("the run directory, relative to each workspace folder (the CLI's `-r`)", default="runs")
-    timeout_s: float | None = _doc("seconds a question waits for an answer; 0 = never wait, null = forever", default=1800.0)
-    window: int | None = _doc("the model's context window for handoffs; null = inferred from the model", default=None)
+    run_dir: str = _doc(
+        "the run directory, relative to each workspace folder (the CLI's `-r`)", default="runs"
+    )
+    timeout_s: float | None = _doc(
+        "seconds a question waits for an answer; 0 = never wait, null = forever", default=1800.0
+    )
+    window: int | None = _doc(
+        "the model's context window for handoffs; null = inferred from the model", default=None
+    )
 
 
 # -- command arguments --------------------------------------------------------------------------
@@ -122,7 +128,9 @@ class CommandResult:
 
     ok: bool = _doc("whether the command did what was asked")
     message: str = _doc("one line for the person")
-    offer: Offer | None = _doc('"start" when there was nothing to continue and a new run is offered', default=None)
+    offer: Offer | None = _doc(
+        '"start" when there was nothing to continue and a new run is offered', default=None
+    )
     uri: str | None = _doc("the document concerned (flower.openDocument)", default=None)
 
 
@@ -140,7 +148,9 @@ class StateParams:
 class VerdictInfo:
     """One judge round's verdict."""
 
-    state: VerdictState = _doc('"achieved", "not_yet", "unreachable", or "" when no conclusion was recognised')
+    state: VerdictState = _doc(
+        '"achieved", "not_yet", "unreachable", or "" when no conclusion was recognised'
+    )
     reason: str = _doc("the judge's reason")
     failed: list[str] = _doc("checklist items that did not pass")
     round: int = _doc("the judge round (1-based)")
@@ -228,7 +238,9 @@ class EventParams:
     """One line for the output log: run lifecycle, steps, retries, handoffs, verdicts, questions."""
 
     folder: str = _doc("URI of the workspace folder")
-    kind: EventKind = _doc("what happened; `run` carries payload.phase = started | finished | stopped | failed")
+    kind: EventKind = _doc(
+        "what happened; `run` carries payload.phase = started | finished | stopped | failed"
+    )
     text: str = _doc("a readable line")
     payload: dict[str, Any] = _doc("structured details (JSON-safe copy of the engine event's payload)")
 
@@ -250,33 +262,118 @@ class Method:
 
 
 METHODS: tuple[Method, ...] = (
-    Method("CONTINUE", CONTINUE, "command", "client->server", ContinueArgs, CommandResult,
-           "Wake and go on; with nothing to continue, says so and offers to start (offer: \"start\")."),
-    Method("START", START, "command", "client->server", StartArgs, CommandResult,
-           "Start a run with a request; refused while the folder's run is in progress."),
-    Method("SAY", SAY, "command", "client->server", SayArgs, CommandResult,
-           "Say something to the running work (interrupt and resume with the words)."),
-    Method("STOP", STOP, "command", "client->server", StopArgs, CommandResult,
-           "Stop the folder's run; state stays on disk and flower.continue resumes it."),
-    Method("OPEN_DOCUMENT", OPEN_DOCUMENT, "command", "client->server", OpenDocumentArgs, CommandResult,
-           "Open 需求.md, 目标.md or the latest handoff document (window/showDocument)."),
-    Method("ANSWER", ANSWER, "command", "client->server", AnswerArgs, CommandResult,
-           "Answer a pending question by id (the verdict code actions use it)."),
-    Method("STATE", STATE, "request", "client->server", StateParams, StateResult,
-           "wake_state() plus what is running now."),
-    Method("BANNER", BANNER, "notification", "server->client", BannerParams, None,
-           "The resume banner: on initialized and whenever a run wakes."),
-    Method("CONTEXT", CONTEXT, "notification", "server->client", ContextParams, None,
-           "The context meter after every model turn; near the threshold and during a handoff it says so."),
-    Method("EVENT", EVENT, "notification", "server->client", EventParams, None,
-           "One event for the output log."),
-    Method("ASK", ASK, "request", "server->client", AskParams, AskResult,
-           "A question for the person. Answer, dismiss, or leave it: the engine's timeout then applies."),
+    Method(
+        "CONTINUE",
+        CONTINUE,
+        "command",
+        "client->server",
+        ContinueArgs,
+        CommandResult,
+        'Wake and go on; with nothing to continue, says so and offers to start (offer: "start").',
+    ),
+    Method(
+        "START",
+        START,
+        "command",
+        "client->server",
+        StartArgs,
+        CommandResult,
+        "Start a run with a request; refused while the folder's run is in progress.",
+    ),
+    Method(
+        "SAY",
+        SAY,
+        "command",
+        "client->server",
+        SayArgs,
+        CommandResult,
+        "Say something to the running work (interrupt and resume with the words).",
+    ),
+    Method(
+        "STOP",
+        STOP,
+        "command",
+        "client->server",
+        StopArgs,
+        CommandResult,
+        "Stop the folder's run; state stays on disk and flower.continue resumes it.",
+    ),
+    Method(
+        "OPEN_DOCUMENT",
+        OPEN_DOCUMENT,
+        "command",
+        "client->server",
+        OpenDocumentArgs,
+        CommandResult,
+        "Open 需求.md, 目标.md or the latest handoff document (window/showDocument).",
+    ),
+    Method(
+        "ANSWER",
+        ANSWER,
+        "command",
+        "client->server",
+        AnswerArgs,
+        CommandResult,
+        "Answer a pending question by id (the verdict code actions use it).",
+    ),
+    Method(
+        "STATE",
+        STATE,
+        "request",
+        "client->server",
+        StateParams,
+        StateResult,
+        "wake_state() plus what is running now.",
+    ),
+    Method(
+        "BANNER",
+        BANNER,
+        "notification",
+        "server->client",
+        BannerParams,
+        None,
+        "The resume banner: on initialized and whenever a run wakes.",
+    ),
+    Method(
+        "CONTEXT",
+        CONTEXT,
+        "notification",
+        "server->client",
+        ContextParams,
+        None,
+        "The context meter after every model turn; near the threshold and during a handoff it says so.",
+    ),
+    Method(
+        "EVENT", EVENT, "notification", "server->client", EventParams, None, "One event for the output log."
+    ),
+    Method(
+        "ASK",
+        ASK,
+        "request",
+        "server->client",
+        AskParams,
+        AskResult,
+        "A question for the person. Answer, dismiss, or leave it: the engine's timeout then applies.",
+    ),
 )
 
 PAYLOADS: tuple[type, ...] = (
-    InitOptions, ContinueArgs, StartArgs, SayArgs, StopArgs, OpenDocumentArgs, AnswerArgs, CommandResult,
-    StateParams, VerdictInfo, AskParams, AskResult, StateResult, BannerParams, ContextParams, EventParams,
+    InitOptions,
+    ContinueArgs,
+    StartArgs,
+    SayArgs,
+    StopArgs,
+    OpenDocumentArgs,
+    AnswerArgs,
+    CommandResult,
+    StateParams,
+    VerdictInfo,
+    AskParams,
+    AskResult,
+    StateResult,
+    BannerParams,
+    ContextParams,
+    EventParams,
 )
 ALIASES: dict[str, Any] = {
     "DocumentName": DocumentName,
@@ -340,7 +437,9 @@ def _check(tp: Any, value: Any, where: str) -> Any:
                 return _check(arg, value, where)
             except ProtocolError as exc:
                 errors.append(str(exc))
-        raise ProtocolError(errors[0] if len(errors) == 1 else f"{where}: got {_json_type(value)}, expected {ts_type(tp)}")
+        raise ProtocolError(
+            errors[0] if len(errors) == 1 else f"{where}: got {_json_type(value)}, expected {ts_type(tp)}"
+        )
     if origin is Literal:
         if value not in args:
             raise ProtocolError(f"{where}: must be one of {', '.join(repr(a) for a in args)}, got {value!r}")
@@ -360,8 +459,14 @@ def _check(tp: Any, value: Any, where: str) -> Any:
             raise ProtocolError(f"{where}: expected a boolean, got {_json_type(value)}")
         return value
     if tp in (int, float):
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or (tp is int and not float(value).is_integer()):
-            raise ProtocolError(f"{where}: expected a{'n integer' if tp is int else ' number'}, got {_json_type(value)}")
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or (tp is int and not float(value).is_integer())
+        ):
+            raise ProtocolError(
+                f"{where}: expected a{'n integer' if tp is int else ' number'}, got {_json_type(value)}"
+            )
         return tp(value)
     if tp is str:
         if not isinstance(value, str):
@@ -455,7 +560,9 @@ def typescript() -> str:
     out += [
         "",
         "/** Every command the server registers (executeCommandProvider); the client must not register them again. */",
-        "export const COMMANDS = [" + ", ".join(m.const for m in METHODS if m.kind == "command") + "] as const;",
+        "export const COMMANDS = ["
+        + ", ".join(m.const for m in METHODS if m.kind == "command")
+        + "] as const;",
         "",
         "/** Params and result types by method name. */",
         "export interface MethodTypes {",
@@ -471,7 +578,9 @@ def typescript() -> str:
 def main(argv: list[str] | None = None) -> int:
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m flower_lsp.protocol", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m flower_lsp.protocol", description=__doc__.splitlines()[0]
+    )
     parser.add_argument("--typescript", action="store_true", help="print the protocol as a TypeScript module")
     args = parser.parse_args(argv)
     if not args.typescript:

@@ -40,7 +40,9 @@ def params_of(run: Run, ask: Any) -> p.AskParams:
     )
 
 
-async def ask_client(server: FlowerServer, params: p.AskParams, *, settled: asyncio.Future[None] | None = None) -> p.AskResult | None:
+async def ask_client(
+    server: FlowerServer, params: p.AskParams, *, settled: asyncio.Future[None] | None = None
+) -> p.AskResult | None:
     """Send flower/ask and wait for the reply, the ask's timeout, or `settled`; None = no answer."""
     msg_id = f"flower-ask-{params.id}-{uuid.uuid4().hex[:8]}"
     try:
@@ -68,7 +70,9 @@ async def ask_client(server: FlowerServer, params: p.AskParams, *, settled: asyn
     try:
         return p.from_json(p.AskResult, raw, "flower/ask result")
     except p.ProtocolError as exc:
-        server.log_line(f"flower: ignoring a malformed answer to {params.id}: {exc}", types.MessageType.Warning)
+        server.log_line(
+            f"flower: ignoring a malformed answer to {params.id}: {exc}", types.MessageType.Warning
+        )
         return None
 
 

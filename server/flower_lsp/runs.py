@@ -66,7 +66,16 @@ class Memory:
 class Run:
     """One workflow run in one folder."""
 
-    def __init__(self, server: FlowerServer, folder: Folder, workflow: Any, runtime: Any, *, waking: bool, banner: str | None) -> None:
+    def __init__(
+        self,
+        server: FlowerServer,
+        folder: Folder,
+        workflow: Any,
+        runtime: Any,
+        *,
+        waking: bool,
+        banner: str | None,
+    ) -> None:
         self.server = server
         self.folder = folder
         self.workflow = workflow
@@ -156,16 +165,24 @@ class Run:
         progress = self.server.work_done_progress
         try:
             await asyncio.wait_for(progress.create_async(token), 10)
-            progress.begin(token, types.WorkDoneProgressBegin(
-                title=f"Flower · {self.folder.name}", message="starting", cancellable=True, percentage=0,
-            ))
+            progress.begin(
+                token,
+                types.WorkDoneProgressBegin(
+                    title=f"Flower · {self.folder.name}",
+                    message="starting",
+                    cancellable=True,
+                    percentage=0,
+                ),
+            )
         except Exception:
             log.info("the client refused a progress bar", exc_info=True)
             return
         self.token = token
         future = progress.tokens.get(token)
         if future is not None:
-            future.add_done_callback(lambda f: f.cancelled() and self.server.call_soon(self._cancelled_by_client))
+            future.add_done_callback(
+                lambda f: f.cancelled() and self.server.call_soon(self._cancelled_by_client)
+            )
 
     def _cancelled_by_client(self) -> None:
         if self.task is not None and not self.task.done():
@@ -179,7 +196,10 @@ class Run:
         if live.round > 1:
             message += f" · round {live.round}"
         percentage = int((live.index - 1) * 100 / live.total) if live.total and live.index else None
-        self.server.call_soon(self._report, types.WorkDoneProgressReport(message=message, percentage=percentage, cancellable=True))
+        self.server.call_soon(
+            self._report,
+            types.WorkDoneProgressReport(message=message, percentage=percentage, cancellable=True),
+        )
 
     def _report(self, value: types.WorkDoneProgressReport) -> None:
         if self.token is None or self.server.protocol._shutdown:
@@ -221,7 +241,10 @@ class Runs:
     def _refusal(self, folder: Folder) -> p.CommandResult:
         run = self.active.get(folder.uri)
         where = f" (step {run.live.step} {run.live.index}/{run.live.total})" if run and run.live.step else ""
-        return p.CommandResult(False, f"A run is already in progress in {folder.name}{where}: stop it first, or say something to it.")
+        return p.CommandResult(
+            False,
+            f"A run is already in progress in {folder.name}{where}: stop it first, or say something to it.",
+        )
 
     # -- start / continue ------------------------------------------------------------------------
     async def start(self, folder: Folder, ask: str, *, new: bool = False) -> p.CommandResult:
@@ -241,12 +264,18 @@ class Runs:
             return self._failed(folder, "cannot read the run state", exc)
         waking = bool(wake.get("waking")) and not new
         if not ask.strip() and not waking:
-            return p.CommandResult(False, f"Nothing to continue in {folder.name}: give a request to start a run.", offer="start")
+            return p.CommandResult(
+                False, f"Nothing to continue in {folder.name}: give a request to start a run.", offer="start"
+            )
 
         def build() -> tuple[Any, Any, str | None]:
             banner = engine.banner(folder.path, folder.run_dir) if waking else None
-            workflow = engine.workflow(ask, workspace=folder.path, run_dir=folder.run_dir, new=new, timeout_s=opts.timeout_s)
-            runtime = engine.runtime(workflow, workspace=folder.path, run_dir=folder.run_dir, window=opts.window)
+            workflow = engine.workflow(
+                ask, workspace=folder.path, run_dir=folder.run_dir, new=new, timeout_s=opts.timeout_s
+            )
+            runtime = engine.runtime(
+                workflow, workspace=folder.path, run_dir=folder.run_dir, window=opts.window
+            )
             return workflow, runtime, banner
 
         try:
@@ -268,7 +297,11 @@ class Runs:
                 hook(run)
             except Exception:
                 log.exception("a feature failed on run start")
-        verb = "Continuing" if waking and not ask.strip() else ("Continuing with your words" if waking else "Started")
+        verb = (
+            "Continuing"
+            if waking and not ask.strip()
+            else ("Continuing with your words" if waking else "Started")
+        )
         return p.CommandResult(True, f"{verb} in {folder.name}.")
 
     async def continue_(self, folder: Folder) -> p.CommandResult:
@@ -281,27 +314,38 @@ class Runs:
         if wake.get("waking"):
             return await self.start(folder, "")
         self.server.spawn(self._offer_start(folder))
-        return p.CommandResult(False, f"Nothing to continue in {folder.name}: no 需求.md yet. Start a new run?", offer="start")
+        return p.CommandResult(
+            False, f"Nothing to continue in {folder.name}: no 需求.md yet. Start a new run?", offer="start"
+        )
 
     async def _offer_start(self, folder: Folder) -> None:
         """window/showMessageRequest offering a new run; the request itself comes through flower/ask."""
         from .questions import ask_client
 
         try:
-            choice = await self.server.window_show_message_request_async(types.ShowMessageRequestParams(
-                type=types.MessageType.Info,
-                message=f"Nothing to continue in {folder.name}. Start a new run?",
-                actions=[types.MessageActionItem(title=START_ACTION)],
-            ))
+            choice = await self.server.window_show_message_request_async(
+                types.ShowMessageRequestParams(
+                    type=types.MessageType.Info,
+                    message=f"Nothing to continue in {folder.name}. Start a new run?",
+                    actions=[types.MessageActionItem(title=START_ACTION)],
+                )
+            )
         except Exception:
             log.info("the client did not answer the offer to start", exc_info=True)
             return
         if choice is None or getattr(choice, "title", None) != START_ACTION:
             return
-        reply = await ask_client(self.server, p.AskParams(
-            folder=folder.uri, id=f"start-{uuid.uuid4().hex[:8]}", question=WHAT_TO_DO,
-            options=[], free_text=True, timeout_s=None,
-        ))
+        reply = await ask_client(
+            self.server,
+            p.AskParams(
+                folder=folder.uri,
+                id=f"start-{uuid.uuid4().hex[:8]}",
+                question=WHAT_TO_DO,
+                options=[],
+                free_text=True,
+                timeout_s=None,
+            ),
+        )
         if reply is not None and reply.answer and reply.answer.strip():
             result = await self.start(folder, reply.answer.strip())
             if not result.ok:
@@ -327,7 +371,13 @@ class Runs:
             await run.begin_progress()
             if run.banner:
                 announce(server, run.folder, run.banner)
-            run.emit(Event("run", text=f"run started in {run.folder.name}", payload={"phase": "started", "waking": run.waking}))  # type: ignore[arg-type]
+            run.emit(
+                Event(
+                    "run",
+                    text=f"run started in {run.folder.name}",
+                    payload={"phase": "started", "waking": run.waking},
+                )
+            )  # type: ignore[arg-type]
             questions = asyncio.ensure_future(serve_questions(server, run))
             ctx = await run.workflow.run(run.runtime, on_event=run.emit, on_step=run.on_step)
             phase, text, extra = outcome(ctx)
@@ -355,7 +405,9 @@ class Runs:
     def say(self, folder: Folder, text: str) -> p.CommandResult:
         run = self.active.get(folder.uri)
         if run is None:
-            return p.CommandResult(False, f"Nothing is running in {folder.name}: continue or start a run first.")
+            return p.CommandResult(
+                False, f"Nothing is running in {folder.name}: continue or start a run first."
+            )
         if run.busy:
             run.runtime.interrupt(text)
             return p.CommandResult(True, "Interrupted: the step resumes with your words.")
@@ -385,7 +437,9 @@ class Runs:
         try:
             await asyncio.wait_for(asyncio.shield(run.done.wait()), STOP_GRACE_S)
         except TimeoutError:
-            return p.CommandResult(False, f"The run in {run.folder.name} did not stop within {STOP_GRACE_S:.0f} s.")
+            return p.CommandResult(
+                False, f"The run in {run.folder.name} did not stop within {STOP_GRACE_S:.0f} s."
+            )
         return p.CommandResult(True, f"Stopped the run in {run.folder.name}; Flower: Continue resumes it.")
 
     async def shutdown(self) -> None:

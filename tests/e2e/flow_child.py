@@ -26,7 +26,12 @@ async def main(workspace: str, run_dir: str, request: str) -> int:
     finally:
         task.cancel()
         rt.close()
-    print(json.dumps({"failed_at": ctx.get("_failed_at"), "sessions": ctx.get("_sessions"), "woke": ctx.get("_woke")}, ensure_ascii=False))
+    print(
+        json.dumps(
+            {"failed_at": ctx.get("_failed_at"), "sessions": ctx.get("_sessions"), "woke": ctx.get("_woke")},
+            ensure_ascii=False,
+        )
+    )
     return 0 if not ctx.get("_failed_at") else 1
 
 

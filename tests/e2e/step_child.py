@@ -26,7 +26,11 @@ async def main() -> None:
     parser.add_argument("--resume-lineage", action="store_true")
     parser.add_argument("--steps", type=int, default=1)
     args = parser.parse_args()
-    rt = Runtime(workspace=args.workspace, run_dir=args.run_dir, resilience=Resilience(base_delay=0.05, probe_interval=0.2))
+    rt = Runtime(
+        workspace=args.workspace,
+        run_dir=args.run_dir,
+        resilience=Resilience(base_delay=0.05, probe_interval=0.2),
+    )
     rescue_on_signals(rt)
     lineage = Lineage.open(rt.run_dir, rt.workspace)
     resume = lineage.steps.get(args.step) if args.resume_lineage else None

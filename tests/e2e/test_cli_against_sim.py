@@ -58,7 +58,15 @@ async def test_bash_tool_call_really_writes_a_file(sim_factory, sim_env, workspa
         {
             "scripts": {
                 "main": [
-                    {"tool": {"name": "Bash", "input": {"command": "printf 'hello from bash' > out.txt", "description": "write"}}},
+                    {
+                        "tool": {
+                            "name": "Bash",
+                            "input": {
+                                "command": "printf 'hello from bash' > out.txt",
+                                "description": "write",
+                            },
+                        }
+                    },
                     {"text": "wrote out.txt"},
                 ]
             }
@@ -91,12 +99,22 @@ async def test_pre_tool_use_hook_denies_and_the_model_sees_the_denial(sim_factor
     sim = sim_factory(
         {
             "scripts": {"main": [{"tool": {"name": "Bash", "input": {"command": "rm keep.txt"}}}]},
-            "rules": [{"when": {"last_user_contains": "not allowed here"}, "reply": {"text": "understood, I will not delete"}}],
+            "rules": [
+                {
+                    "when": {"last_user_contains": "not allowed here"},
+                    "reply": {"text": "understood, I will not delete"},
+                }
+            ],
         }
     )
     seen = await run(
         "clean up",
-        options(workspace, sim_env(sim), allowed_tools=["Bash"], hooks={"PreToolUse": [HookMatcher(matcher="Bash", hooks=[no_deleting])]}),
+        options(
+            workspace,
+            sim_env(sim),
+            allowed_tools=["Bash"],
+            hooks={"PreToolUse": [HookMatcher(matcher="Bash", hooks=[no_deleting])]},
+        ),
     )
 
     assert calls == ["rm keep.txt"]
@@ -123,7 +141,12 @@ async def test_subagent_tool_calls_carry_agent_id_in_hook_input(sim_factory, sim
                     {
                         "tool": {
                             "name": "Agent",
-                            "input": {"subagent_type": "coder", "description": "write a file", "prompt": "write sub.txt", "run_in_background": False},
+                            "input": {
+                                "subagent_type": "coder",
+                                "description": "write a file",
+                                "prompt": "write sub.txt",
+                                "run_in_background": False,
+                            },
                         }
                     },
                     {"text": "the coder is done"},
@@ -135,7 +158,9 @@ async def test_subagent_tool_calls_carry_agent_id_in_hook_input(sim_factory, sim
             },
         }
     )
-    coder = AgentDefinition(description="writes files", prompt="You are the coder of this test.", tools=["Bash", "Read", "Write"])
+    coder = AgentDefinition(
+        description="writes files", prompt="You are the coder of this test.", tools=["Bash", "Read", "Write"]
+    )
     seen = await run(
         "delegate it",
         options(
@@ -187,8 +212,12 @@ FAULT_CASES = [
 ]
 
 
-@pytest.mark.parametrize(("fault", "requests", "status", "terminal", "shown"), FAULT_CASES, ids=[str(c[0]) for c in FAULT_CASES])
-async def test_each_fault_surfaces_as_the_cli_reports_it(sim_factory, sim_env, workspace, fault, requests, status, terminal, shown):
+@pytest.mark.parametrize(
+    ("fault", "requests", "status", "terminal", "shown"), FAULT_CASES, ids=[str(c[0]) for c in FAULT_CASES]
+)
+async def test_each_fault_surfaces_as_the_cli_reports_it(
+    sim_factory, sim_env, workspace, fault, requests, status, terminal, shown
+):
     turn: dict[str, Any] = {"fault": fault, "times": 20}
     if fault == "drop":
         turn["after_events"] = 3
@@ -219,21 +248,52 @@ async def test_the_cli_recovers_by_itself_from_one_dropped_stream(sim_factory, s
 
 
 async def test_the_plugin_is_loaded_and_its_skill_reaches_the_model(sim_factory, sim_env, workspace):
-    sim = sim_factory({"scripts": {"main": [{"tool": {"name": "Skill", "input": {"skill": "flower:workbench"}}}, {"text": "ok"}]}})
+    sim = sim_factory(
+        {
+            "scripts": {
+                "main": [{"tool": {"name": "Skill", "input": {"skill": "flower:workbench"}}}, {"text": "ok"}]
+            }
+        }
+    )
     seen = await run(
         "hi",
-        options(workspace, sim_env(sim), allowed_tools=["Skill"], plugins=[{"type": "local", "path": str(plugin_dir())}]),
+        options(
+            workspace,
+            sim_env(sim),
+            allowed_tools=["Skill"],
+            plugins=[{"type": "local", "path": str(plugin_dir())}],
+        ),
     )
 
     init = seen["init"]
-    assert {"name": "flower", "version": "0.1.0"}.items() <= next(p for p in init["plugins"] if p["name"] == "flower").items()
+    assert {"name": "flower", "version": "0.1.0"}.items() <= next(
+        p for p in init["plugins"] if p["name"] == "flower"
+    ).items()
     assert {"flower:workbench", "flower:report"} <= set(init["skills"])
     assert "# desc:" in sim.last("main").all_text  # the skill's body was loaded into the conversation
 
 
 async def test_usage_from_the_scenario_is_what_the_sdk_reports(sim_factory, sim_env, workspace):
-    sim = sim_factory({"scripts": {"main": [{"text": "big", "usage": {"input_tokens": 1200, "cache_read_input_tokens": 150_000, "cache_creation_input_tokens": 800}}]}})
+    sim = sim_factory(
+        {
+            "scripts": {
+                "main": [
+                    {
+                        "text": "big",
+                        "usage": {
+                            "input_tokens": 1200,
+                            "cache_read_input_tokens": 150_000,
+                            "cache_creation_input_tokens": 800,
+                        },
+                    }
+                ]
+            }
+        }
+    )
     seen = await run("hi", options(workspace, sim_env(sim)))
 
     usage = next(m for m in seen["messages"] if isinstance(m, AssistantMessage)).usage
-    assert usage["input_tokens"] + usage["cache_read_input_tokens"] + usage["cache_creation_input_tokens"] == 152_000
+    assert (
+        usage["input_tokens"] + usage["cache_read_input_tokens"] + usage["cache_creation_input_tokens"]
+        == 152_000
+    )

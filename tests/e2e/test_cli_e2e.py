@@ -30,7 +30,12 @@ from flower.sim.scenarios import BRIEF, VERDICTS, starter_scenario
 pytestmark = pytest.mark.e2e
 
 CLOSING = re.compile(r"^总花费 \$(\d+\.\d{4}) · 清单 (.+)$")
-LONG_TOOL = {"tool": {"name": "Bash", "input": {"command": "python3 -c 'import time; time.sleep(60)'", "description": "long"}}}
+LONG_TOOL = {
+    "tool": {
+        "name": "Bash",
+        "input": {"command": "python3 -c 'import time; time.sleep(60)'", "description": "long"},
+    }
+}
 
 
 def cli_env(sim: Any, claude_root: Path, **extra: str) -> dict[str, str]:
@@ -41,8 +46,18 @@ def cli_env(sim: Any, claude_root: Path, **extra: str) -> dict[str, str]:
     return env
 
 
-def flower(*argv: str, cwd: Path, env: dict[str, str], stdin: str = "", timeout: float = 240) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "flower", *argv], cwd=cwd, env=env, input=stdin, capture_output=True, text=True, timeout=timeout)
+def flower(
+    *argv: str, cwd: Path, env: dict[str, str], stdin: str = "", timeout: float = 240
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "flower", *argv],
+        cwd=cwd,
+        env=env,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def closing(out: str) -> tuple[float, Path]:
@@ -61,8 +76,14 @@ class Child:
 
     def __init__(self, *argv: str, cwd: Path, env: dict[str, str]) -> None:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "flower", *argv], cwd=cwd, env=env, text=True,
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+            [sys.executable, "-m", "flower", *argv],
+            cwd=cwd,
+            env=env,
+            text=True,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
         self.lines: list[str] = []
         threading.Thread(target=self._pump, daemon=True).start()
@@ -120,19 +141,26 @@ def touch(name: str) -> dict[str, Any]:
     return {"tool": {"name": "Bash", "input": {"command": f"touch {name}", "description": "touch"}}}
 
 
-def test_a_piped_request_runs_unattended_and_a_second_run_wakes_with_the_banner(sim_factory, claude_root, tmp_path):
+def test_a_piped_request_runs_unattended_and_a_second_run_wakes_with_the_banner(
+    sim_factory, claude_root, tmp_path
+):
     scenario = starter_scenario()
     # the judge tries a command in the first run (--judge-can-run) and in the second (without)
     scenario["scripts"]["judge"] = [
-        touch("judge-ran-1"), {"text": VERDICTS["not_yet"]}, {"text": VERDICTS["achieved"]},
-        touch("judge-ran-2"), {"text": VERDICTS["achieved"]},
+        touch("judge-ran-1"),
+        {"text": VERDICTS["not_yet"]},
+        {"text": VERDICTS["achieved"]},
+        touch("judge-ran-2"),
+        {"text": VERDICTS["achieved"]},
     ]
     sim = sim_factory(scenario)
     ws = tmp_path / "proj"
     ws.mkdir()
     env = cli_env(sim, claude_root)
 
-    first = flower("--timeout", "0", "--judge-can-run", cwd=ws, env=env, stdin="写一个 hello.py,运行时打印问候语\n")
+    first = flower(
+        "--timeout", "0", "--judge-can-run", cwd=ws, env=env, stdin="写一个 hello.py,运行时打印问候语\n"
+    )
 
     assert first.returncode == 0, first.stdout + first.stderr
     out = first.stdout
@@ -149,7 +177,9 @@ def test_a_piped_request_runs_unattended_and_a_second_run_wakes_with_the_banner(
     assert (ws / "judge-ran-1").is_file()  # --judge-can-run: the judge's command really ran
     cost, manifest = closing(out)
     assert cost > 0 and manifest == ws / "runs" / "manifest.json"
-    assert cost == pytest.approx(sum(r["cost_usd"] for r in json.loads(manifest.read_text(encoding="utf-8"))), abs=1e-4)
+    assert cost == pytest.approx(
+        sum(r["cost_usd"] for r in json.loads(manifest.read_text(encoding="utf-8"))), abs=1e-4
+    )
     work_session = Lineage.open(ws / "runs", ws).steps["干活"]
 
     second = flower(cwd=ws, env=env, stdin="")  # say nothing: carry on
@@ -157,7 +187,9 @@ def test_a_piped_request_runs_unattended_and_a_second_run_wakes_with_the_banner(
     assert second.returncode == 0, second.stdout + second.stderr
     out = second.stdout
     banner = next(line for line in out.splitlines() if line.startswith("<- "))
-    assert banner.startswith(f"<- 在 {ws} 接上上次  需求已确认 · 目标 3 条 · 干活上下文 ") and banner.endswith(" · 第 2 次唤醒")
+    assert banner.startswith(
+        f"<- 在 {ws} 接上上次  需求已确认 · 目标 3 条 · 干活上下文 "
+    ) and banner.endswith(" · 第 2 次唤醒")
     assert re.search(r"干活上下文 \d+\.\dK", banner)
     assert "== 确认需求" not in out and "== 设定目标" not in out  # frozen steps are skipped
     assert re.search(r"== 干活 =+  3/3  <- 接上次 · 第 2 次唤醒", out)
@@ -180,7 +212,9 @@ def clarify_only_scenario() -> dict[str, Any]:
     }
 
 
-def test_new_archives_the_last_piece_of_work_and_clarify_only_stops_after_the_brief(sim_factory, claude_root, tmp_path):
+def test_new_archives_the_last_piece_of_work_and_clarify_only_stops_after_the_brief(
+    sim_factory, claude_root, tmp_path
+):
     sim = sim_factory(clarify_only_scenario())
     ws = tmp_path / "proj"
     ws.mkdir()
@@ -208,7 +242,9 @@ def test_new_archives_the_last_piece_of_work_and_clarify_only_stops_after_the_br
     assert Lineage.open(ws / "runs", ws).woke == 1
 
 
-def test_double_ctrl_c_quits_with_130_and_the_lineage_is_already_on_disk(sim_factory, claude_root, tmp_path, child_processes):
+def test_double_ctrl_c_quits_with_130_and_the_lineage_is_already_on_disk(
+    sim_factory, claude_root, tmp_path, child_processes
+):
     sim = sim_factory(starter_scenario())
     ws = tmp_path / "proj"
     ws.mkdir()
@@ -230,7 +266,12 @@ def test_double_ctrl_c_quits_with_130_and_the_lineage_is_already_on_disk(sim_fac
 
 
 def test_a_brief_that_never_comes_stops_at_the_clarify_step_with_exit_1(sim_factory, claude_root, tmp_path):
-    sim = sim_factory({"actors": {"clarifier": {"system": "你的角色:确认者"}}, "scripts": {"clarifier": [{"text": "我想想再说。"}]}})
+    sim = sim_factory(
+        {
+            "actors": {"clarifier": {"system": "你的角色:确认者"}},
+            "scripts": {"clarifier": [{"text": "我想想再说。"}]},
+        }
+    )
     done = flower("--timeout", "0", "帮我做一个 X", cwd=tmp_path, env=cli_env(sim, claude_root))
     assert done.returncode == 1
     assert "在步骤 '确认需求' 中止" in done.stderr
@@ -240,10 +281,14 @@ def test_a_brief_that_never_comes_stops_at_the_clarify_step_with_exit_1(sim_fact
 
 def test_rounds_caps_the_judged_rounds_and_running_out_is_exit_1(sim_factory, claude_root, tmp_path):
     sim = sim_factory(starter_scenario(verdicts=("not_yet", "not_yet", "not_yet")))
-    done = flower("--rounds", "1", "--timeout", "0", "写一个 hello.py", cwd=tmp_path, env=cli_env(sim, claude_root))
+    done = flower(
+        "--rounds", "1", "--timeout", "0", "写一个 hello.py", cwd=tmp_path, env=cli_env(sim, claude_root)
+    )
     assert done.returncode == 1, done.stdout + done.stderr
     assert len(sim.requests_for("judge")) == 1  # one round, one verdict: the default would be three
-    assert "在步骤 '干活' 中止" in done.stderr and "最后一轮判定:hello.py 能运行,但没有 README.md" in done.stderr
+    assert (
+        "在步骤 '干活' 中止" in done.stderr and "最后一轮判定:hello.py 能运行,但没有 README.md" in done.stderr
+    )
 
 
 # -- once -----------------------------------------------------------------------------------------
@@ -251,7 +296,20 @@ def test_rounds_caps_the_judged_rounds_and_running_out_is_exit_1(sim_factory, cl
 
 def test_once_reports_real_time_and_cost_and_its_flags_take_effect(sim_factory, claude_root, tmp_path):
     make = {"tool": {"name": "Bash", "input": {"command": "echo hi > made.txt", "description": "make"}}}
-    sim = sim_factory({"scripts": {"main": [make, {"text": "这是一个演示仓库。"}, make, {"text": "做好了"}, {"text": "接着聊"}, {"text": "分叉聊"}]}})
+    sim = sim_factory(
+        {
+            "scripts": {
+                "main": [
+                    make,
+                    {"text": "这是一个演示仓库。"},
+                    make,
+                    {"text": "做好了"},
+                    {"text": "接着聊"},
+                    {"text": "分叉聊"},
+                ]
+            }
+        }
+    )
     ws = tmp_path / "repo"
     ws.mkdir()
     env = cli_env(sim, claude_root)
@@ -260,11 +318,15 @@ def test_once_reports_real_time_and_cost_and_its_flags_take_effect(sim_factory, 
 
     assert done.returncode == 0, done.stdout + done.stderr
     summary = re.search(r"= ad-hoc:(\d+) 轮 · \$(\d+\.\d{4}) · 用时 (\d+\.\d)s", done.stdout)
-    assert summary and int(summary.group(1)) >= 1 and float(summary.group(2)) > 0 and float(summary.group(3)) > 0
+    assert (
+        summary and int(summary.group(1)) >= 1 and float(summary.group(2)) > 0 and float(summary.group(3)) > 0
+    )
     assert re.search(r"累计 \$0\.0[1-9]", done.stdout)  # the running total is not stuck at zero
     cost, manifest = closing(done.stdout)
     [row] = json.loads(manifest.read_text(encoding="utf-8"))
-    assert row["step"] == "ad-hoc" and row["cost_usd"] == pytest.approx(cost, abs=1e-4) and row["duration_s"] > 0
+    assert (
+        row["step"] == "ad-hoc" and row["cost_usd"] == pytest.approx(cost, abs=1e-4) and row["duration_s"] > 0
+    )
     assert not (ws / "runs" / "lineage.json").exists()  # no workflow, no lineage
     # -i lands in the system prompt; the default tool list (Read, Glob, Grep) walls Bash off
     assert "领域指令-XYZ" in sim.requests_for("main")[0].system_text
@@ -300,11 +362,22 @@ def test_once_budget_stops_the_agent(sim_factory, claude_root, tmp_path):
     assert len(sim.requests_for("main")) == 1 and not (ws / "made.txt").exists()
 
 
-def test_ctrl_c_once_asks_for_words_and_the_same_session_resumes_with_them(sim_factory, claude_root, tmp_path, child_processes):
-    sim = sim_factory({
-        "scripts": {"main": [LONG_TOOL, {"text": "没人打断"}]},
-        "rules": [{"actor": "main", "when": {"last_user_contains": "换个方向"}, "reply": {"text": "好的,换个方向"}, "times": 1}],
-    })
+def test_ctrl_c_once_asks_for_words_and_the_same_session_resumes_with_them(
+    sim_factory, claude_root, tmp_path, child_processes
+):
+    sim = sim_factory(
+        {
+            "scripts": {"main": [LONG_TOOL, {"text": "没人打断"}]},
+            "rules": [
+                {
+                    "actor": "main",
+                    "when": {"last_user_contains": "换个方向"},
+                    "reply": {"text": "好的,换个方向"},
+                    "times": 1,
+                }
+            ],
+        }
+    )
     ws = tmp_path / "repo"
     ws.mkdir()
     child = Child("once", "-t", "Bash", "跑个长任务", cwd=ws, env=cli_env(sim, claude_root))
@@ -326,8 +399,15 @@ def test_ctrl_c_once_asks_for_words_and_the_same_session_resumes_with_them(sim_f
     assert first is not last
 
 
-def test_ctrl_c_then_enter_carries_on_without_interrupting(sim_factory, claude_root, tmp_path, child_processes):
-    quick = {"tool": {"name": "Bash", "input": {"command": "python3 -c 'import time; time.sleep(4)'", "description": "short"}}}
+def test_ctrl_c_then_enter_carries_on_without_interrupting(
+    sim_factory, claude_root, tmp_path, child_processes
+):
+    quick = {
+        "tool": {
+            "name": "Bash",
+            "input": {"command": "python3 -c 'import time; time.sleep(4)'", "description": "short"},
+        }
+    }
     sim = sim_factory({"scripts": {"main": [quick, {"text": "睡完了"}]}})
     ws = tmp_path / "repo"
     ws.mkdir()
@@ -382,7 +462,9 @@ def test_sigterm_keeps_the_books_then_dies_by_the_signal(sim_factory, claude_roo
     ],
 )
 def test_a_usage_error_exits_2_with_a_clear_message(tmp_path, argv, says):
-    done = subprocess.run([sys.executable, "-m", "flower", *argv], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "flower", *argv], cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 2
     assert says in done.stderr and "usage: flower" in done.stderr
     assert not (tmp_path / "runs").exists()
@@ -419,8 +501,13 @@ def test_setup_writes_a_private_env_masks_the_key_and_probes_the_gateway(sim_fac
     key = "sk-ant-e2e-secret-0123456789abcdef"
 
     done = subprocess.run(
-        [sys.executable, "-m", "flower", "setup"], cwd=tmp_path, env=env, input=f"{key}\n{sim.base_url}/\n",
-        capture_output=True, text=True, timeout=60,
+        [sys.executable, "-m", "flower", "setup"],
+        cwd=tmp_path,
+        env=env,
+        input=f"{key}\n{sim.base_url}/\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
 
     assert done.returncode == 0, done.stdout + done.stderr
@@ -435,7 +522,14 @@ def test_setup_writes_a_private_env_masks_the_key_and_probes_the_gateway(sim_fac
 
     # a gateway that does not answer: the check says so and fails
     dotenv.write_text(text.replace(sim.base_url, "http://127.0.0.1:9"), encoding="utf-8")
-    check = subprocess.run([sys.executable, "-m", "flower", "setup", "--check"], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60)
+    check = subprocess.run(
+        [sys.executable, "-m", "flower", "setup", "--check"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert check.returncode == 1 and "x 连不上 127.0.0.1:9" in check.stderr
 
 
@@ -512,7 +606,9 @@ def terminals():
         t.kill()
 
 
-def test_at_a_terminal_it_asks_what_to_do_and_questions_are_answered_by_number(sim_factory, claude_root, tmp_path, terminals):
+def test_at_a_terminal_it_asks_what_to_do_and_questions_are_answered_by_number(
+    sim_factory, claude_root, tmp_path, terminals
+):
     sim = sim_factory(starter_scenario(verdicts=("achieved",)))
     ws = tmp_path / "proj"
     ws.mkdir()
@@ -529,11 +625,15 @@ def test_at_a_terminal_it_asks_what_to_do_and_questions_are_answered_by_number(s
     assert "写一个 “hello” 程序!" in sim.requests_for("clarifier")[0].first_user_text
     assert content_text(sim.requests_for("clarifier")[1].tool_results()[-1]["content"]) == "hello, flower"
     assert "  + hello, flower" in term.text
-    assert re.search(r"\r\x1b\[K- 干活 · 上下文 \d+\.\dK/1M · 累计 \$\d+\.\d\d · ", term.text)  # the live status line
+    assert re.search(
+        r"\r\x1b\[K- 干活 · 上下文 \d+\.\dK/1M · 累计 \$\d+\.\d\d · ", term.text
+    )  # the live status line
     assert "标准输入不是终端" not in term.text
 
 
-def test_at_a_terminal_slash_new_starts_over_and_ctrl_c_at_the_prompt_cancels(sim_factory, claude_root, tmp_path, terminals):
+def test_at_a_terminal_slash_new_starts_over_and_ctrl_c_at_the_prompt_cancels(
+    sim_factory, claude_root, tmp_path, terminals
+):
     sim = sim_factory(clarify_only_scenario())
     ws = tmp_path / "proj"
     ws.mkdir()
@@ -563,11 +663,22 @@ def test_at_a_terminal_slash_new_starts_over_and_ctrl_c_at_the_prompt_cancels(si
     assert "<- 在" not in term.text
 
 
-def test_at_a_terminal_ctrl_c_is_a_key_the_claude_child_never_sees(sim_factory, claude_root, tmp_path, terminals):
-    sim = sim_factory({
-        "scripts": {"main": [LONG_TOOL, {"text": "没人打断"}]},
-        "rules": [{"actor": "main", "when": {"last_user_contains": "别睡了"}, "reply": {"text": "好,不睡了"}, "times": 1}],
-    })
+def test_at_a_terminal_ctrl_c_is_a_key_the_claude_child_never_sees(
+    sim_factory, claude_root, tmp_path, terminals
+):
+    sim = sim_factory(
+        {
+            "scripts": {"main": [LONG_TOOL, {"text": "没人打断"}]},
+            "rules": [
+                {
+                    "actor": "main",
+                    "when": {"last_user_contains": "别睡了"},
+                    "reply": {"text": "好,不睡了"},
+                    "times": 1,
+                }
+            ],
+        }
+    )
     ws = tmp_path / "repo"
     ws.mkdir()
     term = Terminal("once", "-t", "Bash", "跑个长任务", cwd=ws, env=cli_env(sim, claude_root))

@@ -47,11 +47,23 @@ def shown(sim: Any, actor: str = "main") -> list[str]:
 
 
 def coder() -> AgentDefinition:
-    return AgentDefinition(description="does the hands-on work", prompt=CODER + ".", tools=["Bash", "Read", "Write"])
+    return AgentDefinition(
+        description="does the hands-on work", prompt=CODER + ".", tools=["Bash", "Read", "Write"]
+    )
 
 
 def delegate(prompt: str) -> dict[str, Any]:
-    return {"tool": {"name": "Agent", "input": {"subagent_type": "coder", "description": "hands-on", "prompt": prompt, "run_in_background": False}}}
+    return {
+        "tool": {
+            "name": "Agent",
+            "input": {
+                "subagent_type": "coder",
+                "description": "hands-on",
+                "prompt": prompt,
+                "run_in_background": False,
+            },
+        }
+    }
 
 
 # -- delegate_guard ----------------------------------------------------------------------------------
@@ -64,13 +76,23 @@ async def test_delegate_guard_stops_the_main_thread_but_not_its_subagent(sim_fac
             "scripts": {
                 "main": [
                     {"tool": {"name": "Bash", "input": {"command": "echo main > main.txt"}}},
-                    {"tool": {"name": "Write", "input": {"file_path": str(workspace / "main2.txt"), "content": "main"}}},
+                    {
+                        "tool": {
+                            "name": "Write",
+                            "input": {"file_path": str(workspace / "main2.txt"), "content": "main"},
+                        }
+                    },
                     delegate("write sub.txt and sub2.txt"),
                     {"text": "the coder did it"},
                 ],
                 "coder": [
                     {"tool": {"name": "Bash", "input": {"command": "echo sub > sub.txt"}}},
-                    {"tool": {"name": "Write", "input": {"file_path": str(workspace / "sub2.txt"), "content": "sub2"}}},
+                    {
+                        "tool": {
+                            "name": "Write",
+                            "input": {"file_path": str(workspace / "sub2.txt"), "content": "sub2"},
+                        }
+                    },
                     {"text": "wrote sub.txt and sub2.txt"},
                 ],
             },
@@ -114,7 +136,13 @@ async def test_glance_runs_git_status_on_the_main_thread_but_denies_rm(sim_facto
         }
     )
     seen = await run(
-        "look", options(workspace, sim_env(sim), allowed_tools=["Bash"], hooks={"PreToolUse": [delegate_guard(allow_glance=True)]})
+        "look",
+        options(
+            workspace,
+            sim_env(sim),
+            allowed_tools=["Bash"],
+            hooks={"PreToolUse": [delegate_guard(allow_glance=True)]},
+        ),
     )
 
     assert seen["error"] is None
@@ -131,7 +159,12 @@ def writer_scenario(workspace: Path) -> dict[str, Any]:
     return {
         "scripts": {
             "main": [
-                {"tool": {"name": "Write", "input": {"file_path": str(workspace / "verdict.md"), "content": "pass"}}},
+                {
+                    "tool": {
+                        "name": "Write",
+                        "input": {"file_path": str(workspace / "verdict.md"), "content": "pass"},
+                    }
+                },
                 {"tool": {"name": "Bash", "input": {"command": "echo pass > verdict.txt"}}},
                 {"text": "结论:达成"},
             ]
@@ -150,7 +183,9 @@ async def test_allowed_tools_alone_do_not_stop_write_or_bash(sim_factory, sim_en
 async def test_whitelist_guard_really_stops_write_and_bash(sim_factory, sim_env, workspace):
     sim = sim_factory(writer_scenario(workspace))
     hook = whitelist_guard(["Read"], role="判定者")
-    seen = await run("judge", options(workspace, sim_env(sim), allowed_tools=["Read"], hooks={"PreToolUse": [hook]}))
+    seen = await run(
+        "judge", options(workspace, sim_env(sim), allowed_tools=["Read"], hooks={"PreToolUse": [hook]})
+    )
 
     assert seen["error"] is None
     assert not (workspace / "verdict.md").exists() and not (workspace / "verdict.txt").exists()
@@ -162,7 +197,9 @@ async def test_whitelist_guard_really_stops_write_and_bash(sim_factory, sim_env,
 # -- spill_guard -------------------------------------------------------------------------------------
 
 
-async def test_big_bash_output_is_spilled_and_the_spill_file_reads_back_whole(sim_factory, sim_env, workspace):
+async def test_big_bash_output_is_spilled_and_the_spill_file_reads_back_whole(
+    sim_factory, sim_env, workspace
+):
     wb = Workbench(workspace)
     full = "\n".join(str(i) for i in range(1, 5001))  # what the CLI reports for `seq 1 5000`
     spill = wb.root / "spill" / (hashlib.sha256(full.encode()).hexdigest()[:16] + ".txt")
@@ -178,7 +215,10 @@ async def test_big_bash_output_is_spilled_and_the_spill_file_reads_back_whole(si
         }
     )
     seen = await run(
-        "count", options(workspace, sim_env(sim), allowed_tools=["Bash", "Read"], hooks={"PostToolUse": [spill_guard(wb)]})
+        "count",
+        options(
+            workspace, sim_env(sim), allowed_tools=["Bash", "Read"], hooks={"PostToolUse": [spill_guard(wb)]}
+        ),
     )
 
     assert seen["error"] is None
@@ -207,7 +247,12 @@ async def test_index_lists_a_file_a_subagent_wrote_into_the_workbench(sim_factor
             "scripts": {
                 "main": [delegate(f"write the report to {report}"), {"text": "done"}],
                 "coder": [
-                    {"tool": {"name": "Write", "input": {"file_path": str(report), "content": "# desc: weekly numbers\n42\n"}}},
+                    {
+                        "tool": {
+                            "name": "Write",
+                            "input": {"file_path": str(report), "content": "# desc: weekly numbers\n42\n"},
+                        }
+                    },
                     {"text": f"结论:写好了 {report}"},
                 ],
             },
@@ -215,7 +260,13 @@ async def test_index_lists_a_file_a_subagent_wrote_into_the_workbench(sim_factor
     )
     seen = await run(
         "report",
-        options(workspace, sim_env(sim), allowed_tools=["Agent", "Write"], agents={"coder": coder()}, hooks=workbench_hooks(wb)),
+        options(
+            workspace,
+            sim_env(sim),
+            allowed_tools=["Agent", "Write"],
+            agents={"coder": coder()},
+            hooks=workbench_hooks(wb),
+        ),
     )
 
     assert seen["error"] is None
@@ -225,14 +276,28 @@ async def test_index_lists_a_file_a_subagent_wrote_into_the_workbench(sim_factor
     assert "artifacts/ —— 长产出(超过 2000 字符)(1 个)" in index
 
 
-async def test_a_crashing_deny_guard_blocks_instead_of_letting_the_tool_run(sim_factory, sim_env, workspace, monkeypatch):
+async def test_a_crashing_deny_guard_blocks_instead_of_letting_the_tool_run(
+    sim_factory, sim_env, workspace, monkeypatch
+):
     def broken(command: str) -> bool:
         raise RuntimeError("classifier crashed")
 
     monkeypatch.setattr("flower.core.guard.is_ephemeral", broken)
-    sim = sim_factory({"scripts": {"main": [{"tool": {"name": "Bash", "input": {"command": "echo hi > f.txt"}}}, {"text": "ok"}]}})
+    sim = sim_factory(
+        {
+            "scripts": {
+                "main": [{"tool": {"name": "Bash", "input": {"command": "echo hi > f.txt"}}}, {"text": "ok"}]
+            }
+        }
+    )
     seen = await run(
-        "go", options(workspace, sim_env(sim), allowed_tools=["Bash"], hooks={"PreToolUse": [delegate_guard(allow_glance=True)]})
+        "go",
+        options(
+            workspace,
+            sim_env(sim),
+            allowed_tools=["Bash"],
+            hooks={"PreToolUse": [delegate_guard(allow_glance=True)]},
+        ),
     )
 
     assert seen["error"] is None
@@ -242,7 +307,13 @@ async def test_a_crashing_deny_guard_blocks_instead_of_letting_the_tool_run(sim_
     # control: the same crashing callback without on_failure="block" lets the tool run
     control = workspace / "control"
     control.mkdir()
-    sim = sim_factory({"scripts": {"main": [{"tool": {"name": "Bash", "input": {"command": "echo hi > f.txt"}}}, {"text": "ok"}]}})
+    sim = sim_factory(
+        {
+            "scripts": {
+                "main": [{"tool": {"name": "Bash", "input": {"command": "echo hi > f.txt"}}}, {"text": "ok"}]
+            }
+        }
+    )
     lenient = HookMatcher(matcher=HANDS_ON, hooks=delegate_guard(allow_glance=True).hooks)
     await run("go", options(control, sim_env(sim), allowed_tools=["Bash"], hooks={"PreToolUse": [lenient]}))
     assert (control / "f.txt").read_text() == "hi\n"

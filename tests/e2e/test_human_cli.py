@@ -73,7 +73,12 @@ async def test_an_answer_from_another_thread_reaches_the_model(sim_factory, sim_
     assert {"mcp__human__ask", "mcp__human__inbox"} <= set(first.tool_names)
     assert shown_result(sim) == {"text": "纯命令行", "is_error": False}
     [ask] = channel.asks
-    assert (ask.question, ask.options, ask.state, ask.answer) == (question["question"], question["options"], "answered", "纯命令行")
+    assert (ask.question, ask.options, ask.state, ask.answer) == (
+        question["question"],
+        question["options"],
+        "answered",
+        "纯命令行",
+    )
     assert ask.waited_s >= 0.3
     assert [(e.payload["state"], e.payload["remaining"]) for e in events] == [("asked", -1), ("answered", -1)]
     log = (tmp_path / "问答记录.md").read_text(encoding="utf-8")
@@ -81,7 +86,13 @@ async def test_an_answer_from_another_thread_reaches_the_model(sim_factory, sim_
 
 
 async def test_timeout_zero_gives_the_model_the_timeout_text_at_once(sim_factory, sim_env, workspace):
-    sim = sim_factory({"scripts": {"main": [calls("mcp__human__ask", {"question": "用哪个数据库?"}), {"text": "我自己定了"}]}})
+    sim = sim_factory(
+        {
+            "scripts": {
+                "main": [calls("mcp__human__ask", {"question": "用哪个数据库?"}), {"text": "我自己定了"}]
+            }
+        }
+    )
     channel = HumanChannel(timeout_s=0)
 
     result = await asyncio.wait_for(run("go", options(workspace, sim_env(sim), channel)), 120)
@@ -93,7 +104,9 @@ async def test_timeout_zero_gives_the_model_the_timeout_text_at_once(sim_factory
 
 
 async def test_max_asks_zero_gives_the_model_the_over_budget_text(sim_factory, sim_env, workspace):
-    sim = sim_factory({"scripts": {"main": [calls("mcp__human__ask", {"question": "能问吗?"}), {"text": "不问了"}]}})
+    sim = sim_factory(
+        {"scripts": {"main": [calls("mcp__human__ask", {"question": "能问吗?"}), {"text": "不问了"}]}}
+    )
     channel = HumanChannel(max_asks=0, timeout_s=None)  # would hang forever if the refusal blocked
 
     result = await asyncio.wait_for(run("go", options(workspace, sim_env(sim), channel)), 120)
@@ -116,7 +129,9 @@ async def test_an_empty_question_is_an_error_the_model_can_read(sim_factory, sim
 
 
 async def test_the_inbox_returns_what_the_person_sent(sim_factory, sim_env, workspace, tmp_path):
-    sim = sim_factory({"scripts": {"main": [calls("mcp__human__inbox", {}), {"text": "收到,会报告总字节数"}]}})
+    sim = sim_factory(
+        {"scripts": {"main": [calls("mcp__human__inbox", {}), {"text": "收到,会报告总字节数"}]}}
+    )
     brief = tmp_path / "需求.md"
     events: list[Event] = []
     channel = HumanChannel(on_event=events.append, amend_path=brief)

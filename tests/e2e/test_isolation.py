@@ -32,7 +32,9 @@ def host_state() -> dict[str, float]:
     return state
 
 
-async def test_the_cli_connects_only_to_loopback_and_writes_only_temp_dirs(sim_factory, sim_env, workspace, tmp_path):
+async def test_the_cli_connects_only_to_loopback_and_writes_only_temp_dirs(
+    sim_factory, sim_env, workspace, tmp_path
+):
     assert shutil.which("strace"), "strace is missing: the README's test command installs it (apt)"
     log = tmp_path / "connect.log"
     wrapper = tmp_path / "claude-traced"
@@ -44,7 +46,17 @@ async def test_the_cli_connects_only_to_loopback_and_writes_only_temp_dirs(sim_f
             "actors": {"coder": {"system": "You are the isolation coder"}},
             "scripts": {
                 "main": [
-                    {"tool": {"name": "Agent", "input": {"subagent_type": "coder", "description": "d", "prompt": "p", "run_in_background": False}}},
+                    {
+                        "tool": {
+                            "name": "Agent",
+                            "input": {
+                                "subagent_type": "coder",
+                                "description": "d",
+                                "prompt": "p",
+                                "run_in_background": False,
+                            },
+                        }
+                    },
                     "done",
                 ],
                 "coder": [{"tool": {"name": "Bash", "input": {"command": "ls"}}}, "listed"],
@@ -58,16 +70,31 @@ async def test_the_cli_connects_only_to_loopback_and_writes_only_temp_dirs(sim_f
         cli_path=str(wrapper),
         setting_sources=[],
         allowed_tools=["Agent", "Bash"],
-        agents={"coder": AgentDefinition(description="lists", prompt="You are the isolation coder.", tools=["Bash"])},
+        agents={
+            "coder": AgentDefinition(
+                description="lists", prompt="You are the isolation coder.", tools=["Bash"]
+            )
+        },
         stderr=lambda line: None,
     )
     async for _ in query(prompt="go", options=options):
         pass
 
     inet = [line for line in log.read_text().splitlines() if "AF_INET" in line]
-    addresses = [m.group(1) for line in inet for m in [re.search(r'inet_(?:addr|pton)\((?:AF_INET6, )?"([^"]+)"', line)] if m]
+    addresses = [
+        m.group(1)
+        for line in inet
+        for m in [re.search(r'inet_(?:addr|pton)\((?:AF_INET6, )?"([^"]+)"', line)]
+        if m
+    ]
     assert len(addresses) == len(inet), f"unparsed connect lines: {inet}"
-    assert f"htons({sim.port})" in "\n".join(inet), "the CLI never reached flower.sim: the trace proves nothing"
-    assert set(addresses) <= {"127.0.0.1", "::1", "::ffff:127.0.0.1"}, f"non-loopback connects: {set(addresses)}"
+    assert f"htons({sim.port})" in "\n".join(inet), (
+        "the CLI never reached flower.sim: the trace proves nothing"
+    )
+    assert set(addresses) <= {"127.0.0.1", "::1", "::ffff:127.0.0.1"}, (
+        f"non-loopback connects: {set(addresses)}"
+    )
     assert host_state() == before, "the CLI wrote outside its temp folders"
-    assert any((tmp_path / "claude" / "claude-config" / "projects").rglob("*.jsonl")), "transcripts went elsewhere"
+    assert any((tmp_path / "claude" / "claude-config" / "projects").rglob("*.jsonl")), (
+        "transcripts went elsewhere"
+    )

@@ -18,7 +18,18 @@ ROOT = Path(__file__).resolve().parents[2]
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out), str(ROOT)],
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(out),
+            str(ROOT),
+        ],
         check=True,
         capture_output=True,
     )
@@ -31,13 +42,21 @@ def test_the_wheel_ships_both_packages_the_plugin_and_the_scripts(wheel: Path):
     assert "flower/__init__.py" in names and "flower_lsp/__main__.py" in names
     assert "flower/_plugin/.claude-plugin/plugin.json" in names
     assert "flower/_plugin/skills/workbench/SKILL.md" in names
-    entry_points = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("entry_points.txt"))).decode()
-    assert "flower = flower.cli:main" in entry_points and "flower-lsp = flower_lsp.__main__:main" in entry_points
+    entry_points = (
+        zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith("entry_points.txt"))).decode()
+    )
+    assert (
+        "flower = flower.cli:main" in entry_points and "flower-lsp = flower_lsp.__main__:main" in entry_points
+    )
 
 
 def test_an_installed_wheel_finds_its_own_plugin(wheel: Path, tmp_path: Path):
     target = tmp_path / "site"
-    subprocess.run([sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(target), str(wheel)], check=True, capture_output=True)
+    subprocess.run(
+        [sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", str(target), str(wheel)],
+        check=True,
+        capture_output=True,
+    )
     found = subprocess.run(
         [sys.executable, "-c", "from flower.plugin import plugin_dir; print(plugin_dir())"],
         env={"PYTHONPATH": str(target), "PATH": "/usr/bin:/bin"},
@@ -57,17 +76,21 @@ def test_a_checkout_finds_the_repository_plugin():
 
 @pytest.mark.e2e
 def test_flower_demo_runs_the_starter_flow_offline_and_continues_it(tmp_path):
-    done = subprocess.run([sys.executable, "-m", "flower", "demo", "--keep"], capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "flower", "demo", "--keep"], capture_output=True, text=True, timeout=300
+    )
     out = done.stdout
     assert done.returncode == 0, out + done.stderr
     kept = Path(out.strip().splitlines()[-1].removeprefix("kept: "))
     try:
         ws = kept / "project"
-        assert (ws / "hello.py").read_text() == 'print("hello")\n' and (ws / "README.md").is_file()  # real files, real tools
+        assert (ws / "hello.py").read_text() == 'print("hello")\n' and (
+            ws / "README.md"
+        ).is_file()  # real files, real tools
         assert "== 确认需求" in out and "== 设定目标" in out and "-> (answered automatically) hello" in out
         assert "judge, round 1: not_yet" in out and "judge, round 2: achieved" in out
         # the second run visibly continues: the banner, then only the work step, resumed
-        second = out[out.index("$ flower        #"):]
+        second = out[out.index("$ flower        #") :]
         assert "接上上次  需求已确认 · 目标 3 条 · 干活上下文" in second and "第 2 次唤醒" in second
         assert "== 确认需求" not in second and "<- 接上次 · 第 2 次唤醒" in second
         assert "ok: the second run continued the same work session" in out
@@ -79,17 +102,28 @@ def test_flower_demo_runs_the_starter_flow_offline_and_continues_it(tmp_path):
 
 def test_flower_help_does_not_import_the_sdk():
     probe = "import sys; from flower.cli import build_parser; build_parser(); print('claude_agent_sdk' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.strip()
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout.strip()
     assert out == "False"
 
 
 def test_the_language_server_answers_initialize_over_stdio():
     import json
 
-    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"processId": None, "rootUri": None, "capabilities": {}}})
+    body = json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {"processId": None, "rootUri": None, "capabilities": {}},
+        }
+    )
     exit_ = json.dumps({"jsonrpc": "2.0", "method": "exit"})
     wire = "".join(f"Content-Length: {len(m.encode())}\r\n\r\n{m}" for m in (body, exit_))
-    done = subprocess.run([sys.executable, "-m", "flower_lsp"], input=wire.encode(), capture_output=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "flower_lsp"], input=wire.encode(), capture_output=True, timeout=60
+    )
     answer = next(m for m in _lsp_messages(done.stdout) if m.get("id") == 1)
     assert answer["id"] == 1 and answer["result"]["serverInfo"] == {"name": "flower-lsp", "version": "0.1.0"}
 

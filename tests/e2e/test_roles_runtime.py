@@ -37,7 +37,13 @@ def runtime_of(workspace: Path, tmp_path: Path):
 
 
 async def test_a_judge_without_can_run_cannot_write_or_run(use_sim, workspace, runtime_of):
-    sim = use_sim({"scripts": {"main": [write(workspace / "verdict.txt", "x"), bash("touch ran.txt"), "## 结论\n未达成"]}})
+    sim = use_sim(
+        {
+            "scripts": {
+                "main": [write(workspace / "verdict.txt", "x"), bash("touch ran.txt"), "## 结论\n未达成"]
+            }
+        }
+    )
     ch = HumanChannel(timeout_s=0)
     r = await runtime_of().run(judge("判定者", ch), "judge this round")
 
@@ -47,14 +53,26 @@ async def test_a_judge_without_can_run_cannot_write_or_run(use_sim, workspace, r
 
 
 async def test_a_judge_with_can_run_may_run_commands_but_still_not_write(use_sim, workspace, runtime_of):
-    use_sim({"scripts": {"main": [bash("echo checked > ran.txt"), write(workspace / "verdict.txt", "x"), "## 结论\n达成"]}})
+    use_sim(
+        {
+            "scripts": {
+                "main": [
+                    bash("echo checked > ran.txt"),
+                    write(workspace / "verdict.txt", "x"),
+                    "## 结论\n达成",
+                ]
+            }
+        }
+    )
     ch = HumanChannel(timeout_s=0)
     r = await runtime_of().run(judge("判定者", ch, can_run=True), "judge this round")
 
     assert r.ok and (workspace / "ran.txt").exists() and not (workspace / "verdict.txt").exists()
 
 
-async def test_the_coordinator_role_delegates_and_its_worker_writes_into_the_indexed_workbench(use_sim, workspace, runtime_of):
+async def test_the_coordinator_role_delegates_and_its_worker_writes_into_the_indexed_workbench(
+    use_sim, workspace, runtime_of
+):
     wb = Workbench(workspace)
     artifact = wb.artifacts / "weekly.md"
     sim = use_sim(
@@ -64,10 +82,24 @@ async def test_the_coordinator_role_delegates_and_its_worker_writes_into_the_ind
                 "main": [
                     bash("echo boss > boss.txt"),
                     bash("git status"),  # a glance is allowed on the main thread
-                    {"tool": {"name": "Agent", "input": {"subagent_type": "coder", "description": "d", "prompt": "write the summary", "run_in_background": False}}},
+                    {
+                        "tool": {
+                            "name": "Agent",
+                            "input": {
+                                "subagent_type": "coder",
+                                "description": "d",
+                                "prompt": "write the summary",
+                                "run_in_background": False,
+                            },
+                        }
+                    },
                     "the coder wrote it",
                 ],
-                "coder": [write(artifact, "# desc: weekly summary\n" + "x" * 100), bash("seq 1 3000"), "结论:写好了"],
+                "coder": [
+                    write(artifact, "# desc: weekly summary\n" + "x" * 100),
+                    bash("seq 1 3000"),
+                    "结论:写好了",
+                ],
             },
         }
     )
@@ -111,17 +143,27 @@ async def _two_runs(use_sim, workspace: Path, run_dir: Path, between) -> tuple[d
 
 async def test_the_same_folder_continues_the_same_session(use_sim, workspace, tmp_path):
     first, second, resumed = await _two_runs(use_sim, workspace, tmp_path / "runs", lambda ws, rd: (ws, rd))
-    assert second["_sessions"]["干活"] == first["_sessions"]["干活"] and resumed == [True] and second["_woke"] == 2
+    assert (
+        second["_sessions"]["干活"] == first["_sessions"]["干活"]
+        and resumed == [True]
+        and second["_woke"] == 2
+    )
 
 
 async def test_a_copied_workspace_starts_fresh_without_error(use_sim, workspace, tmp_path):
     def copy(ws: Path, rd: Path) -> tuple[Path, Path]:
-        shutil.copytree(tmp_path, tmp_path.parent / (tmp_path.name + "-copy"), ignore=shutil.ignore_patterns("claude"))
+        shutil.copytree(
+            tmp_path, tmp_path.parent / (tmp_path.name + "-copy"), ignore=shutil.ignore_patterns("claude")
+        )
         base = tmp_path.parent / (tmp_path.name + "-copy")
         return base / "ws", base / "runs"
 
     first, second, resumed = await _two_runs(use_sim, workspace, tmp_path / "runs", copy)
-    assert second["_sessions"]["干活"] != first["_sessions"]["干活"] and resumed == [False] and second["_woke"] == 1
+    assert (
+        second["_sessions"]["干活"] != first["_sessions"]["干活"]
+        and resumed == [False]
+        and second["_woke"] == 1
+    )
 
 
 async def test_a_deleted_sessions_db_starts_fresh_without_error(use_sim, workspace, tmp_path):
@@ -136,11 +178,17 @@ async def test_a_deleted_sessions_db_starts_fresh_without_error(use_sim, workspa
 
 async def test_a_corrupted_lineage_starts_fresh_without_error(use_sim, workspace, tmp_path):
     def corrupt(ws: Path, rd: Path) -> tuple[Path, Path]:
-        (rd / "lineage.json").write_text('{"workspace": "' + str(ws) + '", "steps": {"干活": ')  # cut mid-write
+        (rd / "lineage.json").write_text(
+            '{"workspace": "' + str(ws) + '", "steps": {"干活": '
+        )  # cut mid-write
         return ws, rd
 
     first, second, resumed = await _two_runs(use_sim, workspace, tmp_path / "runs", corrupt)
-    assert second["_sessions"]["干活"] != first["_sessions"]["干活"] and resumed == [False] and second["_woke"] == 1
+    assert (
+        second["_sessions"]["干活"] != first["_sessions"]["干活"]
+        and resumed == [False]
+        and second["_woke"] == 1
+    )
     assert Lineage.open(tmp_path / "runs", workspace).steps == second["_sessions"]  # and is sound again
 
 
@@ -156,7 +204,20 @@ async def test_an_isolated_worker_works_in_its_own_git_worktree(use_sim, workspa
         {
             "actors": {"coder": {"system": "你负责实现"}},
             "scripts": {
-                "main": [{"tool": {"name": "Agent", "input": {"subagent_type": "coder", "description": "d", "prompt": "write b.txt", "run_in_background": False}}}, "done"],
+                "main": [
+                    {
+                        "tool": {
+                            "name": "Agent",
+                            "input": {
+                                "subagent_type": "coder",
+                                "description": "d",
+                                "prompt": "write b.txt",
+                                "run_in_background": False,
+                            },
+                        }
+                    },
+                    "done",
+                ],
                 "coder": [bash("pwd && echo b > b.txt"), "结论:写好了"],
             },
         }

@@ -37,11 +37,22 @@ def bash(command: str) -> dict[str, Any]:
     return {"tool": {"name": "Bash", "input": {"command": command, "description": "run"}}}
 
 
-SOLO = AgentSpec(name="solo", instructions="You are the solo test agent.", allowed_tools=["Read", "Bash", "Write"])
+SOLO = AgentSpec(
+    name="solo", instructions="You are the solo test agent.", allowed_tools=["Read", "Bash", "Write"]
+)
 
 
 async def test_a_step_succeeds_and_keeps_the_books(use_sim, workspace, make_runtime):
-    sim = use_sim({"scripts": {"main": [bash("echo hi > hi.txt"), {"text": "done: hi.txt", "usage": {"input_tokens": 900, "cache_read_input_tokens": 4100}}]}})
+    sim = use_sim(
+        {
+            "scripts": {
+                "main": [
+                    bash("echo hi > hi.txt"),
+                    {"text": "done: hi.txt", "usage": {"input_tokens": 900, "cache_read_input_tokens": 4100}},
+                ]
+            }
+        }
+    )
     rt = make_runtime()
     events: list[Event] = []
     r = await rt.run(SOLO, "write hi.txt", step_name="干活", on_event=events.append)
@@ -52,17 +63,39 @@ async def test_a_step_succeeds_and_keeps_the_books(use_sim, workspace, make_runt
     assert r.num_turns == 2 and r.cost_usd > 0 and r.context == 5000
     assert rt.total_cost() == round(r.cost_usd, 4)
     rows = json.loads(rt.manifest_path.read_text())
-    assert [(row["step"], row["session_id"], row["run"], row["ok"]) for row in rows] == [("干活", r.session_id, rt.run_id, True)]
+    assert [(row["step"], row["session_id"], row["run"], row["ok"]) for row in rows] == [
+        ("干活", r.session_id, rt.run_id, True)
+    ]
     assert rows[0]["duration_s"] == r.duration_s > 0
     # a context figure after every model turn of the main thread
     figures = [e.payload for e in events if e.kind == "system" and e.payload.get("subtype") == "context"]
-    assert len(figures) == 2 and figures[-1]["used"] == 5000 and figures[-1]["step"] == "干活" and figures[-1]["generation"] == 1
+    assert (
+        len(figures) == 2
+        and figures[-1]["used"] == 5000
+        and figures[-1]["step"] == "干活"
+        and figures[-1]["generation"] == 1
+    )
     assert rt.has_session(r.session_id) and rt.context_of(r.session_id) == 5000
     assert len(sim.requests) == 2
 
 
 async def test_allowed_tools_read_really_stops_writes(use_sim, workspace, make_runtime):
-    sim = use_sim({"scripts": {"main": [{"tool": {"name": "Write", "input": {"file_path": str(workspace / "x.txt"), "content": "x"}}}, bash("touch y.txt"), "gave up"]}})
+    sim = use_sim(
+        {
+            "scripts": {
+                "main": [
+                    {
+                        "tool": {
+                            "name": "Write",
+                            "input": {"file_path": str(workspace / "x.txt"), "content": "x"},
+                        }
+                    },
+                    bash("touch y.txt"),
+                    "gave up",
+                ]
+            }
+        }
+    )
     reader = AgentSpec(name="读者", instructions="read only", allowed_tools=["Read"])
     rt = make_runtime()
     r = await rt.run(reader, "try to write")
@@ -81,8 +114,23 @@ async def test_the_coordinator_cannot_do_hands_on_work_but_its_worker_can(use_si
             "scripts": {
                 "main": [
                     bash("echo boss > boss.txt"),
-                    {"tool": {"name": "Write", "input": {"file_path": str(workspace / "boss2.txt"), "content": "x"}}},
-                    {"tool": {"name": "Agent", "input": {"subagent_type": "coder", "description": "d", "prompt": "write it", "run_in_background": False}}},
+                    {
+                        "tool": {
+                            "name": "Write",
+                            "input": {"file_path": str(workspace / "boss2.txt"), "content": "x"},
+                        }
+                    },
+                    {
+                        "tool": {
+                            "name": "Agent",
+                            "input": {
+                                "subagent_type": "coder",
+                                "description": "d",
+                                "prompt": "write it",
+                                "run_in_background": False,
+                            },
+                        }
+                    },
                     "the coder wrote it",
                 ],
                 "coder": [bash("echo worker > worker.txt"), "wrote worker.txt"],
@@ -90,8 +138,15 @@ async def test_the_coordinator_cannot_do_hands_on_work_but_its_worker_can(use_si
         }
     )
     boss = AgentSpec(
-        name="协调者", instructions="coordinate", allowed_tools=["Agent", "Read", "Bash"], delegate_only=True,
-        agents={"coder": AgentDefinition(description="writes", prompt="You are the runtime coder.", tools=["Bash", "Write"])},
+        name="协调者",
+        instructions="coordinate",
+        allowed_tools=["Agent", "Read", "Bash"],
+        delegate_only=True,
+        agents={
+            "coder": AgentDefinition(
+                description="writes", prompt="You are the runtime coder.", tools=["Bash", "Write"]
+            )
+        },
     )
     rt = make_runtime(workbench=True)
     r = await rt.run(boss, "get it done")
@@ -104,7 +159,10 @@ async def test_the_coordinator_cannot_do_hands_on_work_but_its_worker_can(use_si
 
 
 async def test_a_529_is_waited_out_and_the_same_session_resumed(use_sim, workspace, make_runtime):
-    sim = use_sim({"scripts": {"main": [bash("echo one > one.txt"), {"fault": 529}, "finished after the outage"]}}, max_retries=0)
+    sim = use_sim(
+        {"scripts": {"main": [bash("echo one > one.txt"), {"fault": 529}, "finished after the outage"]}},
+        max_retries=0,
+    )
     rt = make_runtime()
     events: list[Event] = []
     r = await rt.run(SOLO, "do it", on_event=events.append)
@@ -121,18 +179,37 @@ async def test_a_529_is_waited_out_and_the_same_session_resumed(use_sim, workspa
 
 
 async def test_a_dropped_connection_and_an_api_that_goes_away_are_survived(use_sim, workspace, make_runtime):
-    sim = use_sim({"scripts": {"main": [{"fault": "drop", "after_events": 2}, {"fault": "away", "seconds": 2.0}, "still here"]}}, max_retries=0)
+    sim = use_sim(
+        {
+            "scripts": {
+                "main": [
+                    {"fault": "drop", "after_events": 2},
+                    {"fault": "away", "seconds": 2.0},
+                    "still here",
+                ]
+            }
+        },
+        max_retries=0,
+    )
     rt = make_runtime()
     events: list[Event] = []
     r = await rt.run(SOLO, "keep going", on_event=events.append)
 
     assert r.ok and r.text == "still here"
     # the CLI re-sends a broken stream without streaming itself; that request met the outage
-    assert [(q.reply, q.stream) for q in sim.requests] == [("fault:drop", True), ("fault:away", False), ("text", True)]
+    assert [(q.reply, q.stream) for q in sim.requests] == [
+        ("fault:drop", True),
+        ("fault:away", False),
+        ("text", True),
+    ]
     assert r.attempts == 2 and r.resumed
     offline = [e.text for e in events if e.kind == "retry" and e.payload.get("phase") == "offline"]
-    assert len(offline) == 2 and f"127.0.0.1:{sim.port}" in offline[0]  # waited for the endpoint, said so twice
-    assert len({q.headers.get("x-claude-code-session-id") for q in sim.requests}) == 1  # one session throughout
+    assert (
+        len(offline) == 2 and f"127.0.0.1:{sim.port}" in offline[0]
+    )  # waited for the endpoint, said so twice
+    assert (
+        len({q.headers.get("x-claude-code-session-id") for q in sim.requests}) == 1
+    )  # one session throughout
 
 
 async def test_a_401_stops_at_once_with_a_clear_message(use_sim, workspace, make_runtime):
@@ -146,7 +223,9 @@ async def test_a_401_stops_at_once_with_a_clear_message(use_sim, workspace, make
 
 
 async def test_a_human_interrupt_resumes_the_same_session_with_their_words(use_sim, workspace, make_runtime):
-    sim = use_sim({"scripts": {"main": [bash("python3 -c 'import time; time.sleep(30)'"), "switching to the new plan"]}})
+    sim = use_sim(
+        {"scripts": {"main": [bash("python3 -c 'import time; time.sleep(30)'"), "switching to the new plan"]}}
+    )
     rt = make_runtime()
     started = threading.Event()
 
@@ -176,12 +255,22 @@ HANDOFF_REPLY = "## 现在在做什么\n写 report.md\n\n## 已经定下的\n用
 async def test_a_full_context_is_handed_over_to_a_new_session(use_sim, workspace, make_runtime):
     sim = use_sim(
         {
-            "scripts": {"main": [{"text": "working on report.md", "usage": {"input_tokens": 2000, "cache_read_input_tokens": 50_000}}, "continued from the handoff"]},
+            "scripts": {
+                "main": [
+                    {
+                        "text": "working on report.md",
+                        "usage": {"input_tokens": 2000, "cache_read_input_tokens": 50_000},
+                    },
+                    "continued from the handoff",
+                ]
+            },
             "rules": [{"when": {"last_user_contains": "写一份交接书"}, "reply": HANDOFF_REPLY, "times": 1}],
         }
     )
     wb = Workbench(workspace)
-    rt = make_runtime(workbench=wb, handoff=HandoffPolicy(window=100_000, headroom=50_000))  # at 50K, warn at 30K
+    rt = make_runtime(
+        workbench=wb, handoff=HandoffPolicy(window=100_000, headroom=50_000)
+    )  # at 50K, warn at 30K
     events: list[Event] = []
     r = await rt.run(SOLO, "write report.md", step_name="干活", on_event=events.append)
 
@@ -198,7 +287,9 @@ async def test_a_full_context_is_handed_over_to_a_new_session(use_sim, workspace
 
 
 async def test_prompt_too_long_triggers_a_degraded_handoff(use_sim, workspace, make_runtime):
-    sim = use_sim({"scripts": {"main": [bash("ls"), {"fault": "too_long"}, "fresh start worked"]}}, max_retries=0)
+    sim = use_sim(
+        {"scripts": {"main": [bash("ls"), {"fault": "too_long"}, "fresh start worked"]}}, max_retries=0
+    )
     wb = Workbench(workspace)
     rt = make_runtime(workbench=wb)
     events: list[Event] = []
@@ -211,7 +302,12 @@ async def test_prompt_too_long_triggers_a_degraded_handoff(use_sim, workspace, m
 
 
 async def test_handoff_stops_at_max_generations(use_sim, workspace, make_runtime):
-    use_sim({"default": {"text": "huge", "usage": {"input_tokens": 20_000}}, "rules": [{"when": {"last_user_contains": "写一份交接书"}, "reply": HANDOFF_REPLY}]})
+    use_sim(
+        {
+            "default": {"text": "huge", "usage": {"input_tokens": 20_000}},
+            "rules": [{"when": {"last_user_contains": "写一份交接书"}, "reply": HANDOFF_REPLY}],
+        }
+    )
     rt = make_runtime(handoff=HandoffPolicy(window=60_000, max_generations=2))
     r = await rt.run(SOLO, "go")
 
@@ -219,9 +315,20 @@ async def test_handoff_stops_at_max_generations(use_sim, workspace, make_runtime
     assert "max_generations=2" in r.error and "window" in r.error
 
 
-async def test_no_credential_reaches_the_manifest_even_when_the_api_echoes_it(use_sim, make_runtime, monkeypatch):
+async def test_no_credential_reaches_the_manifest_even_when_the_api_echoes_it(
+    use_sim, make_runtime, monkeypatch
+):
     secret = "sk-ant-api03-" + "Q" * 40
-    use_sim({"scripts": {"main": [{"fault": 400, "times": 10, "message": f"bad request for key {secret} (Bearer {secret})"}]}}, max_retries=0)
+    use_sim(
+        {
+            "scripts": {
+                "main": [
+                    {"fault": 400, "times": 10, "message": f"bad request for key {secret} (Bearer {secret})"}
+                ]
+            }
+        },
+        max_retries=0,
+    )
     monkeypatch.setenv("ANTHROPIC_API_KEY", secret)
     rt = make_runtime()
     r = await rt.run(SOLO, "hi")

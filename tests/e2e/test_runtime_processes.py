@@ -19,13 +19,21 @@ from flower.core.runtime import project_key_of
 pytestmark = pytest.mark.e2e
 
 CHILD = Path(__file__).with_name("step_child.py")
-LONG = {"tool": {"name": "Bash", "input": {"command": "python3 -c 'import time; time.sleep(120)'", "description": "long"}}}
+LONG = {
+    "tool": {
+        "name": "Bash",
+        "input": {"command": "python3 -c 'import time; time.sleep(120)'", "description": "long"},
+    }
+}
 
 
 def start_child(workspace: Path, run_dir: Path, *extra: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, str(CHILD), str(workspace), str(run_dir), "干活", "do the long thing", *extra],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
     )
 
 
@@ -43,7 +51,9 @@ def lineage_step(run_dir: Path, workspace: Path) -> str | None:
     return Lineage.open(run_dir, workspace).steps.get("干活")
 
 
-def test_sigkill_mid_step_leaves_the_session_on_disk_and_a_second_process_continues_it(use_sim, workspace, tmp_path):
+def test_sigkill_mid_step_leaves_the_session_on_disk_and_a_second_process_continues_it(
+    use_sim, workspace, tmp_path
+):
     run_dir = tmp_path / "runs"
     sim = use_sim({"scripts": {"main": [LONG, "picked up where it stopped"]}})
     child = start_child(workspace, run_dir)
@@ -66,7 +76,9 @@ def test_sigkill_mid_step_leaves_the_session_on_disk_and_a_second_process_contin
     assert result["ok"] and result["session_id"] == sid, err[-2000:]
     assert result["text"] == "picked up where it stopped"
     resumed = sim.last()
-    assert "do the long thing" in resumed.all_text and "time.sleep(120)" in resumed.all_text  # same conversation
+    assert (
+        "do the long thing" in resumed.all_text and "time.sleep(120)" in resumed.all_text
+    )  # same conversation
 
 
 def test_sigterm_rescues_the_in_flight_step_into_the_manifest(use_sim, workspace, tmp_path):
@@ -79,7 +91,9 @@ def test_sigterm_rescues_the_in_flight_step_into_the_manifest(use_sim, workspace
     child.wait(30)
     assert child.returncode == -signal.SIGTERM  # it still dies the way the signal meant
     rows = json.loads((run_dir / "manifest.json").read_text())
-    assert [(r["step"], r["session_id"], r["error"], r["ok"]) for r in rows] == [("干活", sid, "killed-by-signal", False)]
+    assert [(r["step"], r["session_id"], r["error"], r["ok"]) for r in rows] == [
+        ("干活", sid, "killed-by-signal", False)
+    ]
     assert rows[0]["ended_at"] >= rows[0]["started_at"] > 0
 
 

@@ -22,11 +22,19 @@ def bash(command: str) -> dict[str, Any]:
 
 async def no_rm(data: dict[str, Any], tool_use_id: str | None, ctx: Any) -> dict[str, Any]:
     if data["tool_input"].get("command", "").startswith("rm "):
-        return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny", "permissionDecisionReason": "no rm in this test"}}
+        return {
+            "hookSpecificOutput": {
+                "hookEventName": "PreToolUse",
+                "permissionDecision": "deny",
+                "permissionDecisionReason": "no rm in this test",
+            }
+        }
     return {}
 
 
-async def test_resume_from_the_store_feeds_back_pruned_trimmed_and_expired_history(use_sim, workspace, claude_root, tmp_path):
+async def test_resume_from_the_store_feeds_back_pruned_trimmed_and_expired_history(
+    use_sim, workspace, claude_root, tmp_path
+):
     subprocess.run(["git", "init", "-q", str(workspace)], check=True)
     (workspace / "tracked.txt").write_text("x")
     sim = use_sim(
@@ -45,10 +53,17 @@ async def test_resume_from_the_store_feeds_back_pruned_trimmed_and_expired_histo
         },
         max_retries=0,
     )
-    spec = AgentSpec(name="worker", instructions="store test", allowed_tools=["Bash", "Read"], hooks={"PreToolUse": [HookMatcher(matcher="Bash", hooks=[no_rm])]})
+    spec = AgentSpec(
+        name="worker",
+        instructions="store test",
+        allowed_tools=["Bash", "Read"],
+        hooks={"PreToolUse": [HookMatcher(matcher="Bash", hooks=[no_rm])]},
+    )
     rt = Runtime(
-        workspace=workspace, run_dir=tmp_path / "runs",
-        trim=TrimPolicy(keep_recent=1), ephemeral=EphemeralPolicy(keep_recent=1),
+        workspace=workspace,
+        run_dir=tmp_path / "runs",
+        trim=TrimPolicy(keep_recent=1),
+        ephemeral=EphemeralPolicy(keep_recent=1),
         resilience=Resilience(base_delay=0.05, probe_interval=0.2),
     )
     try:
@@ -60,13 +75,21 @@ async def test_resume_from_the_store_feeds_back_pruned_trimmed_and_expired_histo
     finally:
         rt.close()
 
-    assert second.ok and second.session_id == first.session_id and second.text == "second run sees a clean history"
+    assert (
+        second.ok
+        and second.session_id == first.session_id
+        and second.text == "second run sees a clean history"
+    )
     # the CLI reports cost cumulatively per session: the second step pays only for its own turn
     assert 0 < second.cost_usd < first.cost_usd
     shown = sim.last()
     text = shown.all_text
     # the chain is intact: the whole conversation is there, oldest prompt included
-    assert "inspect the repo" in text and "first run done" in text and shown.last_user_text.endswith("what did you find?")
+    assert (
+        "inspect the repo" in text
+        and "first run done" in text
+        and shown.last_user_text.endswith("what did you find?")
+    )
     # the synthetic API error is gone
     assert "API Error" not in text
     # the old `git status` result is expired with the policy's text
@@ -89,4 +112,9 @@ async def test_resume_from_the_store_feeds_back_pruned_trimmed_and_expired_histo
     finally:
         raw.close()
     stored = json.dumps(entries, ensure_ascii=False)
-    assert "API Error: 500" in stored and "2999\\n3000" in stored and "rm a.txt" in stored and "On branch" in stored
+    assert (
+        "API Error: 500" in stored
+        and "2999\\n3000" in stored
+        and "rm a.txt" in stored
+        and "On branch" in stored
+    )

@@ -45,7 +45,11 @@ class Flow:
                 if question is None:
                     continue
                 self.asked.append(question)
-                reply = answer(question) if callable(answer) else (question.options[0] if answer == "first" else answer)
+                reply = (
+                    answer(question)
+                    if callable(answer)
+                    else (question.options[0] if answer == "first" else answer)
+                )
                 if reply is not None:
                     flow.channel.answer(question.id, reply)
 
@@ -81,7 +85,14 @@ async def test_three_steps_brief_goal_and_a_judge_every_round(use_sim, flow, wor
     brief, goal = Brief.load(notes / "需求.md"), Goal.load(notes / "目标.md")
     assert brief.complete() and goal.complete() and len(goal.checks) == 3
     assert (workspace / "hello.py").is_file() and (workspace / "README.md").is_file()
-    assert flow.manifest_steps() == ["确认需求", "设定目标", "干活", "干活·判定#1", "干活#round2", "干活·判定#2"]
+    assert flow.manifest_steps() == [
+        "确认需求",
+        "设定目标",
+        "干活",
+        "干活·判定#1",
+        "干活#round2",
+        "干活·判定#2",
+    ]
     assert [v["state"] for v in flow.verdicts()] == ["not_yet", "achieved"]
     # a rejection sends the coordinator back to work in the SAME session, with what was missing
     coordinator = sessions_of(sim, "coordinator")
@@ -102,7 +113,12 @@ async def test_a_second_run_continues_with_the_banner_and_skips_frozen_steps(use
     first = await flow.run("写一个 hello.py")
     before = len(sim.requests)
     state = wake_state(workspace, run_dir=flow.run_dir)
-    assert state["waking"] and state["checks"] == 3 and state["woke"] == 1 and state["steps"] == first["_sessions"]
+    assert (
+        state["waking"]
+        and state["checks"] == 3
+        and state["woke"] == 1
+        and state["steps"] == first["_sessions"]
+    )
 
     second = await flow.run("")
 
@@ -110,14 +126,20 @@ async def test_a_second_run_continues_with_the_banner_and_skips_frozen_steps(use
     later = [q.actor for q in sim.requests[before:]]
     assert "clarifier" not in later and "goal_setter" not in later  # frozen steps are skipped
     assert later.count("coordinator") == 1 and later.count("judge") == 1
-    assert sim.requests_for("coordinator")[-1].headers["x-claude-code-session-id"] == first["_sessions"]["干活"]
+    assert (
+        sim.requests_for("coordinator")[-1].headers["x-claude-code-session-id"] == first["_sessions"]["干活"]
+    )
     rt = Runtime(workspace=workspace, run_dir=flow.run_dir)
     try:
         context = rt.context_of(first["_sessions"]["干活"])
     finally:
         rt.close()
     line = banner_line(state, workspace=workspace, context=context)
-    assert "接上上次  需求已确认 · 目标 3 条 · 干活上下文 " in line and line.endswith("第 2 次唤醒") and context > 0
+    assert (
+        "接上上次  需求已确认 · 目标 3 条 · 干活上下文 " in line
+        and line.endswith("第 2 次唤醒")
+        and context > 0
+    )
 
 
 async def test_a_word_added_on_wake_lands_in_the_brief_the_goal_and_the_coordinator(use_sim, flow, workspace):
@@ -162,8 +184,12 @@ async def test_wake_state_writes_not_one_byte(use_sim, flow, workspace, tmp_path
     empty.mkdir()
     before = tree(empty)
     assert wake_state(empty, run_dir=empty / "runs") == {
-        "waking": False, "brief": empty / ".flower" / "notes" / "需求.md", "goal": empty / ".flower" / "notes" / "目标.md",
-        "checks": 0, "woke": 0, "steps": {},
+        "waking": False,
+        "brief": empty / ".flower" / "notes" / "需求.md",
+        "goal": empty / ".flower" / "notes" / "目标.md",
+        "checks": 0,
+        "woke": 0,
+        "steps": {},
     }
     assert tree(empty) == before
     use_sim(scenarios.starter_scenario())
@@ -206,7 +232,9 @@ async def test_an_unreachable_verdict_asks_the_person_with_three_choices(use_sim
     scenario = scenarios.starter_scenario(verdicts=("unreachable",))
     use_sim(scenario)
 
-    ctx = await flow.run("写一个 hello.py", answer=lambda q: q.options[0] if q.options[0] != ACCEPT else ACCEPT)
+    ctx = await flow.run(
+        "写一个 hello.py", answer=lambda q: q.options[0] if q.options[0] != ACCEPT else ACCEPT
+    )
 
     unreachable = flow.asked[-1]
     assert unreachable.options == [ACCEPT, AMEND, WRONG]
@@ -216,7 +244,11 @@ async def test_an_unreachable_verdict_asks_the_person_with_three_choices(use_sim
 async def test_an_unreachable_verdict_nobody_answers_stops_the_step(use_sim, flow):
     use_sim(scenarios.starter_scenario(verdicts=("unreachable",)))
 
-    ctx = await flow.run("写一个 hello.py", answer=lambda q: "hello" if q.options and "hello" in q.options else None, timeout_s=1.0)
+    ctx = await flow.run(
+        "写一个 hello.py",
+        answer=lambda q: "hello" if q.options and "hello" in q.options else None,
+        timeout_s=1.0,
+    )
 
     assert ctx["_failed_at"] == "干活" and "没人回应" in ctx["_aborted"] and ctx["_goal_rounds"] == 1
 
@@ -250,24 +282,43 @@ CHILD = Path(__file__).with_name("flow_child.py")
 def test_sigkill_during_clarify_continues_next_time_without_asking_again(use_sim, workspace, tmp_path):
     scenario = scenarios.starter_scenario()
     scenario["scripts"]["clarifier"] = [
-        {"tool": {"name": "mcp__human__ask", "input": {"question": scenarios.QUESTION, "options": scenarios.OPTIONS}}},
+        {
+            "tool": {
+                "name": "mcp__human__ask",
+                "input": {"question": scenarios.QUESTION, "options": scenarios.OPTIONS},
+            }
+        },
         {"fault": "stall", "seconds": 120, "text": "never"},
         {"text": scenarios.BRIEF},
     ]
     sim = use_sim(scenario)
     run_dir = tmp_path / "runs"
     log = workspace / ".flower" / "notes" / "问答记录.md"
-    child = subprocess.Popen([sys.executable, str(CHILD), str(workspace), str(run_dir), "写一个 hello.py"], start_new_session=True,
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    child = subprocess.Popen(
+        [sys.executable, str(CHILD), str(workspace), str(run_dir), "写一个 hello.py"],
+        start_new_session=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 90
-    while time.monotonic() < deadline and not (log.is_file() and "hello" in log.read_text() and len(sim.requests_for("clarifier")) >= 2):
+    while time.monotonic() < deadline and not (
+        log.is_file() and "hello" in log.read_text() and len(sim.requests_for("clarifier")) >= 2
+    ):
         time.sleep(0.2)
     os.killpg(child.pid, signal.SIGKILL)
     child.wait(10)
-    first_session = Lineage.open(run_dir, workspace).steps["确认需求"]  # on disk although the step never ended
+    first_session = Lineage.open(run_dir, workspace).steps[
+        "确认需求"
+    ]  # on disk although the step never ended
 
     # the person runs the same command again
-    again = subprocess.run([sys.executable, str(CHILD), str(workspace), str(run_dir), "写一个 hello.py"], capture_output=True, text=True, timeout=240)
+    again = subprocess.run(
+        [sys.executable, str(CHILD), str(workspace), str(run_dir), "写一个 hello.py"],
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
 
     assert again.returncode == 0, again.stderr[-3000:]
     resumed = sim.requests_for("clarifier")[2]

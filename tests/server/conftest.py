@@ -155,8 +155,14 @@ def fake_env(script_path: Path) -> dict[str, str]:
 
 
 @asynccontextmanager
-async def open_session(workspace: Path, env: dict[str, str], *, options: dict[str, Any] | None = None,
-                       capabilities: types.ClientCapabilities | None = None, initialize: bool = True) -> AsyncIterator[Session]:
+async def open_session(
+    workspace: Path,
+    env: dict[str, str],
+    *,
+    options: dict[str, Any] | None = None,
+    capabilities: types.ClientCapabilities | None = None,
+    initialize: bool = True,
+) -> AsyncIterator[Session]:
     box: list[Session] = []
     config = ClientServerConfig(server_command=SERVER, client_factory=lambda: _client(box), server_env=env)
     client = await config.start()
@@ -164,12 +170,19 @@ async def open_session(workspace: Path, env: dict[str, str], *, options: dict[st
     box.append(session)
     try:
         if initialize:
-            await asyncio.wait_for(client.initialize_session(types.InitializeParams(
-                capabilities=capabilities or client_capabilities("visual-studio-code"),
-                root_uri=workspace.as_uri(),
-                workspace_folders=[types.WorkspaceFolder(uri=workspace.as_uri(), name=workspace.name)],
-                initialization_options=options,
-            )), TIMEOUT)
+            await asyncio.wait_for(
+                client.initialize_session(
+                    types.InitializeParams(
+                        capabilities=capabilities or client_capabilities("visual-studio-code"),
+                        root_uri=workspace.as_uri(),
+                        workspace_folders=[
+                            types.WorkspaceFolder(uri=workspace.as_uri(), name=workspace.name)
+                        ],
+                        initialization_options=options,
+                    )
+                ),
+                TIMEOUT,
+            )
         yield session
     finally:
         try:

@@ -63,7 +63,9 @@ class FakeRuntime:
 
 
 class FakeWorkflow:
-    def __init__(self, ask: str, workspace: Path, run_dir: Path, channel: HumanChannel, script: list[dict[str, Any]]) -> None:
+    def __init__(
+        self, ask: str, workspace: Path, run_dir: Path, channel: HumanChannel, script: list[dict[str, Any]]
+    ) -> None:
         self.ask, self.workspace, self.run_dir = ask, workspace, run_dir
         self.channel, self.script = channel, script
         self.workbench = SimpleNamespace(notes=notes_of(workspace))
@@ -77,23 +79,55 @@ class FakeWorkflow:
         log(self.run_dir, started=self.ask, woke=woke)
         try:
             for action in self.script:
-                (kind, arg), = action.items()
+                ((kind, arg),) = action.items()
                 if kind == "step":
                     runtime.busy = 1
                     lineage.remember(arg["name"], f"session-{arg['name']}")
-                    emit(Event("step", text=arg["name"], payload={"index": arg["index"], "total": arg["total"], "resumed": woke > 1, "woke": woke}))
+                    emit(
+                        Event(
+                            "step",
+                            text=arg["name"],
+                            payload={
+                                "index": arg["index"],
+                                "total": arg["total"],
+                                "resumed": woke > 1,
+                                "woke": woke,
+                            },
+                        )
+                    )
                 elif kind == "end_step":
                     runtime.busy = 0
                     runtime.cost += arg.get("cost_usd", 0.0)
                     if on_step is not None:
-                        on_step(SimpleNamespace(name=arg["name"]), SimpleNamespace(ok=arg.get("ok", True), cost_usd=arg.get("cost_usd", 0.0), session_id=None, error=None))
+                        on_step(
+                            SimpleNamespace(name=arg["name"]),
+                            SimpleNamespace(
+                                ok=arg.get("ok", True),
+                                cost_usd=arg.get("cost_usd", 0.0),
+                                session_id=None,
+                                error=None,
+                            ),
+                        )
                 elif kind == "context":
                     window = arg.get("window", 1_000_000)
                     at = window - 50_000
-                    emit(Event("system", text="context", payload={
-                        "subtype": "context", "used": arg["used"], "window": window, "at": at, "warn_at": at - 20_000,
-                        "step": arg.get("step", ""), "generation": arg.get("generation", 1), "session_id": "s", "cost_usd": arg.get("cost_usd", 0.0),
-                    }))
+                    emit(
+                        Event(
+                            "system",
+                            text="context",
+                            payload={
+                                "subtype": "context",
+                                "used": arg["used"],
+                                "window": window,
+                                "at": at,
+                                "warn_at": at - 20_000,
+                                "step": arg.get("step", ""),
+                                "generation": arg.get("generation", 1),
+                                "session_id": "s",
+                                "cost_usd": arg.get("cost_usd", 0.0),
+                            },
+                        )
+                    )
                 elif kind == "handoff":
                     emit(Event("handoff", text=arg.get("phase", ""), payload=dict(arg)))
                 elif kind == "brief":
@@ -105,14 +139,34 @@ class FakeWorkflow:
                     goal_path.write_text(arg, encoding="utf-8")
                     goal = Goal.parse(arg)
                     if goal.unverifiable:
-                        emit(Event("task", text="unverifiable", payload={"unverifiable": goal.unverifiable, "total": len(goal.checks), "path": str(goal_path)}))
+                        emit(
+                            Event(
+                                "task",
+                                text="unverifiable",
+                                payload={
+                                    "unverifiable": goal.unverifiable,
+                                    "total": len(goal.checks),
+                                    "path": str(goal_path),
+                                },
+                            )
+                        )
                 elif kind == "verdict":
                     ctx["_verdict"] = SimpleNamespace(state=arg["state"])
                     ctx["_goal_rounds"] = arg.get("round", 1)
-                    emit(Event("task", text="verdict", payload={
-                        "kind": "verdict", "state": arg["state"], "reason": arg.get("reason", ""), "failed": arg.get("failed", []),
-                        "round": arg.get("round", 1), "goal_path": str(goal_path),
-                    }))
+                    emit(
+                        Event(
+                            "task",
+                            text="verdict",
+                            payload={
+                                "kind": "verdict",
+                                "state": arg["state"],
+                                "reason": arg.get("reason", ""),
+                                "failed": arg.get("failed", []),
+                                "round": arg.get("round", 1),
+                                "goal_path": str(goal_path),
+                            },
+                        )
+                    )
                 elif kind == "ask":
                     ask = await self.channel.ask(arg["question"], arg.get("options"))
                     log(self.run_dir, ask=ask.id, state=ask.state, answer=ask.answer)
@@ -171,13 +225,19 @@ class FakeEngine:
             return None
         return f"<- 在 {workspace} 接上上次  需求已确认 · 第 {state['woke'] + 1} 次唤醒"
 
-    def workflow(self, ask: str, *, workspace: Path, run_dir: Path, new: bool, timeout_s: float | None) -> FakeWorkflow:
+    def workflow(
+        self, ask: str, *, workspace: Path, run_dir: Path, new: bool, timeout_s: float | None
+    ) -> FakeWorkflow:
         notes = notes_of(workspace)
         notes.mkdir(parents=True, exist_ok=True)  # an unwritable workspace fails here, as the real flow does
         Path(run_dir).mkdir(parents=True, exist_ok=True)
         script = json.loads(Path(os.environ[SCRIPT_VAR]).read_text(encoding="utf-8"))
-        channel = HumanChannel(timeout_s=timeout_s, log_path=notes / "问答记录.md", amend_path=notes / "需求.md")
+        channel = HumanChannel(
+            timeout_s=timeout_s, log_path=notes / "问答记录.md", amend_path=notes / "需求.md"
+        )
         return FakeWorkflow(ask, Path(workspace), Path(run_dir), channel, script)
 
-    def runtime(self, workflow: FakeWorkflow, *, workspace: Path, run_dir: Path, window: int | None) -> FakeRuntime:
+    def runtime(
+        self, workflow: FakeWorkflow, *, workspace: Path, run_dir: Path, window: int | None
+    ) -> FakeRuntime:
         return FakeRuntime(Path(run_dir))

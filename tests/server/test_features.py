@@ -15,17 +15,21 @@ from flower_lsp.events import json_safe, to_params
 from flower_lsp.runs import outcome
 
 GOAL = (
-    "# 目标\n"                                       # 0
-    "交付能运行的 hello.py,并写明用法。\n"           # 1
-    "\n"                                             # 2
-    "# 判定清单\n"                                   # 3
-    "- 运行 `python3 hello.py` 输出 hello\n"         # 4
-    "- 工作区根目录有 README.md,写了怎么运行\n"      # 5
-    "- hello.py 只用标准库 😀\n"                     # 6
+    "# 目标\n"  # 0
+    "交付能运行的 hello.py,并写明用法。\n"  # 1
+    "\n"  # 2
+    "# 判定清单\n"  # 3
+    "- 运行 `python3 hello.py` 输出 hello\n"  # 4
+    "- 工作区根目录有 README.md,写了怎么运行\n"  # 5
+    "- hello.py 只用标准库 😀\n"  # 6
     "- 在 macOS 上也能跑 [此环境无法验证:只有 Linux]\n"  # 7
 )
-CHECKS = [(4, "运行 `python3 hello.py` 输出 hello"), (5, "工作区根目录有 README.md,写了怎么运行"),
-          (6, "hello.py 只用标准库 😀"), (7, "在 macOS 上也能跑 [此环境无法验证:只有 Linux]")]
+CHECKS = [
+    (4, "运行 `python3 hello.py` 输出 hello"),
+    (5, "工作区根目录有 README.md,写了怎么运行"),
+    (6, "hello.py 只用标准库 😀"),
+    (7, "在 macOS 上也能跑 [此环境无法验证:只有 Linux]"),
+]
 
 
 def test_a_failed_item_finds_the_line_of_its_check() -> None:
@@ -41,21 +45,33 @@ def test_a_failed_item_finds_the_line_of_its_check() -> None:
 
 
 def test_not_yet_warns_on_each_failed_line_unreachable_is_an_error() -> None:
-    verdict = p.VerdictInfo(state="not_yet", reason="没有 README.md", failed=["工作区根目录有 README.md,写了怎么运行", "hello.py 只用标准库 😀"], round=2, goal_path="")
+    verdict = p.VerdictInfo(
+        state="not_yet",
+        reason="没有 README.md",
+        failed=["工作区根目录有 README.md,写了怎么运行", "hello.py 只用标准库 😀"],
+        round=2,
+        goal_path="",
+    )
     diags = verdict_diagnostics(verdict, GOAL, folder="file:///ws")
     assert [(d.range.start.line, d.severity, d.code) for d in diags] == [
-        (5, types.DiagnosticSeverity.Warning, "not_yet"), (6, types.DiagnosticSeverity.Warning, "not_yet"),
+        (5, types.DiagnosticSeverity.Warning, "not_yet"),
+        (6, types.DiagnosticSeverity.Warning, "not_yet"),
     ]
     assert "Judge round 2" in diags[0].message and "没有 README.md" in diags[0].message
     # UTF-16 columns: the emoji is two code units
     assert diags[1].range.end.character == len("- hello.py 只用标准库 😀") + 1
-    unreachable = p.VerdictInfo(state="unreachable", reason="r", failed=["hello.py 只用标准库 😀"], round=1, goal_path="")
+    unreachable = p.VerdictInfo(
+        state="unreachable", reason="r", failed=["hello.py 只用标准库 😀"], round=1, goal_path=""
+    )
     assert [(d.range.start.line, d.severity) for d in verdict_diagnostics(unreachable, GOAL, folder="f")] == [
-        (6, types.DiagnosticSeverity.Error)]
+        (6, types.DiagnosticSeverity.Error)
+    ]
 
 
 def test_other_encodings_count_their_own_units() -> None:
-    verdict = p.VerdictInfo(state="not_yet", reason="", failed=["hello.py 只用标准库 😀"], round=1, goal_path="")
+    verdict = p.VerdictInfo(
+        state="not_yet", reason="", failed=["hello.py 只用标准库 😀"], round=1, goal_path=""
+    )
     line = "- hello.py 只用标准库 😀"
     utf8 = verdict_diagnostics(verdict, GOAL, folder="f", encoding=types.PositionEncodingKind.Utf8)
     utf32 = verdict_diagnostics(verdict, GOAL, folder="f", encoding=types.PositionEncodingKind.Utf32)
@@ -69,27 +85,54 @@ def test_achieved_clears_and_an_unplaceable_failure_sits_on_the_checklist_headin
     vague = p.VerdictInfo(state="", reason="没给结论", failed=[], round=1, goal_path="")
     [d] = verdict_diagnostics(vague, GOAL, folder="f")
     assert d.range.start.line == 3 and d.severity == types.DiagnosticSeverity.Warning
-    stray = p.VerdictInfo(state="not_yet", reason="", failed=["数据库迁移脚本可以回滚"], round=1, goal_path="")
+    stray = p.VerdictInfo(
+        state="not_yet", reason="", failed=["数据库迁移脚本可以回滚"], round=1, goal_path=""
+    )
     [d] = verdict_diagnostics(stray, GOAL, folder="f")
     assert d.range.start.line == 3 and "not found in the checklist" in d.message
 
 
 def test_unverifiable_checks_are_information_on_their_lines() -> None:
     diags = unverifiable_diagnostics(None, GOAL)
-    assert [(d.range.start.line, d.severity, d.code) for d in diags] == [(7, types.DiagnosticSeverity.Information, "unverifiable")]
-    assert unverifiable_diagnostics(["在 macOS 上也能跑 [此环境无法验证:只有 Linux]"], GOAL)[0].range.start.line == 7
+    assert [(d.range.start.line, d.severity, d.code) for d in diags] == [
+        (7, types.DiagnosticSeverity.Information, "unverifiable")
+    ]
+    assert (
+        unverifiable_diagnostics(["在 macOS 上也能跑 [此环境无法验证:只有 Linux]"], GOAL)[0].range.start.line
+        == 7
+    )
 
 
 def test_events_read_as_log_lines() -> None:
-    step = to_params("f", Event("step", text="干活", payload={"index": 3, "total": 3, "resumed": True, "woke": 3}))
+    step = to_params(
+        "f", Event("step", text="干活", payload={"index": 3, "total": 3, "resumed": True, "woke": 3})
+    )
     assert step.kind == "step" and step.text == "== 干活 ==  3/3  <- 接上次 · 第 3 次唤醒"
-    verdict = to_params("f", Event("task", payload={"kind": "verdict", "state": "not_yet", "reason": "缺 README", "failed": ["a"], "round": 1}))
+    verdict = to_params(
+        "f",
+        Event(
+            "task",
+            payload={
+                "kind": "verdict",
+                "state": "not_yet",
+                "reason": "缺 README",
+                "failed": ["a"],
+                "round": 1,
+            },
+        ),
+    )
     assert verdict.kind == "verdict" and verdict.text == "判定 #1: not_yet — 缺 README (1 failed)"
-    mail = to_params("f", Event("ask", text="顺便加个测试", payload={"kind": "mail", "state": "queued", "id": "m1"}))
+    mail = to_params(
+        "f", Event("ask", text="顺便加个测试", payload={"kind": "mail", "state": "queued", "id": "m1"})
+    )
     assert mail.kind == "mail" and mail.text == "顺便加个测试"
-    ask = to_params("f", Event("ask", text="打印什么?", payload={"id": "q1", "state": "answered", "answer": "hello"}))
+    ask = to_params(
+        "f", Event("ask", text="打印什么?", payload={"id": "q1", "state": "answered", "answer": "hello"})
+    )
     assert ask.kind == "ask" and ask.text == "? 打印什么? -> answered: hello"
-    tool = to_params("f", Event("tool_call", text="python3 hello.py", tool="Bash", payload={"subagent": True}))
+    tool = to_params(
+        "f", Event("tool_call", text="python3 hello.py", tool="Bash", payload={"subagent": True})
+    )
     assert tool.kind == "tool" and tool.text == "[Bash] python3 hello.py"
     assert to_params("f", Event("text", text="subagent chatter", payload={"subagent": True})) is None
     assert to_params("f", Event("system", text="context", payload={"subtype": "context"})) is None
@@ -98,7 +141,10 @@ def test_events_read_as_log_lines() -> None:
 
 def test_payloads_are_made_json_safe() -> None:
     assert json_safe({"path": Path("/a/目标.md"), "n": float("nan"), "xs": (1, object)}) == {
-        "path": "/a/目标.md", "n": None, "xs": [1, str(object)]}
+        "path": "/a/目标.md",
+        "n": None,
+        "xs": [1, str(object)],
+    }
 
 
 def test_the_end_of_a_run_is_told_from_its_ctx() -> None:

@@ -51,7 +51,12 @@ def test_field_types_are_spelled_for_typescript() -> None:
 
 
 def test_the_module_prints_the_typescript() -> None:
-    done = subprocess.run([sys.executable, "-m", "flower_lsp.protocol", "--typescript"], capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "flower_lsp.protocol", "--typescript"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout == p.typescript()
 
@@ -71,7 +76,11 @@ def test_payloads_are_checked_field_by_field() -> None:
         (p.StartArgs, {"ask": 3}, "StartArgs.ask: expected a string, got a number"),
         (p.StartArgs, {"ask": "x", "new": "yes"}, "StartArgs.new: expected a boolean, got a string"),
         (p.StartArgs, {"ask": "x", "asap": True}, "StartArgs: unknown field(s) asap"),
-        (p.OpenDocumentArgs, {"which": "readme"}, "OpenDocumentArgs.which: must be one of 'brief', 'goal', 'handoff', got 'readme'"),
+        (
+            p.OpenDocumentArgs,
+            {"which": "readme"},
+            "OpenDocumentArgs.which: must be one of 'brief', 'goal', 'handoff', got 'readme'",
+        ),
         (p.SayArgs, ["hi"], "SayArgs: expected an object, got an array"),
         (p.AskResult, {"answer": ["a"]}, "AskResult.answer: expected a string, got an array"),
         (p.InitOptions, {"timeout_s": "soon"}, "InitOptions.timeout_s: expected a number, got a string"),
@@ -84,17 +93,25 @@ def test_payloads_are_checked_field_by_field() -> None:
 
 def test_commands_take_at_most_one_argument() -> None:
     assert p.command_args(p.SayArgs, p.SAY, ({"text": "hi"},)) == p.SayArgs(text="hi")
-    with pytest.raises(p.ProtocolError, match=r"flower.say: expected at most one argument \(an object\), got 2"):
+    with pytest.raises(
+        p.ProtocolError, match=r"flower.say: expected at most one argument \(an object\), got 2"
+    ):
         p.command_args(p.SayArgs, p.SAY, ({"text": "a"}, {"text": "b"}))
 
 
 def test_to_json_nests_dataclasses() -> None:
     verdict = p.VerdictInfo(state="not_yet", reason="r", failed=["x"], round=1, goal_path="/g")
-    assert p.to_json(p.CommandResult(ok=True, message="m")) == {"ok": True, "message": "m", "offer": None, "uri": None}
+    assert p.to_json(p.CommandResult(ok=True, message="m")) == {
+        "ok": True,
+        "message": "m",
+        "offer": None,
+        "uri": None,
+    }
     assert p.to_json({"v": verdict})["v"]["failed"] == ["x"]
 
 
 def test_the_extensions_protocol_file_is_the_generated_one() -> None:
     committed = Path(__file__).resolve().parents[2] / "vscode-extension" / "src" / "protocol.ts"
     assert committed.read_text(encoding="utf-8") == p.typescript(), (
-        "regenerate: python -m flower_lsp.protocol --typescript > vscode-extension/src/protocol.ts")
+        "regenerate: python -m flower_lsp.protocol --typescript > vscode-extension/src/protocol.ts"
+    )

@@ -18,21 +18,34 @@ def answers(run_dir) -> list[dict]:
 async def test_an_answer_reaches_the_engine(fake_lsp, script):
     script([ASK])
     async with fake_lsp(options={"timeout_s": 42}) as s:
+
         async def person(params):
             return {"answer": params["options"][1]}
 
         s.answer_ask = person
         await s.command("flower.start", {"ask": "X"})
         await s.until(lambda: s.run_phase() == "finished")
-        assert s.asks == [{"folder": s.folder, "id": "q1", "question": "hello.py 要打印什么?",
-                           "options": ["hello", "hello, flower"], "free_text": True, "timeout_s": 42.0}]
+        assert s.asks == [
+            {
+                "folder": s.folder,
+                "id": "q1",
+                "question": "hello.py 要打印什么?",
+                "options": ["hello", "hello, flower"],
+                "free_text": True,
+                "timeout_s": 42.0,
+            }
+        ]
         assert answers(s.run_dir) == [{"ask": "q1", "state": "answered", "answer": "hello, flower"}]
-        assert [e["text"] for e in s.events_of("ask")] == ["? hello.py 要打印什么?", "? hello.py 要打印什么? -> answered: hello, flower"]
+        assert [e["text"] for e in s.events_of("ask")] == [
+            "? hello.py 要打印什么?",
+            "? hello.py 要打印什么? -> answered: hello, flower",
+        ]
 
 
 async def test_a_dismissal_declines(fake_lsp, script):
     script([ASK])
     async with fake_lsp() as s:
+
         async def person(params):
             return {"dismissed": True}
 
@@ -57,8 +70,11 @@ async def test_a_client_error_or_a_malformed_reply_leaves_the_channels_timeout(f
         await s.command("flower.start", {"ask": "X"})
         await s.until(lambda: s.run_phase() == "finished")
         assert [a["state"] for a in answers(s.run_dir)] == ["timeout", "timeout"]
-        assert any("ignoring a malformed answer to q2: flower/ask result.answer: expected a string, got a number" in m.message
-                   for m in s.client.log_messages)
+        assert any(
+            "ignoring a malformed answer to q2: flower/ask result.answer: expected a string, got a number"
+            in m.message
+            for m in s.client.log_messages
+        )
         assert (await s.state())["running"] is False
 
 

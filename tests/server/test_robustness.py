@@ -19,10 +19,22 @@ BAD_COMMANDS = [
     ("flower.start", [{"ask": "x", "asap": True}], "flower.start: unknown field(s) asap"),
     ("flower.start", [{"new": True}], "flower.start: missing required field 'ask'"),
     ("flower.start", ["做个 X"], "flower.start: expected an object, got a string"),
-    ("flower.say", [{"text": "a"}, {"text": "b"}], "flower.say: expected at most one argument (an object), got 2"),
+    (
+        "flower.say",
+        [{"text": "a"}, {"text": "b"}],
+        "flower.say: expected at most one argument (an object), got 2",
+    ),
     ("flower.say", [{"text": "   "}], "flower.say: 'text' must not be empty"),
-    ("flower.openDocument", [{"which": "readme"}], "flower.openDocument.which: must be one of 'brief', 'goal', 'handoff'"),
-    ("flower.stop", [{"folder": "file:///no/such/folder"}], "unknown workspace folder 'file:///no/such/folder'"),
+    (
+        "flower.openDocument",
+        [{"which": "readme"}],
+        "flower.openDocument.which: must be one of 'brief', 'goal', 'handoff'",
+    ),
+    (
+        "flower.stop",
+        [{"folder": "file:///no/such/folder"}],
+        "unknown workspace folder 'file:///no/such/folder'",
+    ),
     ("flower.answer", [{"id": "q1"}], "flower.answer: missing required field 'text'"),
     ("flower.nope", [], "Command name 'flower.nope' is not defined"),
 ]
@@ -33,7 +45,10 @@ async def test_wrong_arguments_are_invalid_params_with_a_clear_message(fake_lsp)
         for command, args, message in BAD_COMMANDS:
             with pytest.raises(JsonRpcInvalidParams) as caught:
                 await s.command(command, *args)
-            assert caught.value.code == -32602 and message in caught.value.message, (command, caught.value.message)
+            assert caught.value.code == -32602 and message in caught.value.message, (
+                command,
+                caught.value.message,
+            )
         with pytest.raises(JsonRpcInvalidParams, match="flower/state: unknown field"):
             await s.request("flower/state", {"folder": None, "verbose": True})
         assert (await s.state())["running"] is False
@@ -67,7 +82,10 @@ async def test_a_workspace_that_cannot_be_written_is_refused_not_fatal(fake_lsp,
         async with fake_lsp() as s:
             result = await s.command("flower.start", {"ask": "X"})
             assert result["ok"] is False and result["message"].startswith("flower: cannot start in ws:")
-            assert any(m.type == types.MessageType.Error and "cannot start in ws" in m.message for m in s.client.messages)
+            assert any(
+                m.type == types.MessageType.Error and "cannot start in ws" in m.message
+                for m in s.client.messages
+            )
             assert (await s.state())["running"] is False
             assert (await s.command("flower.continue"))["ok"] is False
     finally:
@@ -112,14 +130,22 @@ async def test_open_document_shows_what_exists_and_says_what_does_not(fake_lsp, 
     notes = workspace / ".flower" / "notes"
     async with fake_lsp() as s:
         missing = await s.command("flower.openDocument", {"which": "goal"})
-        assert missing == {"ok": False, "message": "There is no 目标.md in ws yet.", "offer": None, "uri": None}
+        assert missing == {
+            "ok": False,
+            "message": "There is no 目标.md in ws yet.",
+            "offer": None,
+            "uri": None,
+        }
         notes.mkdir(parents=True)
         for name in ("需求.md", "目标.md"):
             (notes / name).write_text("# x\n", encoding="utf-8")
         for which, name in (("brief", "需求.md"), ("goal", "目标.md")):
             shown = await s.command("flower.openDocument", {"which": which})
             assert shown["ok"] is True and shown["uri"] == uri_of(notes / name)
-        assert [d.uri for d in s.client.shown_documents] == [uri_of(notes / "需求.md"), uri_of(notes / "目标.md")]
+        assert [d.uri for d in s.client.shown_documents] == [
+            uri_of(notes / "需求.md"),
+            uri_of(notes / "目标.md"),
+        ]
         assert s.client.shown_documents[0].take_focus is True
         assert (await s.command("flower.openDocument", {"which": "handoff"}))["ok"] is False
         handoff = notes / "交接-干活.md"

@@ -24,26 +24,32 @@ def write_brief(workspace: Path) -> Path:
 
 
 async def test_a_run_streams_steps_the_context_meter_progress_and_cli_stderr(fake_lsp, script):
-    script([
-        step("确认需求", 1),
-        {"context": {"used": 5_000, "step": "确认需求", "cost_usd": 0.01}},
-        {"stderr": "cli: warming up"},
-        {"end_step": {"name": "确认需求", "cost_usd": 0.25}},
-        step("干活", 3),
-        {"context": {"used": 935_000, "step": "干活", "cost_usd": 0.5}},
-        {"handoff": {"phase": "writing", "step": "干活", "used": 960_000}},
-        {"handoff": {"phase": "done", "step": "干活", "generation": 2, "degraded": False}},
-        {"context": {"used": 12_000, "step": "干活", "generation": 2, "cost_usd": 0.75}},
-        {"text": "all done"},
-        {"end_step": {"name": "干活", "cost_usd": 0.75}},
-    ])
+    script(
+        [
+            step("确认需求", 1),
+            {"context": {"used": 5_000, "step": "确认需求", "cost_usd": 0.01}},
+            {"stderr": "cli: warming up"},
+            {"end_step": {"name": "确认需求", "cost_usd": 0.25}},
+            step("干活", 3),
+            {"context": {"used": 935_000, "step": "干活", "cost_usd": 0.5}},
+            {"handoff": {"phase": "writing", "step": "干活", "used": 960_000}},
+            {"handoff": {"phase": "done", "step": "干活", "generation": 2, "degraded": False}},
+            {"context": {"used": 12_000, "step": "干活", "generation": 2, "cost_usd": 0.75}},
+            {"text": "all done"},
+            {"end_step": {"name": "干活", "cost_usd": 0.75}},
+        ]
+    )
     async with fake_lsp() as s:
         result = await s.command("flower.start", {"ask": "做个 X"})
         assert result == {"ok": True, "message": "Started in ws.", "offer": None, "uri": None}
         await s.until(lambda: s.run_phase() == "finished", what="the run to finish")
 
         assert [e["text"] for e in s.events_of("step")] == [
-            "== 确认需求 ==  1/3", "确认需求 done (ok, $0.2500)", "== 干活 ==  3/3", "干活 done (ok, $0.7500)"]
+            "== 确认需求 ==  1/3",
+            "确认需求 done (ok, $0.2500)",
+            "== 干活 ==  3/3",
+            "干活 done (ok, $0.7500)",
+        ]
         assert any(e["kind"] == "text" and e["text"] == "all done" for e in s.events)
         meter = [(c["used"], c["step"], c["generation"], c["near"], c["handing_off"]) for c in s.contexts]
         assert meter == [
@@ -58,20 +64,35 @@ async def test_a_run_streams_steps_the_context_meter_progress_and_cli_stderr(fak
         assert any(m.message == "[ws] cli: warming up" for m in s.client.log_messages)
 
         begin, *reports, end = s.progress()
-        assert isinstance(begin, types.WorkDoneProgressBegin) and begin.cancellable and begin.title == "Flower · ws"
+        assert (
+            isinstance(begin, types.WorkDoneProgressBegin)
+            and begin.cancellable
+            and begin.title == "Flower · ws"
+        )
         assert [r.message for r in reports] == ["确认需求 1/3", "确认需求 1/3", "干活 3/3", "干活 3/3"]
         assert isinstance(end, types.WorkDoneProgressEnd) and end.message == "finished"
 
         state = await s.state()
-        assert (state["running"], state["step"], state["index"], state["total"], state["generation"]) == (False, "干活", 3, 3, 2)
-        assert state["used"] == 12_000 and state["woke"] == 1 and state["steps"] == {"确认需求": "session-确认需求", "干活": "session-干活"}
+        assert (state["running"], state["step"], state["index"], state["total"], state["generation"]) == (
+            False,
+            "干活",
+            3,
+            3,
+            2,
+        )
+        assert (
+            state["used"] == 12_000
+            and state["woke"] == 1
+            and state["steps"] == {"确认需求": "session-确认需求", "干活": "session-干活"}
+        )
 
 
 async def test_a_second_start_is_refused_while_one_runs(fake_lsp, script):
     script([step("干活", 3), {"wait_interrupt": 60}])
     async with fake_lsp() as s:
         first, second = await asyncio.gather(
-            s.command("flower.start", {"ask": "A"}), s.command("flower.start", {"ask": "B"}))
+            s.command("flower.start", {"ask": "A"}), s.command("flower.start", {"ask": "B"})
+        )
         assert sorted([first["ok"], second["ok"]]) == [False, True]
         refused = first if not first["ok"] else second
         assert refused["message"].startswith("A run is already in progress in ws")
@@ -84,21 +105,30 @@ async def test_a_second_start_is_refused_while_one_runs(fake_lsp, script):
         assert (await s.state())["running"] is True
 
 
-async def test_say_interrupts_the_step_in_flight_and_goes_to_the_inbox_between_steps(fake_lsp, script, workspace):
+async def test_say_interrupts_the_step_in_flight_and_goes_to_the_inbox_between_steps(
+    fake_lsp, script, workspace
+):
     brief = write_brief(workspace)
-    script([
-        step("干活", 3),
-        {"wait_interrupt": 30},
-        {"end_step": {"name": "干活"}},
-        {"mark": "between steps"},
-        {"wait_mail": 30},
-    ])
+    script(
+        [
+            step("干活", 3),
+            {"wait_interrupt": 30},
+            {"end_step": {"name": "干活"}},
+            {"mark": "between steps"},
+            {"wait_mail": 30},
+        ]
+    )
     async with fake_lsp() as s:
         assert (await s.command("flower.say", {"text": "hello?"}))["ok"] is False  # nothing runs yet
         await s.command("flower.start", {"ask": ""})
         await s.until(lambda: s.events_of("step"))
         said = await s.command("flower.say", {"text": "用 Python 3.12"})
-        assert said == {"ok": True, "message": "Interrupted: the step resumes with your words.", "offer": None, "uri": None}
+        assert said == {
+            "ok": True,
+            "message": "Interrupted: the step resumes with your words.",
+            "offer": None,
+            "uri": None,
+        }
         await s.until(lambda: any(e.get("mark") == "between steps" for e in read_log(s.run_dir)))
         mailed = await s.command("flower.say", {"text": "顺便写个 README"})
         assert mailed["ok"] and "inbox" in mailed["message"]
@@ -121,14 +151,21 @@ async def test_stop_keeps_the_state_and_continue_wakes_it_with_the_banner(fake_l
         assert {"cancelled": True} in log and {"closed": True} in log
         assert s.progress()[-1].message == "stopped"
         state = await s.state()
-        assert (state["running"], state["waking"], state["woke"], state["steps"]) == (False, True, 1, {"确认需求": "session-确认需求"})
+        assert (state["running"], state["waking"], state["woke"], state["steps"]) == (
+            False,
+            True,
+            1,
+            {"确认需求": "session-确认需求"},
+        )
         assert (await s.command("flower.stop"))["ok"] is False  # nothing left to stop
 
         script([step("干活", 3), {"end_step": {"name": "干活"}}])
         resumed = await s.command("flower.continue")
         assert resumed["ok"] and resumed["message"] == "Continuing in ws."
         await s.until(lambda: s.run_phase() == "finished")
-        assert s.banners == [{"folder": s.folder, "text": f"<- 在 {workspace} 接上上次  需求已确认 · 第 2 次唤醒"}]
+        assert s.banners == [
+            {"folder": s.folder, "text": f"<- 在 {workspace} 接上上次  需求已确认 · 第 2 次唤醒"}
+        ]
         assert s.events_of("step")[-2]["text"] == "== 干活 ==  3/3  <- 接上次 · 第 2 次唤醒"
         assert [e["started"] for e in read_log(s.run_dir) if "started" in e] == ["做个 X", ""]
 
@@ -155,10 +192,18 @@ async def test_continue_with_nothing_to_continue_offers_to_start(fake_lsp, scrip
 
         s.answer_ask = person
         result = await s.command("flower.continue")
-        assert result["ok"] is False and result["offer"] == "start" and "Nothing to continue in ws" in result["message"]
+        assert (
+            result["ok"] is False
+            and result["offer"] == "start"
+            and "Nothing to continue in ws" in result["message"]
+        )
         await s.until(lambda: s.run_phase() == "finished")
         assert s.offers[0].message == "Nothing to continue in ws. Start a new run?"
-        assert s.asks[0]["question"] == WHAT_TO_DO and s.asks[0]["options"] == [] and s.asks[0]["free_text"] is True
+        assert (
+            s.asks[0]["question"] == WHAT_TO_DO
+            and s.asks[0]["options"] == []
+            and s.asks[0]["free_text"] is True
+        )
         assert [e["started"] for e in read_log(s.run_dir) if "started" in e] == ["写个 hello.py"]
         # a start without a request on a folder that cannot be continued is refused the same way
         empty = await s.command("flower.start", {"ask": "  "})
@@ -173,4 +218,6 @@ async def test_the_banner_comes_on_initialized_when_there_is_something_to_contin
     write_brief(workspace)
     async with fake_lsp() as s:
         await s.until(lambda: s.banners)
-        assert s.banners == [{"folder": s.folder, "text": f"<- 在 {workspace} 接上上次  需求已确认 · 第 1 次唤醒"}]
+        assert s.banners == [
+            {"folder": s.folder, "text": f"<- 在 {workspace} 接上上次  需求已确认 · 第 1 次唤醒"}
+        ]

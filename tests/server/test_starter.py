@@ -50,9 +50,19 @@ async def test_a_full_starter_run_driven_only_through_lsp(sim_factory, sim_lsp, 
         await finished(s)
 
         # the clarifier's question came as flower/ask and its answer reached the model
-        assert s.asks == [{"folder": s.folder, "id": "q1", "question": scenarios.QUESTION,
-                           "options": scenarios.OPTIONS, "free_text": True, "timeout_s": 60.0}]
-        assert any("hello" == b.get("content", [{}])[0].get("text") for b in sim.last("clarifier").tool_results())
+        assert s.asks == [
+            {
+                "folder": s.folder,
+                "id": "q1",
+                "question": scenarios.QUESTION,
+                "options": scenarios.OPTIONS,
+                "free_text": True,
+                "timeout_s": 60.0,
+            }
+        ]
+        assert any(
+            "hello" == b.get("content", [{}])[0].get("text") for b in sim.last("clarifier").tool_results()
+        )
 
         # progress: one bar, a report per step and round, closed with the outcome
         begin, *reports, end = s.progress()
@@ -66,7 +76,10 @@ async def test_a_full_starter_run_driven_only_through_lsp(sim_factory, sim_lsp, 
         main_turns = [r for r in sim.requests if r.actor != "coder"]
         assert len(s.contexts) >= len(main_turns)
         assert {c["step"] for c in s.contexts} == STEPS | {"干活#round2", "干活·判定#1", "干活·判定#2"}
-        assert all(c["used"] > 78_000 and c["window"] > c["warn_at"] > c["used"] and not c["near"] for c in s.contexts)
+        assert all(
+            c["used"] > 78_000 and c["window"] > c["warn_at"] > c["used"] and not c["near"]
+            for c in s.contexts
+        )
         assert s.contexts[-1]["round"] == 2 and s.contexts[-1]["cost_usd"] > 0
 
         # verdicts on 目标.md: round 1 marks the README check, round 2 (achieved) clears it
@@ -84,7 +97,9 @@ async def test_a_full_starter_run_driven_only_through_lsp(sim_factory, sim_lsp, 
         assert (workspace / "hello.py").is_file() and (workspace / "README.md").is_file()
 
 
-async def test_restart_and_continue_pick_up_the_same_sessions_with_the_banner(sim_factory, sim_lsp, workspace):
+async def test_restart_and_continue_pick_up_the_same_sessions_with_the_banner(
+    sim_factory, sim_lsp, workspace
+):
     sim = sim_factory(scenarios.starter_scenario(context=78_000))
     async with sim_lsp(sim, options={"timeout_s": 60}) as s:
         answer_the_clarifier(s)
@@ -103,7 +118,8 @@ async def test_restart_and_continue_pick_up_the_same_sessions_with_the_banner(si
         await finished(s)
         assert [b["text"] for b in s.banners] == [banner, banner]  # again as the run wakes
         assert [e["text"] for e in s.events_of("step") if e["text"].startswith("==")] == [
-            "== 干活 ==  3/3  <- 接上次 · 第 2 次唤醒"]  # clarify and goal were frozen: skipped
+            "== 干活 ==  3/3  <- 接上次 · 第 2 次唤醒"
+        ]  # clarify and goal were frozen: skipped
         state = await s.state()
         assert state["steps"] == before and state["woke"] == 2
         # the coordinator was resumed, not restarted: the model saw the first run's conversation
@@ -128,14 +144,23 @@ async def test_an_unreachable_verdicts_code_action_resumes_the_run_as_chosen(sim
         assert s.asks[1]["options"] == [ACCEPT, AMEND, WRONG]
         path = goal_path(workspace)
         [error] = s.diagnostics(path)
-        assert (error.range.start.line, error.severity, error.code) == (6, types.DiagnosticSeverity.Error, "unreachable")
+        assert (error.range.start.line, error.severity, error.code) == (
+            6,
+            types.DiagnosticSeverity.Error,
+            "unreachable",
+        )
         assert path.read_text(encoding="utf-8").splitlines()[6] == "- hello.py 只用标准库"
 
-        actions = await asyncio.wait_for(s.client.text_document_code_action_async(types.CodeActionParams(
-            text_document=types.TextDocumentIdentifier(uri=path.as_uri()),
-            range=error.range,
-            context=types.CodeActionContext(diagnostics=[error]),
-        )), 20)
+        actions = await asyncio.wait_for(
+            s.client.text_document_code_action_async(
+                types.CodeActionParams(
+                    text_document=types.TextDocumentIdentifier(uri=path.as_uri()),
+                    range=error.range,
+                    context=types.CodeActionContext(diagnostics=[error]),
+                )
+            ),
+            20,
+        )
         assert [a.title for a in actions] == [f"Flower: {o}" for o in (ACCEPT, AMEND, WRONG)]
         wrong = actions[2].command
         assert (await s.command(wrong.command, *wrong.arguments))["ok"] is True
@@ -143,7 +168,9 @@ async def test_an_unreachable_verdicts_code_action_resumes_the_run_as_chosen(sim
         await finished(s)
         await asyncio.wait_for(withdrawn.wait(), 10)  # the open prompt was withdrawn
         assert [(v["payload"]["state"], v["payload"]["round"]) for v in s.events_of("verdict")] == [
-            ("unreachable", 1), ("achieved", 2)]
+            ("unreachable", 1),
+            ("achieved", 2),
+        ]
         assert s.diagnostics(path) == []
         # "the judge is wrong" sent the work back for another round, with the person's word
         assert any("人认为判定有误" in r.all_text for r in sim.requests_for("coordinator"))
@@ -157,7 +184,9 @@ async def test_a_dropped_connection_mid_run_is_resumed_by_the_next_continue(sim_
     async with sim_lsp(sim, options={"timeout_s": 60}) as s:
         answer_the_clarifier(s)
         await s.command("flower.start", {"ask": REQUEST})
-        await s.until(lambda: len(sim.requests_for("coordinator")) == 2, RUN_S, what="the coordinator's second turn")
+        await s.until(
+            lambda: len(sim.requests_for("coordinator")) == 2, RUN_S, what="the coordinator's second turn"
+        )
         work_session = Lineage.open(run_dir, workspace).steps["干活"]
         server = s.client._server
         server.stdin.close()
@@ -174,7 +203,11 @@ async def test_a_dropped_connection_mid_run_is_resumed_by_the_next_continue(sim_
         await s.command("flower.continue")
         await finished(s)
         state = await s.state()
-        assert state["steps"]["干活"] == work_session and state["woke"] == 2 and state["verdict"]["state"] == "achieved"
+        assert (
+            state["steps"]["干活"] == work_session
+            and state["woke"] == 2
+            and state["verdict"]["state"] == "achieved"
+        )
         assert "派给 coder" in sim.last("coordinator").all_text  # the same conversation went on
 
 
@@ -184,7 +217,9 @@ async def test_the_meter_says_when_a_handoff_is_near(sim_factory, sim_lsp, works
         answer_the_clarifier(s)
         await s.command("flower.start", {"ask": REQUEST})
         await finished(s)
-        assert s.contexts and all(c["near"] and not c["handing_off"] and c["generation"] == 1 for c in s.contexts)
+        assert s.contexts and all(
+            c["near"] and not c["handing_off"] and c["generation"] == 1 for c in s.contexts
+        )
         near = [e for e in s.events_of("handoff") if e["payload"].get("phase") == "near"]
         # once per generation of every main-thread session (each step, each judge round)
         assert {e["payload"]["step"] for e in near} == STEPS | {"干活#round2", "干活·判定#1", "干活·判定#2"}

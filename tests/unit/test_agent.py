@@ -10,14 +10,27 @@ from flower.plugin import plugin_dir
 
 def test_build_options_maps_every_field_the_reference_states(tmp_path):
     spec = AgentSpec(
-        name="a", instructions="be brief", allowed_tools=["Read"], disallowed_tools=["WebSearch"], model="m", effort="high",
-        max_turns=3, max_budget_usd=1.5, permission_mode="acceptEdits", mcp_servers={"x": {"type": "stdio", "command": "true"}},
-        env={"FOO": "1"}, compact=CompactPolicy(mode="no_summary", window=150_000),
+        name="a",
+        instructions="be brief",
+        allowed_tools=["Read"],
+        disallowed_tools=["WebSearch"],
+        model="m",
+        effort="high",
+        max_turns=3,
+        max_budget_usd=1.5,
+        permission_mode="acceptEdits",
+        mcp_servers={"x": {"type": "stdio", "command": "true"}},
+        env={"FOO": "1"},
+        compact=CompactPolicy(mode="no_summary", window=150_000),
     )
     store = object()
     opts = build_options(spec, cwd=tmp_path, session_store=store, add_dirs=["/elsewhere"], prelude="INDEX")
     assert opts.system_prompt == {"type": "preset", "preset": "claude_code", "append": "be brief\n\nINDEX"}
-    assert opts.allowed_tools == ["Read"] and opts.disallowed_tools == ["WebSearch"] and opts.permission_mode == "acceptEdits"
+    assert (
+        opts.allowed_tools == ["Read"]
+        and opts.disallowed_tools == ["WebSearch"]
+        and opts.permission_mode == "acceptEdits"
+    )
     assert opts.setting_sources == [] and opts.plugins == [{"type": "local", "path": str(plugin_dir())}]
     assert opts.cwd == str(tmp_path) and opts.add_dirs == ["/elsewhere"]
     assert opts.session_store is store and opts.session_store_flush == "eager"
@@ -61,8 +74,15 @@ def test_handoff_thresholds_have_floors():
 
 @pytest.mark.parametrize(
     ("model", "window"),
-    [("", 1_000_000), ("claude-opus-5[1m]", 1_000_000), ("claude-sonnet-5-1m", 1_000_000), ("claude-haiku-5", 200_000),
-     ("claude-sonnet-5", 1_000_000), ("claude-x-11m", 1_000_000), ("HAIKU-3", 200_000)],
+    [
+        ("", 1_000_000),
+        ("claude-opus-5[1m]", 1_000_000),
+        ("claude-sonnet-5-1m", 1_000_000),
+        ("claude-haiku-5", 200_000),
+        ("claude-sonnet-5", 1_000_000),
+        ("claude-x-11m", 1_000_000),
+        ("HAIKU-3", 200_000),
+    ],
 )
 def test_default_window_follows_the_model_name(monkeypatch, model, window):
     monkeypatch.delenv("ANTHROPIC_DEFAULT_OPUS_MODEL", raising=False)

@@ -90,7 +90,13 @@ def test_global_flags_work_before_or_after_the_subcommand(where: str):
     flags = ["-w", "/some/ws", "-r", "/some/runs", "-v", "-T", "-W"]
     argv = [*flags, "once", "hi"] if where == "before" else ["once", "hi", *flags]
     a = args(*argv)
-    assert (a.workspace, a.run_dir, a.verbose, a.trim, a.workbench) == ("/some/ws", "/some/runs", True, True, True)
+    assert (a.workspace, a.run_dir, a.verbose, a.trim, a.workbench) == (
+        "/some/ws",
+        "/some/runs",
+        True,
+        True,
+        True,
+    )
 
 
 def test_global_flag_defaults():
@@ -116,7 +122,9 @@ def test_global_flag_defaults():
         (["--bogus", "x"], "unrecognized arguments"),
     ],
 )
-def test_usage_errors_exit_2_and_say_what_is_wrong(capsys: pytest.CaptureFixture[str], argv: list[str], says: str):
+def test_usage_errors_exit_2_and_say_what_is_wrong(
+    capsys: pytest.CaptureFixture[str], argv: list[str], says: str
+):
     assert says in usage_error(capsys, *argv)
 
 
@@ -128,7 +136,9 @@ def test_version(capsys: pytest.CaptureFixture[str]):
 
 def test_building_the_parser_does_not_import_the_sdk():
     probe = "import sys; from flower.cli import build_parser, parse_args; build_parser(); parse_args(['x']); print('claude_agent_sdk' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.strip()
+    out = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+    ).stdout.strip()
     assert out == "False"
 
 
@@ -305,23 +315,42 @@ def test_workspace_and_run_dir_reach_the_runtime(here: Path):
 
 
 def test_once_builds_one_ad_hoc_agent_from_its_flags():
-    spec = cli.once_spec(args("once", "hi", "-i", "只说中文", "-t", "Bash, Read", "-p", "acceptEdits", "-b", "0.25"))
+    spec = cli.once_spec(
+        args("once", "hi", "-i", "只说中文", "-t", "Bash, Read", "-p", "acceptEdits", "-b", "0.25")
+    )
     assert (spec.name, spec.instructions, spec.allowed_tools, spec.permission_mode, spec.max_budget_usd) == (
-        "ad-hoc", "只说中文", ["Bash", "Read"], "acceptEdits", 0.25,
+        "ad-hoc",
+        "只说中文",
+        ["Bash", "Read"],
+        "acceptEdits",
+        0.25,
     )
     plain = cli.once_spec(args("once", "hi"))
-    assert (plain.instructions, plain.allowed_tools, plain.permission_mode, plain.max_budget_usd) == ("", ["Read", "Glob", "Grep"], "default", None)
+    assert (plain.instructions, plain.allowed_tools, plain.permission_mode, plain.max_budget_usd) == (
+        "",
+        ["Read", "Glob", "Grep"],
+        "default",
+        None,
+    )
 
 
 def test_once_resume_and_fork_reach_the_run_call():
     assert cli.once_call(args("once", "hi")) == {"step_name": "ad-hoc", "resume": None, "fork": False}
-    assert cli.once_call(args("once", "hi", "--resume", "abc")) == {"step_name": "ad-hoc", "resume": "abc", "fork": False}
-    assert cli.once_call(args("once", "hi", "--resume", "abc", "--fork")) == {"step_name": "ad-hoc", "resume": "abc", "fork": True}
+    assert cli.once_call(args("once", "hi", "--resume", "abc")) == {
+        "step_name": "ad-hoc",
+        "resume": "abc",
+        "fork": False,
+    }
+    assert cli.once_call(args("once", "hi", "--resume", "abc", "--fork")) == {
+        "step_name": "ad-hoc",
+        "resume": "abc",
+        "fork": True,
+    }
 
 
 # -- run: loading the target -----------------------------------------------------------------------
 
-FLOWS = '''
+FLOWS = """
 from flower import AgentSpec, Step, Workflow
 
 SPEC = AgentSpec(name="t", instructions="")
@@ -331,7 +360,7 @@ def build():
     return Workflow([Step("a", SPEC, "x"), Step("b", SPEC, "y")], name="built")
 
 not_a_flow = 42
-'''
+"""
 
 
 @pytest.fixture
@@ -344,7 +373,9 @@ def imports(monkeypatch: pytest.MonkeyPatch):
         sys.modules.pop(name, None)
 
 
-def test_run_loads_a_workflow_from_a_file_or_a_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, imports: None):
+def test_run_loads_a_workflow_from_a_file_or_a_module(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, imports: None
+):
     (tmp_path / "myflows.py").write_text(FLOWS, encoding="utf-8")
     assert cli.load_target("myflows.py:main", cwd=tmp_path).name == "from-file"
     assert cli.load_target("myflows.py:build", cwd=tmp_path).name == "built"  # called once
@@ -415,7 +446,9 @@ def test_an_empty_request_in_a_fresh_folder_exits_1_with_the_hint(here: Path):
 def test_no_credential_is_reported_before_anything_is_asked(here: Path, monkeypatch: pytest.MonkeyPatch):
     for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"):
         monkeypatch.delenv(name, raising=False)
-    (here / ".env").write_text("# no key here\nOTHER=1\n", encoding="utf-8")  # the workspace's .env is the one read
+    (here / ".env").write_text(
+        "# no key here\nOTHER=1\n", encoding="utf-8"
+    )  # the workspace's .env is the one read
     screen, out, err = capture_screen()
     source = pipe_source("帮我做一个 X\n")
     assert cli.go_command(args(), screen=screen, source=source) == 1
@@ -465,17 +498,31 @@ def test_the_editor_swallows_escape_sequences_and_handles_control_keys():
 # -- rendering -------------------------------------------------------------------------------------
 
 
-def ask_event(state: str, *, qid: str = "q1", options: list[str] | None = None, remaining: int = -1, answer: str = "") -> Event:
-    payload = {"id": qid, "options": options or [], "state": state, "answer": answer, "remaining": remaining, "asked_at": 0.0}
+def ask_event(
+    state: str, *, qid: str = "q1", options: list[str] | None = None, remaining: int = -1, answer: str = ""
+) -> Event:
+    payload = {
+        "id": qid,
+        "options": options or [],
+        "state": state,
+        "answer": answer,
+        "remaining": remaining,
+        "asked_at": 0.0,
+    }
     return Event("ask", text="用哪个数据库?", payload=payload)
 
 
 def test_a_question_shows_numbered_options_and_the_quota():
     r = cli.Render()
     assert r.lines(ask_event("asked", options=["SQLite", "Postgres"], remaining=2)) == [
-        "  ? 用哪个数据库?", "     1) SQLite", "     2) Postgres", "     (还能问 2 次)",
+        "  ? 用哪个数据库?",
+        "     1) SQLite",
+        "     2) Postgres",
+        "     (还能问 2 次)",
     ]
-    assert r.lines(ask_event("answered", options=["SQLite", "Postgres"], answer="Postgres")) == ["  + Postgres"]
+    assert r.lines(ask_event("answered", options=["SQLite", "Postgres"], answer="Postgres")) == [
+        "  + Postgres"
+    ]
     assert "还能问" not in "\n".join(cli.Render().lines(ask_event("asked")))  # unlimited: no count
 
 
@@ -497,14 +544,22 @@ def test_every_way_a_question_ends_has_its_line(state: str, line: str):
 def test_a_question_settled_at_once_still_shows_what_was_asked():
     # --timeout 0: no "asked" event ever comes, only the settled one
     assert cli.Render().lines(ask_event("timeout", options=["A"])) == [
-        "  ? 用哪个数据库?", "     1) A", "  ! 无人应答 —— 它会自己判断,把假设记进「未知与假设」",
+        "  ? 用哪个数据库?",
+        "     1) A",
+        "  ! 无人应答 —— 它会自己判断,把假设记进「未知与假设」",
     ]
 
 
 def test_mail_receipts_say_whether_it_reached_the_brief():
     r = cli.Render()
-    amended = Event("ask", text="顺便加个 X", payload={"kind": "mail", "state": "queued", "id": "m1", "amended": "/p/需求.md"})
-    nowhere = Event("ask", text="顺便加个 X", payload={"kind": "mail", "state": "queued", "id": "m2", "amended": ""})
+    amended = Event(
+        "ask",
+        text="顺便加个 X",
+        payload={"kind": "mail", "state": "queued", "id": "m1", "amended": "/p/需求.md"},
+    )
+    nowhere = Event(
+        "ask", text="顺便加个 X", payload={"kind": "mail", "state": "queued", "id": "m2", "amended": ""}
+    )
     assert r.lines(amended) == ["+ 收到 (它下次查收件箱时会看到;已追加进确认书)"]
     assert r.lines(nowhere) == ["+ 收到 (它下次查收件箱时会看到;没有确认书可落盘 —— 它可能活不过下一个步骤)"]
 
@@ -512,10 +567,19 @@ def test_mail_receipts_say_whether_it_reached_the_brief():
 def test_steps_tools_and_subagents():
     r = cli.Render()
     step = Event("step", text="干活", payload={"index": 3, "total": 3, "resumed": True, "woke": 3})
-    assert r.lines(step)[1].startswith("== 干活 ===") and r.lines(step)[1].endswith("3/3  <- 接上次 · 第 3 次唤醒")
-    delegate = Event("tool_call", text="x", tool="Agent", payload={"input": {"subagent_type": "coder", "description": "写 hello.py"}})
+    assert r.lines(step)[1].startswith("== 干活 ===") and r.lines(step)[1].endswith(
+        "3/3  <- 接上次 · 第 3 次唤醒"
+    )
+    delegate = Event(
+        "tool_call",
+        text="x",
+        tool="Agent",
+        payload={"input": {"subagent_type": "coder", "description": "写 hello.py"}},
+    )
     assert r.lines(delegate) == ["  > 派人 coder:写 hello.py"]
-    sub_call = Event("tool_call", text="ls", tool="Bash", payload={"input": {"command": "ls"}, "subagent": True})
+    sub_call = Event(
+        "tool_call", text="ls", tool="Bash", payload={"input": {"command": "ls"}, "subagent": True}
+    )
     assert r.lines(sub_call) == ["  | * Bash ls"]
     said = Event("text", text="我先看看", payload={"subagent": True})
     assert r.lines(said) == [] and cli.Render(verbose=True).lines(said) == ["  | 我先看看"]
@@ -527,7 +591,9 @@ def test_steps_tools_and_subagents():
 
 def test_a_finished_round_shows_its_own_cost_and_the_time_so_far():
     r = cli.Render(started=time.monotonic() - 75)
-    line = r.lines(Event("result", text="success", payload={"num_turns": 4, "cost_usd": 0.0932, "is_error": False}))
+    line = r.lines(
+        Event("result", text="success", payload={"num_turns": 4, "cost_usd": 0.0932, "is_error": False})
+    )
     assert line == ["  + 完成 4 轮 · $0.0932 · 用时 1:15"]
 
 
@@ -535,12 +601,23 @@ def test_verdicts_and_unverifiable_checks():
     r = cli.Render()
     base = {"kind": "verdict", "reason": "没有 README", "failed": ["有 README.md"], "round": 1}
     assert r.lines(Event("task", payload={**base, "state": "not_yet"})) == [
-        "  ~ 判定第 1 轮:未达成,打回去接着干 —— 没有 README", "     - 有 README.md",
+        "  ~ 判定第 1 轮:未达成,打回去接着干 —— 没有 README",
+        "     - 有 README.md",
     ]
-    assert r.lines(Event("task", payload={**base, "state": "", "failed": []}))[0].startswith("  ~ 判定第 1 轮:没给出明确结论,按未达成处理")
-    assert r.lines(Event("task", payload={**base, "state": "achieved", "reason": "", "failed": []})) == ["  + 判定第 1 轮:达成"]
-    assert r.lines(Event("task", payload={**base, "state": "unreachable"}))[0].startswith("  ! 判定第 1 轮:这个环境里验证不了")
-    warn = Event("task", text="目标里有 1 条在这个环境里验证不了", payload={"unverifiable": ["在 iOS 上跑"], "total": 3, "path": "/p"})
+    assert r.lines(Event("task", payload={**base, "state": "", "failed": []}))[0].startswith(
+        "  ~ 判定第 1 轮:没给出明确结论,按未达成处理"
+    )
+    assert r.lines(Event("task", payload={**base, "state": "achieved", "reason": "", "failed": []})) == [
+        "  + 判定第 1 轮:达成"
+    ]
+    assert r.lines(Event("task", payload={**base, "state": "unreachable"}))[0].startswith(
+        "  ! 判定第 1 轮:这个环境里验证不了"
+    )
+    warn = Event(
+        "task",
+        text="目标里有 1 条在这个环境里验证不了",
+        payload={"unverifiable": ["在 iOS 上跑"], "total": 3, "path": "/p"},
+    )
     assert r.lines(warn) == ["  ! 目标里有 1 条在这个环境里验证不了", "     - 在 iOS 上跑"]
 
 
@@ -548,7 +625,9 @@ def test_model_text_cannot_move_the_cursor_or_clear_the_screen():
     assert cli.sanitize("a\x1b[2J\x1b[Hb\x07c\x1b]0;title\x07d") == "abcd"
 
 
-@pytest.mark.parametrize("seconds, shown", [(0.04, "0.0s"), (3.24, "3.2s"), (59.9, "59.9s"), (125, "2:05"), (3725, "1:02:05")])
+@pytest.mark.parametrize(
+    "seconds, shown", [(0.04, "0.0s"), (3.24, "3.2s"), (59.9, "59.9s"), (125, "2:05"), (3725, "1:02:05")]
+)
 def test_durations(seconds: float, shown: str):
     assert cli.format_duration(seconds) == shown
 
@@ -561,10 +640,24 @@ def test_a_key_is_never_shown():
 def test_the_status_line_names_the_round_and_the_context(here: Path):
     rt = runtime("once", "hi")
     driver = cli.Driver(rt, screen=capture_screen()[0], source=pipe_source(""))
-    driver.on_event(Event("system", text="context", payload={"subtype": "context", "used": 80_200, "window": 1_000_000, "step": "干活#round2", "cost_usd": 0.0}))
+    driver.on_event(
+        Event(
+            "system",
+            text="context",
+            payload={
+                "subtype": "context",
+                "used": 80_200,
+                "window": 1_000_000,
+                "step": "干活#round2",
+                "cost_usd": 0.0,
+            },
+        )
+    )
     assert driver.status_text().startswith("- 干活 第 2 轮 · 上下文 80.2K/1M · 累计 $0.00 · ")
     driver.on_event(Event("system", text="init"))
-    driver.on_event(Event("result", text="success", payload={"cost_usd": 0.5, "num_turns": 1, "is_error": False}))
+    driver.on_event(
+        Event("result", text="success", payload={"cost_usd": 0.5, "num_turns": 1, "is_error": False})
+    )
     assert driver.cost_so_far() == 0.5
     rt.close()
 
@@ -669,16 +762,24 @@ def test_ctrl_c_asks_for_words_and_a_second_press_quits(here: Path):
 def test_setup_writes_the_key_privately_and_keeps_other_lines(tmp_path: Path):
     env = tmp_path / ".env"
     env.write_text("# mine\nOTHER=1\nANTHROPIC_AUTH_TOKEN=old-gateway-token\n", encoding="utf-8")
-    updates = cli.credential_updates("sk-ant-new-key-0000000000", "https://gw.example.com/", cli.read_env_file(env))
+    updates = cli.credential_updates(
+        "sk-ant-new-key-0000000000", "https://gw.example.com/", cli.read_env_file(env)
+    )
     cli.write_env_file(env, updates)
     assert env.read_text(encoding="utf-8").splitlines() == [
-        "# mine", "OTHER=1", "ANTHROPIC_API_KEY=sk-ant-new-key-0000000000", "ANTHROPIC_BASE_URL=https://gw.example.com",
+        "# mine",
+        "OTHER=1",
+        "ANTHROPIC_API_KEY=sk-ant-new-key-0000000000",
+        "ANTHROPIC_BASE_URL=https://gw.example.com",
     ]
     assert stat.S_IMODE(env.stat().st_mode) == 0o600
 
 
 def test_setup_input_rules():
-    assert cli.credential_updates("gw-token-123", "", {}) == {"ANTHROPIC_AUTH_TOKEN": "gw-token-123", "ANTHROPIC_API_KEY": None}
+    assert cli.credential_updates("gw-token-123", "", {}) == {
+        "ANTHROPIC_AUTH_TOKEN": "gw-token-123",
+        "ANTHROPIC_API_KEY": None,
+    }
     assert cli.credential_updates("", "-", {"ANTHROPIC_BASE_URL": "x"}) == {"ANTHROPIC_BASE_URL": None}
     assert cli.credential_updates("  ", "  ", {}) == {}
 

@@ -34,7 +34,7 @@ ADMITTED = [
     "git log --oneline -5",
     "git log --oneline --graph --decorate --all",
     "git log -n 3 --format='%h %an %s'",
-    "git log --pretty=format:\"%h - %s\" -10",
+    'git log --pretty=format:"%h - %s" -10',
     "git log -p -- README.md",
     "git log @{u}..HEAD",
     "git log --since='2 days ago' --author=alice",
@@ -185,7 +185,7 @@ ADMITTED = [
     "wc -c README.md",
     "stat setup.py",
     "find . -name '*.py'",
-    "find . -type f -name \"*.md\" -maxdepth 2",
+    'find . -type f -name "*.md" -maxdepth 2',
     "find src -newer setup.py -print",
     "find . -size +1M",
     "find . ! -path './.git/*' -type f",
@@ -231,7 +231,7 @@ ADMITTED = [
     "awk 'NR==1' file.txt",
     "awk '{sum += $2} END {print sum}' data.txt",
     "awk -v x=1 '{print x, $0}' f",
-    "awk '$1 == \"a\" || $2 == \"b\" {print}' f",
+    'awk \'$1 == "a" || $2 == "b" {print}\' f',
     "awk 'BEGIN { getline; print }' f",
     "sed -n '1,20p' file.txt",
     "sed 's/foo/bar/g' file.txt",
@@ -261,7 +261,7 @@ ADMITTED = [
     "echo hello",
     "echo $PATH",
     "echo 'a;b|c&d'",
-    "echo \"x || y\"",
+    'echo "x || y"',
     "printf '%s\\n' hello",
     "printf -- '%s\\n' a",
     # compound commands, judged segment by segment
@@ -294,7 +294,7 @@ ADMITTED = [
     "  ls -la  ",
     "env | grep PATH",
     "echo $? $$",
-    "cat \"$HOME/.bashrc\"",
+    'cat "$HOME/.bashrc"',
 ]
 
 REFUSED = [
@@ -406,7 +406,7 @@ REFUSED = [
     "{fd}>/dev/null ls",
     # substitution
     "echo $(rm x)",
-    "echo \"$(rm x)\"",
+    'echo "$(rm x)"',
     "echo `rm x`",
     "ls $(pwd)",
     "cat <(ls)",
@@ -418,7 +418,7 @@ REFUSED = [
     "echo ${!x}",
     "echo ${x@P}",
     "echo $'\\x41'",
-    "echo $\"hi\"",
+    'echo $"hi"',
     # backgrounding
     "sleep 1 &",
     "ls &",
@@ -460,7 +460,7 @@ REFUSED = [
     "find . -fprint0 out.txt",
     "find . -fprintf out.txt %p",
     "find . -fls out.txt",
-    "find . -name \"-delete\"",
+    'find . -name "-delete"',
     "find *",
     "find $DIR",
     # sed
@@ -526,7 +526,7 @@ REFUSED = [
     "awk 'BEGIN{system(\"ls\")}'",
     "awk '{print > \"f\"}'",
     "awk '{print $1 > \"out\"}' f",
-    "awk '{printf \"%s\", $1 >> \"out\"}' f",
+    'awk \'{printf "%s", $1 >> "out"}\' f',
     "awk '{print | \"sh\"}' f",
     "awk '{print |& \"sh\"}' f",
     "awk 'BEGIN{\"date\" | getline d; print d}'",
@@ -535,9 +535,9 @@ REFUSED = [
     "awk -i inplace '{print}' f",
     "gawk -i inplace '{print}' f",
     "awk '@load \"filefuncs\"; {print}' f",
-    "awk 'BEGIN{f=\"system\"; @f(\"ls\")}'",
+    'awk \'BEGIN{f="system"; @f("ls")}\'',
     "awk -o out.awk '{print}'",
-    "awk 'BEGIN{print \"x\" |& \"/inet/tcp/0/host/80\"}'",
+    'awk \'BEGIN{print "x" |& "/inet/tcp/0/host/80"}\'',
     "awk '{print}' *",
     "awk",
     # git that writes, forces or runs programs
@@ -681,7 +681,7 @@ CONSERVATIVE_REFUSALS = [
     "find . -name *.py",  # unquoted glob could expand to `-delete`
     "git log $BRANCH",
     "sed -n 1p $FILE",
-    "cat f 2> \"/dev/null\"",
+    'cat f 2> "/dev/null"',
     "git branch --li",  # abbreviated options are not resolved
     "sort --c data.txt",
 ]
@@ -734,8 +734,17 @@ def with_danger(draw, head: list[str], safe: list[str], dangers: list[str] | Non
     return " ".join(head + parts)
 
 
-GIT_DANGER = ["--force", "--hard", "--prune", "--output=out.txt", "--ext-diff", "--force-with-lease",
-              "--prune=now", "--delete", "--exec=sh"]
+GIT_DANGER = [
+    "--force",
+    "--hard",
+    "--prune",
+    "--output=out.txt",
+    "--ext-diff",
+    "--force-with-lease",
+    "--prune=now",
+    "--delete",
+    "--exec=sh",
+]
 
 
 @st.composite
@@ -747,12 +756,24 @@ def segment(draw, danger: bool = False) -> str:
 
 def _git_status(danger):
     return flags(["-s", "--short", "-b", "--porcelain", "-uno", "--ignored"]).flatmap(
-        lambda f: with_danger(["git", "status"], f, GIT_DANGER, danger))
+        lambda f: with_danger(["git", "status"], f, GIT_DANGER, danger)
+    )
 
 
 def _git_log(danger):
-    pool = ["--oneline", "-5", "-n 3", "--stat", "--graph", "--decorate", "--all", "--format=%h",
-            "main..HEAD", "-p", "--no-merges"]
+    pool = [
+        "--oneline",
+        "-5",
+        "-n 3",
+        "--stat",
+        "--graph",
+        "--decorate",
+        "--all",
+        "--format=%h",
+        "main..HEAD",
+        "-p",
+        "--no-merges",
+    ]
     return flags(pool).flatmap(lambda f: with_danger(["git", "log"], f, GIT_DANGER, danger))
 
 
@@ -764,17 +785,42 @@ def _git_diff(danger):
 def _git_global(danger):
     # A dangerous global option goes before the subcommand.
     sub = st.sampled_from(["status", "log -1", "diff --stat", "show HEAD", "rev-parse HEAD"])
-    pre = st.sampled_from(["-c core.pager=sh", "-c alias.x=!sh", "--exec-path=/tmp", "-p", "--paginate",
-                           "--git-dir=/tmp/x", "--config-env=a.b=X"] if danger else
-                          ["--no-pager", "-C sub", "-P", "--no-optional-locks"])
+    pre = st.sampled_from(
+        [
+            "-c core.pager=sh",
+            "-c alias.x=!sh",
+            "--exec-path=/tmp",
+            "-p",
+            "--paginate",
+            "--git-dir=/tmp/x",
+            "--config-env=a.b=X",
+        ]
+        if danger
+        else ["--no-pager", "-C sub", "-P", "--no-optional-locks"]
+    )
     return st.builds(lambda p, s: f"git {p} {s}", pre, sub)
 
 
 def _git_branch(danger):
     if danger:
-        bad = ["-D x", "-d x", "-m a b", "-M a b", "-c a b", "-C a b", "--delete x", "--move a b",
-               "--copy a b", "--set-upstream-to=origin/x", "-u origin/x", "-f x", "--edit-description",
-               "--unset-upstream", "-t x origin/x", "--track x"]
+        bad = [
+            "-D x",
+            "-d x",
+            "-m a b",
+            "-M a b",
+            "-c a b",
+            "-C a b",
+            "--delete x",
+            "--move a b",
+            "--copy a b",
+            "--set-upstream-to=origin/x",
+            "-u origin/x",
+            "-f x",
+            "--edit-description",
+            "--unset-upstream",
+            "-t x origin/x",
+            "--track x",
+        ]
         safe = flags(["-a", "-r", "-v", "-vv"])
         return safe.flatmap(lambda f: with_danger(["git", "branch"], f, bad, True))
     pool = ["-a", "-r", "-v", "-vv", "--show-current", "--merged main", "--sort=-committerdate", "--no-color"]
@@ -784,17 +830,47 @@ def _git_branch(danger):
 
 def _git_misc(danger):
     if danger:
-        return st.sampled_from([
-            "git push", "git commit -am x", "git reset HEAD", "git checkout .", "git stash",
-            "git tag -d v1", "git tag v2", "git config a.b c", "git remote add o u", "git clean -xfd",
-            "git stash drop", "git worktree add x", "git reflog expire --all", "git fetch",
-            "git grep -O foo", "git config --unset a.b", "git add -A", "git merge x", "git pull --rebase",
-        ])
-    return st.sampled_from([
-        "git rev-parse HEAD", "git rev-parse --abbrev-ref HEAD", "git ls-files", "git blame f.py",
-        "git describe --tags", "git stash list", "git tag -l", "git remote -v", "git config --get a.b",
-        "git reflog -5", "git shortlog -sn", "git worktree list", "git show-ref", "git grep -n x",
-    ])
+        return st.sampled_from(
+            [
+                "git push",
+                "git commit -am x",
+                "git reset HEAD",
+                "git checkout .",
+                "git stash",
+                "git tag -d v1",
+                "git tag v2",
+                "git config a.b c",
+                "git remote add o u",
+                "git clean -xfd",
+                "git stash drop",
+                "git worktree add x",
+                "git reflog expire --all",
+                "git fetch",
+                "git grep -O foo",
+                "git config --unset a.b",
+                "git add -A",
+                "git merge x",
+                "git pull --rebase",
+            ]
+        )
+    return st.sampled_from(
+        [
+            "git rev-parse HEAD",
+            "git rev-parse --abbrev-ref HEAD",
+            "git ls-files",
+            "git blame f.py",
+            "git describe --tags",
+            "git stash list",
+            "git tag -l",
+            "git remote -v",
+            "git config --get a.b",
+            "git reflog -5",
+            "git shortlog -sn",
+            "git worktree list",
+            "git show-ref",
+            "git grep -n x",
+        ]
+    )
 
 
 def _ls(danger):
@@ -803,28 +879,92 @@ def _ls(danger):
 
 
 def _viewers(danger):
-    verb = st.sampled_from(["cat", "head", "tail", "wc -l", "stat", "nl", "md5sum", "head -n 5",
-                            "tail -n 20", "file", "realpath"])
+    verb = st.sampled_from(
+        [
+            "cat",
+            "head",
+            "tail",
+            "wc -l",
+            "stat",
+            "nl",
+            "md5sum",
+            "head -n 5",
+            "tail -n 20",
+            "file",
+            "realpath",
+        ]
+    )
     return st.builds(lambda v, p: f"{v} {p}", verb, PATH)
 
 
 def _system(danger):
     if danger:
-        return st.sampled_from(["env X=1 rm f", "env rm f", "env -i sh", "date -s now", "date 0101",
-                                "hostname x", "printf -v x y", "command rm f", "command ls"])
-    return st.sampled_from(["pwd", "whoami", "date", "date +%F", "uname -a", "df -h", "env", "id",
-                            "hostname", "uptime", "free -m", "ps aux", "ps -ef", "top -b -n 1",
-                            "nproc", "printenv HOME", "command -v git", "which python", "type ls",
-                            "whereis git", "lsof -i :8080", "echo done", "printf '%s\\n' x"])
+        return st.sampled_from(
+            [
+                "env X=1 rm f",
+                "env rm f",
+                "env -i sh",
+                "date -s now",
+                "date 0101",
+                "hostname x",
+                "printf -v x y",
+                "command rm f",
+                "command ls",
+            ]
+        )
+    return st.sampled_from(
+        [
+            "pwd",
+            "whoami",
+            "date",
+            "date +%F",
+            "uname -a",
+            "df -h",
+            "env",
+            "id",
+            "hostname",
+            "uptime",
+            "free -m",
+            "ps aux",
+            "ps -ef",
+            "top -b -n 1",
+            "nproc",
+            "printenv HOME",
+            "command -v git",
+            "which python",
+            "type ls",
+            "whereis git",
+            "lsof -i :8080",
+            "echo done",
+            "printf '%s\\n' x",
+        ]
+    )
 
 
 def _find(danger):
-    pool = ["-type f", "-type d", "-maxdepth 2", "-name '*.py'", "-newer setup.py", "-print",
-            "-size +1k", "-iname \"*.MD\""]
-    bad = ["-delete", "-exec rm {} \\;", "-execdir rm {} +", "-ok rm {} \\;", "-okdir rm {} \\;",
-           "-fprint out", "-fprintf out %p", "-fls out", "-fprint0 out", "-exec sh -c x \\;"]
-    return st.tuples(PATH, flags(pool)).flatmap(
-        lambda t: with_danger(["find", t[0]], t[1], bad, danger))
+    pool = [
+        "-type f",
+        "-type d",
+        "-maxdepth 2",
+        "-name '*.py'",
+        "-newer setup.py",
+        "-print",
+        "-size +1k",
+        '-iname "*.MD"',
+    ]
+    bad = [
+        "-delete",
+        "-exec rm {} \\;",
+        "-execdir rm {} +",
+        "-ok rm {} \\;",
+        "-okdir rm {} \\;",
+        "-fprint out",
+        "-fprintf out %p",
+        "-fls out",
+        "-fprint0 out",
+        "-exec sh -c x \\;",
+    ]
+    return st.tuples(PATH, flags(pool)).flatmap(lambda t: with_danger(["find", t[0]], t[1], bad, danger))
 
 
 def _tree(danger):
@@ -836,8 +976,12 @@ def _tree(danger):
 def _grep(danger):
     verb = st.sampled_from(["grep -rn", "grep -c", "grep -i", "grep -E", "rg", "rg -n", "rg -l -i"])
     if danger:
-        return st.builds(lambda w, p, b: f"rg {b} {w} {p}", NAME, PATH,
-                         st.sampled_from(["--pre=sh", "--pre sh", "--hostname-bin=sh"]))
+        return st.builds(
+            lambda w, p, b: f"rg {b} {w} {p}",
+            NAME,
+            PATH,
+            st.sampled_from(["--pre=sh", "--pre sh", "--hostname-bin=sh"]),
+        )
     return st.builds(lambda v, w, p: f"{v} {w} {p}", verb, NAME, PATH)
 
 
@@ -855,13 +999,33 @@ def _uniq(danger):
 
 
 def _sed(danger):
-    scripts = ["-n '1,5p'", "'s/foo/bar/g'", "-E 's/(a|b)+/x/'", "-n '/x/p'", "'1d'", "-n '$p'",
-               "'y/abc/xyz/'", "-e 's/a/b/' -e 's/c/d/'", "-n '/a/,/b/{p;}'"]
+    scripts = [
+        "-n '1,5p'",
+        "'s/foo/bar/g'",
+        "-E 's/(a|b)+/x/'",
+        "-n '/x/p'",
+        "'1d'",
+        "-n '$p'",
+        "'y/abc/xyz/'",
+        "-e 's/a/b/' -e 's/c/d/'",
+        "-n '/a/,/b/{p;}'",
+    ]
     if danger:
-        bad_flag = st.sampled_from(["-i", "-i.bak", "--in-place", "-Ei", "-ni", "--in-place=.orig", "-i -n",
-                                    "-s -i", "--in"])
-        bad_script = st.sampled_from(["'w out'", "'s/a/b/w out'", "'1e rm x'", "'s/a/b/e'", "-f script.sed",
-                                      "'/x/W out'", "-n '/x/w out'", "'$!N;s/a/b/w out'"])
+        bad_flag = st.sampled_from(
+            ["-i", "-i.bak", "--in-place", "-Ei", "-ni", "--in-place=.orig", "-i -n", "-s -i", "--in"]
+        )
+        bad_script = st.sampled_from(
+            [
+                "'w out'",
+                "'s/a/b/w out'",
+                "'1e rm x'",
+                "'s/a/b/e'",
+                "-f script.sed",
+                "'/x/W out'",
+                "-n '/x/w out'",
+                "'$!N;s/a/b/w out'",
+            ]
+        )
         return st.one_of(
             st.builds(lambda f, s, p: f"sed {f} {s} {p}", bad_flag, st.sampled_from(scripts), PATH),
             st.builds(lambda s, p: f"sed {s} {p}", bad_script, PATH),
@@ -870,48 +1034,128 @@ def _sed(danger):
 
 
 def _awk(danger):
-    progs = ["'{print $1}'", "-F: '{print $1, $3}'", "'NR==1'", "'{sum += $2} END {print sum}'",
-             "'/foo/ {print NR}'", "-v x=1 '{print x}'", "'$1 == \"a\" || $2 == \"b\"'"]
+    progs = [
+        "'{print $1}'",
+        "-F: '{print $1, $3}'",
+        "'NR==1'",
+        "'{sum += $2} END {print sum}'",
+        "'/foo/ {print NR}'",
+        "-v x=1 '{print x}'",
+        '\'$1 == "a" || $2 == "b"\'',
+    ]
     if danger:
-        progs = ["'{system(\"rm x\")}'", "'{print | \"sh\"}'", "'{print > \"out\"}'",
-                 "'BEGIN{\"date\" | getline d}'", "-f prog.awk", "'@load \"x\"'", "-i inplace '{print}'",
-                 "'{printf \"%s\", $0 >> \"log\"}'", "'BEGIN{system(\"ls\")}'"]
-    return st.builds(lambda v, p, f: f"{v} {p} {f}", st.sampled_from(["awk", "gawk"]), st.sampled_from(progs), PATH)
+        progs = [
+            "'{system(\"rm x\")}'",
+            "'{print | \"sh\"}'",
+            "'{print > \"out\"}'",
+            "'BEGIN{\"date\" | getline d}'",
+            "-f prog.awk",
+            "'@load \"x\"'",
+            "-i inplace '{print}'",
+            '\'{printf "%s", $0 >> "log"}\'',
+            "'BEGIN{system(\"ls\")}'",
+        ]
+    return st.builds(
+        lambda v, p, f: f"{v} {p} {f}", st.sampled_from(["awk", "gawk"]), st.sampled_from(progs), PATH
+    )
 
 
 def _containers(danger):
     if danger:
-        return st.sampled_from([
-            "docker rm web", "docker run alpine", "docker exec web sh", "docker stop web", "docker compose up",
-            "docker system prune", "docker compose down -v", "kubectl delete pod x", "kubectl apply -f x.yaml",
-            "kubectl exec x -- sh", "kubectl edit pod x", "kubectl cluster-info dump", "docker image rm x",
-        ])
-    return st.sampled_from([
-        "docker ps", "docker ps -a", "docker images", "docker logs web", "docker logs --tail 50 web",
-        "docker inspect web", "docker compose ps", "kubectl get pods", "kubectl get pods -n ns",
-        "kubectl describe pod x", "kubectl logs x", "kubectl top pods", "kubectl -n ns get svc",
-    ])
+        return st.sampled_from(
+            [
+                "docker rm web",
+                "docker run alpine",
+                "docker exec web sh",
+                "docker stop web",
+                "docker compose up",
+                "docker system prune",
+                "docker compose down -v",
+                "kubectl delete pod x",
+                "kubectl apply -f x.yaml",
+                "kubectl exec x -- sh",
+                "kubectl edit pod x",
+                "kubectl cluster-info dump",
+                "docker image rm x",
+            ]
+        )
+    return st.sampled_from(
+        [
+            "docker ps",
+            "docker ps -a",
+            "docker images",
+            "docker logs web",
+            "docker logs --tail 50 web",
+            "docker inspect web",
+            "docker compose ps",
+            "kubectl get pods",
+            "kubectl get pods -n ns",
+            "kubectl describe pod x",
+            "kubectl logs x",
+            "kubectl top pods",
+            "kubectl -n ns get svc",
+        ]
+    )
 
 
 def _text(danger):
-    return st.sampled_from([
-        "jq '.x' a.json", "diff a b", "cut -d, -f1 a.csv", "tr a-z A-Z", "tr -d '\\r'", "nl", "wc -l",
-        "head -3", "tail -n 2", "sort", "uniq -c", "grep -v x", "cut -c1-5", "column -t",
-    ])
+    return st.sampled_from(
+        [
+            "jq '.x' a.json",
+            "diff a b",
+            "cut -d, -f1 a.csv",
+            "tr a-z A-Z",
+            "tr -d '\\r'",
+            "nl",
+            "wc -l",
+            "head -3",
+            "tail -n 2",
+            "sort",
+            "uniq -c",
+            "grep -v x",
+            "cut -c1-5",
+            "column -t",
+        ]
+    )
 
 
 FAMILIES = {
-    "git_status": _git_status, "git_log": _git_log, "git_diff": _git_diff, "git_global": _git_global,
-    "git_branch": _git_branch, "git_misc": _git_misc, "ls": _ls, "viewers": _viewers, "system": _system,
-    "find": _find, "tree": _tree, "grep": _grep, "sort": _sort, "uniq": _uniq, "sed": _sed, "awk": _awk,
-    "containers": _containers, "text": _text,
+    "git_status": _git_status,
+    "git_log": _git_log,
+    "git_diff": _git_diff,
+    "git_global": _git_global,
+    "git_branch": _git_branch,
+    "git_misc": _git_misc,
+    "ls": _ls,
+    "viewers": _viewers,
+    "system": _system,
+    "find": _find,
+    "tree": _tree,
+    "grep": _grep,
+    "sort": _sort,
+    "uniq": _uniq,
+    "sed": _sed,
+    "awk": _awk,
+    "containers": _containers,
+    "text": _text,
 }
 # Families whose danger=True form is never generated (no dangerous option exists).
 SAFE_ONLY = {"ls", "viewers", "text"}
 
 SEPARATORS = [" && ", " || ", "; ", ";", " | ", " |& ", "\n"]
-SAFE_REDIRECTIONS = ["", "", "", " 2>&1", " 2>/dev/null", " >/dev/null", " &> /dev/null", " >&2",
-                     " 1>/dev/null", " > /dev/null 2>&1", " 2>>/dev/null"]
+SAFE_REDIRECTIONS = [
+    "",
+    "",
+    "",
+    " 2>&1",
+    " 2>/dev/null",
+    " >/dev/null",
+    " &> /dev/null",
+    " >&2",
+    " 1>/dev/null",
+    " > /dev/null 2>&1",
+    " 2>>/dev/null",
+]
 
 
 @st.composite
@@ -941,20 +1185,86 @@ def test_generated_read_only_commands_are_admitted(parts) -> None:
 
 
 APPENDED = [
-    "; rm -rf x", " && rm -rf x", " || touch f", " | xargs rm", " | xargs -0 rm -f", " | tee f",
-    " | tee -a f", " | sh", " | bash", " | python3", "\nrm x", " ; mv a b", " ; cp a b", " && mkdir d",
-    " ; chmod +x f", " ; curl http://x", " ; wget http://x", " && npm install", " && pip install x",
-    " && make", " ; git push --force", " && git reset --hard", " && git fetch --prune",
-    " ; git checkout -- .", " ; git commit -m x", " ; git clean -fd", " ; git stash", " | sed -i s/a/b/ f",
-    " ; find . -delete", " | sort -o f", " ; bash -c ls", " ; sh -c ls", " ; eval ls", " ; exec ls",
-    " ; source f", " ; . f", " ; kill 1", " ; docker rm x", " ; kubectl delete pod x", " ; env X=1 rm f",
-    " ; FOO=1 ls", " | awk '{system(\"rm x\")}'", " ; git branch -D x",
+    "; rm -rf x",
+    " && rm -rf x",
+    " || touch f",
+    " | xargs rm",
+    " | xargs -0 rm -f",
+    " | tee f",
+    " | tee -a f",
+    " | sh",
+    " | bash",
+    " | python3",
+    "\nrm x",
+    " ; mv a b",
+    " ; cp a b",
+    " && mkdir d",
+    " ; chmod +x f",
+    " ; curl http://x",
+    " ; wget http://x",
+    " && npm install",
+    " && pip install x",
+    " && make",
+    " ; git push --force",
+    " && git reset --hard",
+    " && git fetch --prune",
+    " ; git checkout -- .",
+    " ; git commit -m x",
+    " ; git clean -fd",
+    " ; git stash",
+    " | sed -i s/a/b/ f",
+    " ; find . -delete",
+    " | sort -o f",
+    " ; bash -c ls",
+    " ; sh -c ls",
+    " ; eval ls",
+    " ; exec ls",
+    " ; source f",
+    " ; . f",
+    " ; kill 1",
+    " ; docker rm x",
+    " ; kubectl delete pod x",
+    " ; env X=1 rm f",
+    " ; FOO=1 ls",
+    " | awk '{system(\"rm x\")}'",
+    " ; git branch -D x",
 ]
-REDIRECTS = [" > f", " >> f", " 2> f", " &> f", " >| f", " < f", " <<< x", " 1>f", " >/dev/null2",
-             " > /tmp/x", " 2>>f", " >& f", " 3>f", " >'/dev/null'", " <f", " <<EOF"]
+REDIRECTS = [
+    " > f",
+    " >> f",
+    " 2> f",
+    " &> f",
+    " >| f",
+    " < f",
+    " <<< x",
+    " 1>f",
+    " >/dev/null2",
+    " > /tmp/x",
+    " 2>>f",
+    " >& f",
+    " 3>f",
+    " >'/dev/null'",
+    " <f",
+    " <<EOF",
+]
 SUBSTITUTIONS = ["$(rm x)", "`rm x`", "<(rm x)", ">(rm x)", "$((1))", "$(", "`"]
-PREFIXES = ["eval ", "exec ", "xargs ", "sudo ", "FOO=1 ", "env X=1 ", "source ", ". ", "nohup ", "time ",
-            "command ", "bash -c ", "sh ", "timeout 5 ", "PAGER=sh "]
+PREFIXES = [
+    "eval ",
+    "exec ",
+    "xargs ",
+    "sudo ",
+    "FOO=1 ",
+    "env X=1 ",
+    "source ",
+    ". ",
+    "nohup ",
+    "time ",
+    "command ",
+    "bash -c ",
+    "sh ",
+    "timeout 5 ",
+    "PAGER=sh ",
+]
 
 
 @st.composite
@@ -1011,7 +1321,9 @@ def test_dangerous_forms_of_each_family_are_refused(cmd: str) -> None:
 
 
 @settings(max_examples=500, deadline=None)
-@given(st.lists(st.sampled_from(list("ls -|&;<>()$`'\"\\\n{}*=#!/.0123") + ["git", "rm", "cat"])).map("".join))
+@given(
+    st.lists(st.sampled_from(list("ls -|&;<>()$`'\"\\\n{}*=#!/.0123") + ["git", "rm", "cat"])).map("".join)
+)
 def test_arbitrary_text_never_raises(cmd: str) -> None:
     assert isinstance(is_ephemeral(cmd), bool)
 

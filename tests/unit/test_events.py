@@ -22,7 +22,12 @@ from claude_agent_sdk import (
 
 from flower.core.events import Event, EventKind, normalize
 
-USAGE = {"input_tokens": 12, "cache_read_input_tokens": 30000, "cache_creation_input_tokens": 500, "output_tokens": 99}
+USAGE = {
+    "input_tokens": 12,
+    "cache_read_input_tokens": 30000,
+    "cache_creation_input_tokens": 500,
+    "output_tokens": 99,
+}
 
 
 def assistant(*blocks, **kw) -> AssistantMessage:
@@ -35,8 +40,21 @@ def assistant(*blocks, **kw) -> AssistantMessage:
 
 def test_event_kind_has_the_fifteen_kinds() -> None:
     assert set(typing.get_args(EventKind)) == {
-        "text", "thinking", "tool_call", "tool_result", "task", "system", "reset", "result",
-        "error", "prompt", "unknown", "retry", "step", "handoff", "ask",
+        "text",
+        "thinking",
+        "tool_call",
+        "tool_result",
+        "task",
+        "system",
+        "reset",
+        "result",
+        "error",
+        "prompt",
+        "unknown",
+        "retry",
+        "step",
+        "handoff",
+        "ask",
     }
 
 
@@ -105,7 +123,9 @@ def test_tool_call_summary_is_cut_to_200() -> None:
 
 
 def test_tool_call_without_known_keys_still_says_something() -> None:
-    (ev,) = normalize(assistant(ToolUseBlock(id="t", name="Agent", input={"description": "count lines", "prompt": "..."})))
+    (ev,) = normalize(
+        assistant(ToolUseBlock(id="t", name="Agent", input={"description": "count lines", "prompt": "..."}))
+    )
     assert ev.text == "count lines"
 
 
@@ -150,7 +170,9 @@ def test_synthetic_model_becomes_a_single_error() -> None:
 
 
 def test_error_field_marks_an_api_error_message() -> None:
-    msg = assistant(TextBlock(text="API Error: 529 overloaded"), TextBlock(text="second"), error="server_error")
+    msg = assistant(
+        TextBlock(text="API Error: 529 overloaded"), TextBlock(text="second"), error="server_error"
+    )
     evs = normalize(msg)
     assert [e.kind for e in evs] == ["error"]
     assert evs[0].payload == {"synthetic": True}
@@ -161,8 +183,13 @@ def test_error_field_marks_an_api_error_message() -> None:
 
 def test_result_message() -> None:
     msg = ResultMessage(
-        subtype="success", duration_ms=10, duration_api_ms=8, is_error=False, num_turns=3,
-        session_id="sess-1", total_cost_usd=0.0123,
+        subtype="success",
+        duration_ms=10,
+        duration_api_ms=8,
+        is_error=False,
+        num_turns=3,
+        session_id="sess-1",
+        total_cost_usd=0.0123,
     )
     (ev,) = normalize(msg)
     assert ev.kind == "result" and ev.text == "success"
@@ -171,14 +198,27 @@ def test_result_message() -> None:
 
 def test_task_messages() -> None:
     msgs = [
-        TaskStartedMessage(subtype="task_started", data={}, task_id="a", description="d", uuid="u", session_id="s"),
+        TaskStartedMessage(
+            subtype="task_started", data={}, task_id="a", description="d", uuid="u", session_id="s"
+        ),
         TaskProgressMessage(
-            subtype="task_progress", data={}, task_id="a", description="d",
-            usage={"total_tokens": 1, "tool_uses": 0, "duration_ms": 5}, uuid="u", session_id="s",
+            subtype="task_progress",
+            data={},
+            task_id="a",
+            description="d",
+            usage={"total_tokens": 1, "tool_uses": 0, "duration_ms": 5},
+            uuid="u",
+            session_id="s",
         ),
         TaskNotificationMessage(
-            subtype="task_notification", data={}, task_id="a", status="completed", output_file="o",
-            summary="s", uuid="u", session_id="s",
+            subtype="task_notification",
+            data={},
+            task_id="a",
+            status="completed",
+            output_file="o",
+            summary="s",
+            uuid="u",
+            session_id="s",
         ),
     ]
     evs = [e for m in msgs for e in normalize(m)]
@@ -197,13 +237,21 @@ def test_other_system_messages_pass_data_through() -> None:
 
 
 def test_compact_boundary_is_a_reset() -> None:
-    data = {"type": "system", "subtype": "compact_boundary",
-            "compact_metadata": {"trigger": "auto", "pre_tokens": 167000, "post_tokens": 42000}}
+    data = {
+        "type": "system",
+        "subtype": "compact_boundary",
+        "compact_metadata": {"trigger": "auto", "pre_tokens": 167000, "post_tokens": 42000},
+    }
     (ev,) = normalize(SystemMessage(subtype="compact_boundary", data=data))
     assert ev.kind == "reset"
     assert ev.text == "压缩(auto) 167000 → 42000 tokens"
-    assert ev.payload == {"trigger": "auto", "pre_tokens": 167000, "post_tokens": 42000,
-                          "micro": False, "subtype": "compact_boundary"}
+    assert ev.payload == {
+        "trigger": "auto",
+        "pre_tokens": 167000,
+        "post_tokens": 42000,
+        "micro": False,
+        "subtype": "compact_boundary",
+    }
 
 
 def test_compact_boundary_without_post_tokens() -> None:
@@ -214,8 +262,10 @@ def test_compact_boundary_without_post_tokens() -> None:
 
 
 def test_microcompact_boundary_is_a_micro_reset() -> None:
-    data = {"subtype": "microcompact_boundary",
-            "microcompactMetadata": {"trigger": "auto", "preTokens": 50000, "tokensSaved": 8000}}
+    data = {
+        "subtype": "microcompact_boundary",
+        "microcompactMetadata": {"trigger": "auto", "preTokens": 50000, "tokensSaved": 8000},
+    }
     (ev,) = normalize(SystemMessage(subtype="microcompact_boundary", data=data))
     assert ev.kind == "reset"
     assert ev.payload["micro"] is True and ev.payload["subtype"] == "microcompact_boundary"

@@ -180,7 +180,9 @@ def test_goal_load_malformed_files(tmp_path):
 
 
 def test_three_sections():
-    v = Verdict.parse("## 结论\n未达成\n\n## 理由\n测试只跑了一半。\n\n## 未通过\n- 输出里含 `<h1>`\n- 2. 列表\n")
+    v = Verdict.parse(
+        "## 结论\n未达成\n\n## 理由\n测试只跑了一半。\n\n## 未通过\n- 输出里含 `<h1>`\n- 2. 列表\n"
+    )
     assert v.state == NOT_YET
     assert v.reason == "测试只跑了一半。"
     assert v.failed == ["输出里含 `<h1>`", "2. 列表"]
@@ -232,7 +234,9 @@ def test_longer_state_words_win(conclusion, state):
     assert Verdict.parse(f"## 结论\n{conclusion}\n").state == state
 
 
-@pytest.mark.parametrize("word", ["无法验证", "没法验证", "验证不了", "无法判定", "unverifiable", "Unverifiable"])
+@pytest.mark.parametrize(
+    "word", ["无法验证", "没法验证", "验证不了", "无法判定", "unverifiable", "Unverifiable"]
+)
 def test_cannot_verify_is_unreachable_never_achieved(word):
     v = Verdict.parse(f"结论:{word}(目标平台是 macOS,这里是 Linux 容器)")
     assert v.state == UNREACHABLE
@@ -266,7 +270,9 @@ def test_digit_inside_a_word_is_not_isolated():
     assert v.state == "" and not v.ok
 
 
-@pytest.mark.parametrize("text", ["", "   ", "看起来应该可以", "## 理由\n编译通过,第 1 条也跑了\n", "```\n达成\n```"])
+@pytest.mark.parametrize(
+    "text", ["", "   ", "看起来应该可以", "## 理由\n编译通过,第 1 条也跑了\n", "```\n达成\n```"]
+)
 def test_ambiguous_is_not_ok_and_not_achieved(text):
     v = Verdict.parse(text)
     assert v.state == ""

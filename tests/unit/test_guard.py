@@ -52,7 +52,9 @@ def pre(tool: str, agent_id: str | None = None, **tool_input: Any) -> dict[str, 
     return data
 
 
-def post(tool: str, response: Any, cwd: Path, agent_id: str | None = None, **tool_input: Any) -> dict[str, Any]:
+def post(
+    tool: str, response: Any, cwd: Path, agent_id: str | None = None, **tool_input: Any
+) -> dict[str, Any]:
     data = pre(tool, agent_id, **tool_input)
     data.update(hook_event_name="PostToolUse", cwd=str(cwd), tool_response=response)
     return data
@@ -73,13 +75,25 @@ def wb(tmp_path: Path) -> Workbench:
 
 
 def bash_response(stdout: str, stderr: str = "") -> dict[str, Any]:
-    return {"stdout": stdout, "stderr": stderr, "interrupted": False, "isImage": False, "noOutputExpected": False}
+    return {
+        "stdout": stdout,
+        "stderr": stderr,
+        "interrupted": False,
+        "isImage": False,
+        "noOutputExpected": False,
+    }
 
 
 def read_response(path: Path, content: str) -> dict[str, Any]:
     return {
         "type": "text",
-        "file": {"filePath": str(path), "content": content, "numLines": content.count("\n") + 1, "startLine": 1, "totalLines": 9},
+        "file": {
+            "filePath": str(path),
+            "content": content,
+            "numLines": content.count("\n") + 1,
+            "startLine": 1,
+            "totalLines": 9,
+        },
     }
 
 
@@ -96,7 +110,10 @@ def test_tool_group_constants() -> None:
     assert BULKY == "Bash|Read|Grep|Glob|WebFetch|WebSearch"
 
 
-@pytest.mark.parametrize(("data", "main"), [({}, True), ({"agent_id": None}, True), ({"agent_id": ""}, True), ({"agent_id": "a1"}, False)])
+@pytest.mark.parametrize(
+    ("data", "main"),
+    [({}, True), ({"agent_id": None}, True), ({"agent_id": ""}, True), ({"agent_id": "a1"}, False)],
+)
 def test_main_thread_is_the_absence_of_agent_id(data: dict[str, Any], main: bool) -> None:
     assert guard._is_main_thread(data) is main
 
@@ -175,12 +192,16 @@ async def test_delegate_without_glance_denies_even_a_glance() -> None:
     assert denial(await call(delegate_guard(), pre("Bash", command="git status")))
 
 
-@pytest.mark.parametrize("command", ["git status", "ls -la", "git status -s && git log --oneline -10", "cat README.md"])
+@pytest.mark.parametrize(
+    "command", ["git status", "ls -la", "git status -s && git log --oneline -10", "cat README.md"]
+)
 async def test_glance_lets_ephemeral_bash_run_on_the_main_thread(command: str) -> None:
     assert await call(delegate_guard(allow_glance=True), pre("Bash", command=command)) == {}
 
 
-@pytest.mark.parametrize("command", ["rm x", "pytest -q", "git status && rm -rf x", "git commit -m x", "ls > out.txt"])
+@pytest.mark.parametrize(
+    "command", ["rm x", "pytest -q", "git status && rm -rf x", "git commit -m x", "ls > out.txt"]
+)
 async def test_glance_still_denies_commands_that_change_state(command: str) -> None:
     reason = denial(await call(delegate_guard(allow_glance=True), pre("Bash", command=command)))
     assert "Agent 工具" in reason
@@ -215,7 +236,9 @@ async def test_big_bash_stdout_is_spilled_and_replaced_by_a_pointer(wb: Workbenc
     new = spec["updatedToolOutput"]
     # structure kept exactly: same keys, untouched fields identical
     assert list(new) == list(response)
-    assert {k: v for k, v in new.items() if k != "stdout"} == {k: v for k, v in response.items() if k != "stdout"}
+    assert {k: v for k, v in new.items() if k != "stdout"} == {
+        k: v for k, v in response.items() if k != "stdout"
+    }
     pointer, _, head = new["stdout"].partition("\n")
     assert str(spill) in pointer and "Read" in pointer and str(len(full)) in pointer
     assert head == full[:400]
@@ -230,7 +253,9 @@ async def test_spill_threshold_is_exclusive(wb: Workbench) -> None:
 
 
 async def test_small_results_pass_untouched(wb: Workbench) -> None:
-    assert await call(spill_guard(wb), post("Bash", bash_response("hi"), wb.workspace, command="echo hi")) == {}
+    assert (
+        await call(spill_guard(wb), post("Bash", bash_response("hi"), wb.workspace, command="echo hi")) == {}
+    )
     assert not (wb.root / "spill").exists()
 
 
@@ -251,11 +276,15 @@ async def test_nested_read_content_is_spilled_in_place(wb: Workbench, tmp_path: 
 
 async def test_every_long_field_gets_its_own_spill_file(wb: Workbench) -> None:
     out_text, err_text = "o" * 5000, "e" * 6000
-    out = await call(spill_guard(wb), post("Bash", bash_response(out_text, err_text), wb.workspace, command="c"))
+    out = await call(
+        spill_guard(wb), post("Bash", bash_response(out_text, err_text), wb.workspace, command="c")
+    )
     new = out["hookSpecificOutput"]["updatedToolOutput"]
     assert str(wb.root / "spill" / spill_name(out_text)) in new["stdout"]
     assert str(wb.root / "spill" / spill_name(err_text)) in new["stderr"]
-    assert sorted(p.name for p in (wb.root / "spill").iterdir()) == sorted([spill_name(out_text), spill_name(err_text)])
+    assert sorted(p.name for p in (wb.root / "spill").iterdir()) == sorted(
+        [spill_name(out_text), spill_name(err_text)]
+    )
 
 
 async def test_lists_are_never_touched(wb: Workbench) -> None:
@@ -266,19 +295,34 @@ async def test_lists_are_never_touched(wb: Workbench) -> None:
 
 async def test_grep_content_is_spilled_but_its_filename_list_kept(wb: Workbench) -> None:
     content = "a.txt:1:hit\n" * 1000
-    response = {"mode": "content", "numFiles": 0, "filenames": ["a.txt"], "content": content, "numLines": 1000}
-    new = (await call(spill_guard(wb), post("Grep", response, wb.workspace, pattern="hit")))["hookSpecificOutput"]["updatedToolOutput"]
+    response = {
+        "mode": "content",
+        "numFiles": 0,
+        "filenames": ["a.txt"],
+        "content": content,
+        "numLines": 1000,
+    }
+    new = (await call(spill_guard(wb), post("Grep", response, wb.workspace, pattern="hit")))[
+        "hookSpecificOutput"
+    ]["updatedToolOutput"]
     assert new["filenames"] == ["a.txt"] and new["numLines"] == 1000
     assert new["content"] != content
 
 
 async def test_images_and_cli_persisted_output_are_left_alone(wb: Workbench) -> None:
     image = {"type": "image", "file": {"base64": "A" * 20000, "type": "image/png", "originalSize": 15000}}
-    assert await call(spill_guard(wb), post("Read", image, wb.workspace, file_path=str(wb.workspace / "p.png"))) == {}
+    assert (
+        await call(spill_guard(wb), post("Read", image, wb.workspace, file_path=str(wb.workspace / "p.png")))
+        == {}
+    )
     bash_image = dict(bash_response("data:image/png;base64," + "A" * 20000), isImage=True)
     assert await call(spill_guard(wb), post("Bash", bash_image, wb.workspace, command="cat p.png")) == {}
     # over ~30k chars the CLI persists the full output itself and shows only a preview
-    persisted = dict(bash_response("1\n" * 15000), persistedOutputPath="/cli/tool-results/x.txt", persistedOutputSize=348894)
+    persisted = dict(
+        bash_response("1\n" * 15000),
+        persistedOutputPath="/cli/tool-results/x.txt",
+        persistedOutputSize=348894,
+    )
     assert await call(spill_guard(wb), post("Bash", persisted, wb.workspace, command="seq 1 60000")) == {}
     assert not (wb.root / "spill").exists()
 
@@ -301,7 +345,9 @@ async def test_reading_a_spill_file_back_is_not_spilled_again(wb: Workbench) -> 
     grep = {"mode": "content", "filenames": [], "content": full, "numLines": 1}
     assert await call(m, post("Grep", grep, wb.workspace, pattern="y", path=str(spill.parent))) == {}
     assert await call(m, post("Bash", bash_response(full), wb.workspace, command=f"cat {rel}")) == {}
-    assert await call(m, post("Bash", bash_response(full), wb.workspace, command=f"sed -n 1,99p {spill}")) == {}
+    assert (
+        await call(m, post("Bash", bash_response(full), wb.workspace, command=f"sed -n 1,99p {spill}")) == {}
+    )
     # a file next to the spill dir is still spilled
     other = wb.root / "spilled.txt"
     assert await call(m, post("Read", read_response(other, full), wb.workspace, file_path=str(other)))
@@ -320,14 +366,21 @@ async def test_spill_follows_an_external_workbench(tmp_path: Path) -> None:
 
 async def test_main_only_skips_subagents(wb: Workbench) -> None:
     big = bash_response("q" * 5000)
-    assert await call(spill_guard(wb, main_only=True), post("Bash", big, wb.workspace, agent_id="a1", command="c")) == {}
+    assert (
+        await call(
+            spill_guard(wb, main_only=True), post("Bash", big, wb.workspace, agent_id="a1", command="c")
+        )
+        == {}
+    )
     assert await call(spill_guard(wb, main_only=True), post("Bash", big, wb.workspace, command="c"))
     assert await call(spill_guard(wb), post("Bash", big, wb.workspace, agent_id="a1", command="c"))
 
 
 async def test_unwritable_spill_dir_keeps_the_original(wb: Workbench) -> None:
     (wb.root / "spill").write_text("a file where the directory should be")
-    assert await call(spill_guard(wb), post("Bash", bash_response("w" * 5000), wb.workspace, command="c")) == {}
+    assert (
+        await call(spill_guard(wb), post("Bash", bash_response("w" * 5000), wb.workspace, command="c")) == {}
+    )
 
 
 # -- index_guard -----------------------------------------------------------------------------------
@@ -340,7 +393,9 @@ def test_index_guard_matcher() -> None:
 async def test_index_refreshes_after_a_write_into_the_workbench(wb: Workbench) -> None:
     target = wb.artifacts / "report.md"
     target.write_text("# desc: the weekly report\n")
-    out = await call(index_guard(wb), post("Write", {"type": "create"}, wb.workspace, file_path=str(target), content="x"))
+    out = await call(
+        index_guard(wb), post("Write", {"type": "create"}, wb.workspace, file_path=str(target), content="x")
+    )
     assert out == {}
     index = wb.index_path.read_text(encoding="utf-8")
     assert "report.md" in index and "the weekly report" in index
@@ -354,7 +409,10 @@ async def test_index_resolves_relative_paths_against_cwd(wb: Workbench) -> None:
 
 async def test_index_ignores_writes_outside_the_workbench(wb: Workbench) -> None:
     (wb.workspace / "main.py").write_text("print()\n")
-    assert await call(index_guard(wb), post("Write", {}, wb.workspace, file_path=str(wb.workspace / "main.py"))) == {}
+    assert (
+        await call(index_guard(wb), post("Write", {}, wb.workspace, file_path=str(wb.workspace / "main.py")))
+        == {}
+    )
     assert await call(index_guard(wb), post("Write", {}, wb.workspace)) == {}
     assert not wb.index_path.exists()
 
@@ -389,7 +447,12 @@ async def test_isolate_injects_worktree_for_marked_roles() -> None:
     injected: list[tuple[str, str]] = []
     agents = {"coder": isolated(agent()), "reader": agent("reader")}
     m = isolate_guard(agents, on_inject=lambda kind, desc: injected.append((kind, desc)))
-    tool_input = {"subagent_type": "coder", "description": "fix bug", "prompt": "fix it", "run_in_background": False}
+    tool_input = {
+        "subagent_type": "coder",
+        "description": "fix bug",
+        "prompt": "fix it",
+        "run_in_background": False,
+    }
 
     out = await call(m, pre("Agent", **tool_input))
 
@@ -412,7 +475,9 @@ async def test_isolate_injects_worktree_for_marked_roles() -> None:
 )
 async def test_isolate_adds_nothing_otherwise(tool_input: dict[str, Any]) -> None:
     injected: list[Any] = []
-    m = isolate_guard({"coder": isolated(agent()), "reader": agent("reader")}, on_inject=lambda *a: injected.append(a))
+    m = isolate_guard(
+        {"coder": isolated(agent()), "reader": agent("reader")}, on_inject=lambda *a: injected.append(a)
+    )
     assert await call(m, pre("Agent", **tool_input)) == {}
     assert await call(m, pre("Bash", **tool_input)) == {}
     assert injected == []
@@ -439,12 +504,19 @@ def test_workbench_hooks_default(wb: Workbench) -> None:
 
 
 def test_workbench_hooks_without_delegation_or_spill_drops_empty_events(wb: Workbench) -> None:
-    assert shape(workbench_hooks(wb, delegate_only=False, spill_threshold=None)) == {"PostToolUse": ["Write|Edit"]}
-    assert shape(workbench_hooks(wb, delegate_only=False, spill_threshold=0)) == {"PostToolUse": ["Write|Edit"]}
+    assert shape(workbench_hooks(wb, delegate_only=False, spill_threshold=None)) == {
+        "PostToolUse": ["Write|Edit"]
+    }
+    assert shape(workbench_hooks(wb, delegate_only=False, spill_threshold=0)) == {
+        "PostToolUse": ["Write|Edit"]
+    }
 
 
 def test_workbench_hooks_adds_isolation_only_for_marked_roles(wb: Workbench) -> None:
-    assert shape(workbench_hooks(wb, agents={"r": agent()})) == {"PreToolUse": [HANDS_ON], "PostToolUse": ["Write|Edit", BULKY]}
+    assert shape(workbench_hooks(wb, agents={"r": agent()})) == {
+        "PreToolUse": [HANDS_ON],
+        "PostToolUse": ["Write|Edit", BULKY],
+    }
     hooks = workbench_hooks(wb, delegate_only=False, agents={"r": agent(), "c": isolated(agent())})
     assert shape(hooks) == {"PreToolUse": ["Agent"], "PostToolUse": ["Write|Edit", BULKY]}
 
@@ -452,14 +524,18 @@ def test_workbench_hooks_adds_isolation_only_for_marked_roles(wb: Workbench) -> 
 async def test_workbench_hooks_pass_their_settings_through(wb: Workbench) -> None:
     hooks = workbench_hooks(wb, allow_glance=True, spill_threshold=50)
     assert await call(hooks["PreToolUse"][0], pre("Bash", command="git status")) == {}
-    out = await call(hooks["PostToolUse"][1], post("Bash", bash_response("v" * 51), wb.workspace, command="c"))
+    out = await call(
+        hooks["PostToolUse"][1], post("Bash", bash_response("v" * 51), wb.workspace, command="c")
+    )
     assert (wb.root / "spill" / spill_name("v" * 51)).exists() and out
     assert await call(workbench_hooks(wb)["PreToolUse"][0], pre("Bash", command="git status")) != {}
 
 
 def test_merge_hooks_concatenates_in_order_without_dedup(wb: Workbench) -> None:
     a, b, c = delegate_guard(), index_guard(wb), whitelist_guard(["Read"])
-    merged = merge_hooks({"PreToolUse": [a]}, None, {"PostToolUse": [b], "PreToolUse": [c]}, {"PreToolUse": [a]}, {})
+    merged = merge_hooks(
+        {"PreToolUse": [a]}, None, {"PostToolUse": [b], "PreToolUse": [c]}, {"PreToolUse": [a]}, {}
+    )
     assert merged == {"PreToolUse": [a, c, a], "PostToolUse": [b]}
 
 
@@ -467,7 +543,9 @@ def test_merge_hooks_drops_empty_events_and_none_entries() -> None:
     m = delegate_guard()
     assert merge_hooks() == {}
     assert merge_hooks(None, {"Stop": []}) == {}
-    assert merge_hooks({"PreToolUse": [whitelist_guard(["Bash", "Write", "Edit", "NotebookEdit"]), m]}) == {"PreToolUse": [m]}
+    assert merge_hooks({"PreToolUse": [whitelist_guard(["Bash", "Write", "Edit", "NotebookEdit"]), m]}) == {
+        "PreToolUse": [m]
+    }
 
 
 def test_merge_hooks_does_not_alias_its_inputs() -> None:

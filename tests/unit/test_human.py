@@ -70,7 +70,14 @@ def test_ask_defaults_and_event_shape():
 
     ev = Ask("q7", "which?", ["a", "b"], asked_at=100.0, state="answered", answer="a").event(remaining=3)
     assert ev.kind == "ask" and ev.text == "which?" and isinstance(ev.raw, Ask)
-    assert ev.payload == {"id": "q7", "options": ["a", "b"], "state": "answered", "answer": "a", "remaining": 3, "asked_at": 100.0}
+    assert ev.payload == {
+        "id": "q7",
+        "options": ["a", "b"],
+        "state": "answered",
+        "answer": "a",
+        "remaining": 3,
+        "asked_at": 100.0,
+    }
     assert Ask("q1", "x").event().payload["remaining"] == 0
 
 
@@ -97,7 +104,12 @@ async def test_answer_from_another_thread_wakes_the_waiting_ask():
     ask = await asyncio.wait_for(ch.ask("命令行还是 Web?", ["纯命令行", "Web 界面"]), 5)
     await helper
 
-    assert (ask.id, ask.state, ask.answer, ask.options) == ("q1", "answered", "纯命令行", ["纯命令行", "Web 界面"])
+    assert (ask.id, ask.state, ask.answer, ask.options) == (
+        "q1",
+        "answered",
+        "纯命令行",
+        ["纯命令行", "Web 界面"],
+    )
     assert ch.pending() == []
     assert ch.asks == [ask]
     assert sink.states() == [("q1", "asked"), ("q1", "answered")]
@@ -320,7 +332,16 @@ async def test_every_settled_ask_is_appended_to_the_log(tmp_path: Path):
     text = log.read_text(encoding="utf-8")
     assert text.startswith("# 问答记录\n")
     assert text.count("# 问答记录") == 1
-    for expected in ("q1 · answered", "CLI 还是 Web?", "CLI / Web", "- 答:CLI", "q2 · timeout", "要多语言吗?", "q3 · over_budget", "第三个问题"):
+    for expected in (
+        "q1 · answered",
+        "CLI 还是 Web?",
+        "CLI / Web",
+        "- 答:CLI",
+        "q2 · timeout",
+        "要多语言吗?",
+        "q3 · over_budget",
+        "第三个问题",
+    ):
         assert expected in text
     assert text.index("q1") < text.index("q2") < text.index("q3")
 
@@ -429,7 +450,10 @@ def test_tool_names_and_server_config():
     assert servers["human"]["alwaysLoad"] is True  # full schemas up front, not behind ToolSearch
 
 
-@pytest.mark.parametrize(("timeout_s", "expected_ms"), [(1800.0, 1_860_000), (0, 60_000), (-5, 60_000), (None, 2_147_483_647), (1e9, 2_147_483_647)])
+@pytest.mark.parametrize(
+    ("timeout_s", "expected_ms"),
+    [(1800.0, 1_860_000), (0, 60_000), (-5, 60_000), (None, 2_147_483_647), (1e9, 2_147_483_647)],
+)
 def test_the_cli_tool_timeout_always_outlasts_the_channel_timeout(timeout_s: float | None, expected_ms: int):
     assert HumanChannel(timeout_s=timeout_s).mcp_servers()["human"]["timeout"] == expected_ms
 
@@ -442,7 +466,9 @@ async def test_ask_tool_returns_the_answer():
         from_thread(ch.answer, pending.id, "用 SQLite")
 
     helper = asyncio.create_task(answer())
-    text, is_error = await asyncio.wait_for(call_tool(ch, "ask", {"question": "存哪?", "options": ["SQLite", "文件"]}), 5)
+    text, is_error = await asyncio.wait_for(
+        call_tool(ch, "ask", {"question": "存哪?", "options": ["SQLite", "文件"]}), 5
+    )
     await helper
     assert (text, is_error) == ("用 SQLite", False)
     assert ch.asks[0].options == ["SQLite", "文件"]
@@ -525,4 +551,8 @@ def test_constructor_keeps_its_arguments_public(tmp_path: Path):
     defaults = HumanChannel()
     assert (defaults.on_event, defaults.max_asks, defaults.timeout_s) == (None, None, 1800.0)
     assert (defaults.log_path, defaults.amend_path) == (None, None)
-    assert (defaults.over_budget_text, defaults.timeout_text, defaults.declined_text) == (OVER_BUDGET, TIMEOUT, DECLINED)
+    assert (defaults.over_budget_text, defaults.timeout_text, defaults.declined_text) == (
+        OVER_BUDGET,
+        TIMEOUT,
+        DECLINED,
+    )

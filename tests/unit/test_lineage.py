@@ -74,7 +74,9 @@ def test_bump_counts_wakes_and_persists(run_dir: Path, ws: Path) -> None:
     assert json.loads((run_dir / "lineage.json").read_text())["woke"] == 2
 
 
-def test_relative_workspace_matches_absolute(run_dir: Path, ws: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_relative_workspace_matches_absolute(
+    run_dir: Path, ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     Lineage.open(run_dir, ws).remember("a", "s1")
     monkeypatch.chdir(ws.parent)
     assert Lineage.open(run_dir, "proj").steps == {"a": "s1"}

@@ -42,13 +42,27 @@ class Transcript:
         return self.add({"type": "user", "message": {"role": "user", "content": text}})
 
     def say(self, text: str) -> dict[str, Any]:
-        return self.add({"type": "assistant", "message": {"role": "assistant", "model": "claude-x", "content": [{"type": "text", "text": text}]}})
+        return self.add(
+            {
+                "type": "assistant",
+                "message": {
+                    "role": "assistant",
+                    "model": "claude-x",
+                    "content": [{"type": "text", "text": text}],
+                },
+            }
+        )
 
     def attachment(self) -> dict[str, Any]:
         return self.add({"type": "attachment", "attachment": {"type": "date", "date": "2026-01-01"}})
 
     def uses(self, *blocks: dict[str, Any]) -> dict[str, Any]:
-        return self.add({"type": "assistant", "message": {"id": "msg_1", "role": "assistant", "model": "claude-x", "content": list(blocks)}})
+        return self.add(
+            {
+                "type": "assistant",
+                "message": {"id": "msg_1", "role": "assistant", "model": "claude-x", "content": list(blocks)},
+            }
+        )
 
     def result(self, tool_id: str, content: Any, *, is_error: bool = False, **extra: Any) -> dict[str, Any]:
         block: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_id, "content": content}
@@ -63,14 +77,20 @@ class Transcript:
         return tool_id
 
     def denied(self, cmd: str) -> str:
-        return self.call(cmd, f"PreToolUse:Bash hook error: [guard]: not here: {cmd}", toolDenialKind="permission-rule")
+        return self.call(
+            cmd, f"PreToolUse:Bash hook error: [guard]: not here: {cmd}", toolDenialKind="permission-rule"
+        )
 
     def api_error(self) -> dict[str, Any]:
         return self.add(
             {
                 "type": "assistant",
                 "isApiErrorMessage": True,
-                "message": {"role": "assistant", "model": "<synthetic>", "content": [{"type": "text", "text": "API Error: Connection error."}]},
+                "message": {
+                    "role": "assistant",
+                    "model": "<synthetic>",
+                    "content": [{"type": "text", "text": "API Error: Connection error."}],
+                },
             }
         )
 
@@ -242,7 +262,11 @@ async def test_only_the_denied_call_leaves_a_shared_assistant_message(make_store
 async def test_hook_denial_text_counts_without_the_marker(make_store) -> None:
     t = Transcript()
     t.prompt("go")
-    old = t.call("rm -rf x", "<tool_use_error>PreToolUse:Bash hook error: [py]: blocked</tool_use_error>", is_error=True)
+    old = t.call(
+        "rm -rf x",
+        "<tool_use_error>PreToolUse:Bash hook error: [py]: blocked</tool_use_error>",
+        is_error=True,
+    )
     new = t.call("rm -rf y", "PreToolUse:Bash hook error: blocked again", is_error=True)
     t.say("ok")
     store = make_store()
@@ -258,7 +282,9 @@ async def test_other_failures_are_not_denials(make_store) -> None:
     t = Transcript()
     t.prompt("go")
     failed = t.call("make", "Exit code 2\nmake: *** no rule", is_error=True)
-    rejected = t.call("rm x", "The user doesn't want to proceed with this tool use.", toolDenialKind="user-rejected")
+    rejected = t.call(
+        "rm x", "The user doesn't want to proceed with this tool use.", toolDenialKind="user-rejected"
+    )
     t.say("ok")
     store = make_store(prune=PrunePolicy(keep_denials=0))
     await store.append(KEY, t.entries)
@@ -281,7 +307,16 @@ async def test_api_errors_in_the_middle_do_not_cut_history(make_store, tmp_path:
     for _ in range(3):  # a retry storm during an outage
         t.api_error()
     t.prompt("上一轮在中途被打断,没有跑完。")
-    t.add({"type": "assistant", "message": {"role": "assistant", "model": "<synthetic>", "content": [{"type": "text", "text": "No response requested."}]}})
+    t.add(
+        {
+            "type": "assistant",
+            "message": {
+                "role": "assistant",
+                "model": "<synthetic>",
+                "content": [{"type": "text", "text": "No response requested."}],
+            },
+        }
+    )
     t.say("resumed")
     t.last_prompt()
     original = copy.deepcopy(t.entries)
@@ -291,7 +326,9 @@ async def test_api_errors_in_the_middle_do_not_cut_history(make_store, tmp_path:
 
     loaded = await store.load(KEY)
 
-    assert not any(e.get("isApiErrorMessage") or e.get("message", {}).get("model") == "<synthetic>" for e in loaded)
+    assert not any(
+        e.get("isApiErrorMessage") or e.get("message", {}).get("model") == "<synthetic>" for e in loaded
+    )
     assert store.pruned == 4
     assert_chain(loaded)
     assert_pairs(loaded)
@@ -359,7 +396,11 @@ def test_relink_needs_the_full_list() -> None:
 async def test_interrupted_results_are_neutralised_in_place(make_store) -> None:
     t = Transcript()
     t.prompt("go")
-    cut = t.call("sleep 100", "[Tool call interrupted: the session ended before this call's result was recorded.]", toolDenialKind="interrupted")
+    cut = t.call(
+        "sleep 100",
+        "[Tool call interrupted: the session ended before this call's result was recorded.]",
+        toolDenialKind="interrupted",
+    )
     shutdown = t.call("make all", "Error: stopped", interruptedByShutdown=True)
     done = t.call("echo ok", "ok")
     t.say("next")
@@ -383,9 +424,22 @@ async def test_interrupt_mark_neutralises_the_calls_it_cut(make_store) -> None:
     t.uses(use("toolu_a", "echo fast"))
     t.uses(use("toolu_b", "sleep 20"))
     t.result("toolu_a", "fast")
-    t.result("toolu_b", "The user doesn't want to proceed with this tool use.", is_error=True, toolDenialKind="user-rejected")
+    t.result(
+        "toolu_b",
+        "The user doesn't want to proceed with this tool use.",
+        is_error=True,
+        toolDenialKind="user-rejected",
+    )
     t.attachment()
-    t.add({"type": "user", "message": {"role": "user", "content": [{"type": "text", "text": "[Request interrupted by user for tool use]"}]}})
+    t.add(
+        {
+            "type": "user",
+            "message": {
+                "role": "user",
+                "content": [{"type": "text", "text": "[Request interrupted by user for tool use]"}],
+            },
+        }
+    )
     t.prompt("never mind")
     store = make_store()
     await store.append(KEY, t.entries)
@@ -425,7 +479,9 @@ async def test_real_transcript_denial_and_api_error(make_store, tmp_path: Path) 
     assert store.pruned == 3  # the denied call, its result, the API error
     assert_pairs(loaded)
     assert_chain(loaded)
-    prompts = [e for e in messages(loaded) if e["type"] == "user" and isinstance(e["message"]["content"], str)]
+    prompts = [
+        e for e in messages(loaded) if e["type"] == "user" and isinstance(e["message"]["content"], str)
+    ]
     assert [p["message"]["content"] for p in prompts] == ["do the things", "go on"]
     assert db_rows(tmp_path / "sessions.db") == before
 
@@ -518,14 +574,22 @@ async def test_all_three_layers_run_on_one_load(make_store, tmp_path: Path) -> N
 
 
 async def test_entries_without_links_pass_through(make_store) -> None:
-    entries = [{"type": "x", "uuid": "b", "n": 1}, {"type": "custom-title", "customTitle": "t"}, {"type": "x", "uuid": "a", "n": 2}]
+    entries = [
+        {"type": "x", "uuid": "b", "n": 1},
+        {"type": "custom-title", "customTitle": "t"},
+        {"type": "x", "uuid": "a", "n": 2},
+    ]
     store = make_store()
     await store.append(KEY, entries)
 
     assert await store.load(KEY) == entries
 
 
-events = st.lists(st.sampled_from(["ok", "denied", "api_error", "interrupted", "say", "attachment", "parallel"]), min_size=1, max_size=30)
+events = st.lists(
+    st.sampled_from(["ok", "denied", "api_error", "interrupted", "say", "attachment", "parallel"]),
+    min_size=1,
+    max_size=30,
+)
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
@@ -555,7 +619,9 @@ async def test_any_transcript_stays_a_valid_chain(tmp_path: Path, plan: list[str
         else:
             n = t.n
             t.uses({"type": "text", "text": "both"}, use(f"p{n}a", "rm -rf y"), use(f"p{n}b", "ls"))
-            t.result(f"p{n}a", "PreToolUse:Bash hook error: no", is_error=True, toolDenialKind="permission-rule")
+            t.result(
+                f"p{n}a", "PreToolUse:Bash hook error: no", is_error=True, toolDenialKind="permission-rule"
+            )
             t.result(f"p{n}b", "a b c")
             denials += 1
     t.last_prompt()

@@ -25,4 +25,9 @@ def test_all_62_names_of_the_reference_are_exported_and_importable():
 
 def test_importing_flower_does_not_import_the_sdk():
     probe = "import sys, flower; print('claude_agent_sdk' in sys.modules)"
-    assert subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout.strip() == "False"
+    assert (
+        subprocess.run(
+            [sys.executable, "-c", probe], capture_output=True, text=True, check=True
+        ).stdout.strip()
+        == "False"
+    )

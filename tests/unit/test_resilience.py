@@ -102,8 +102,16 @@ def test_case_does_not_matter() -> None:
 def test_defaults() -> None:
     r = Resilience()
     assert (r.enabled, r.max_attempts, r.base_delay, r.max_delay) == (True, 6, 4.0, 120.0)
-    assert (r.probe_timeout, r.probe_interval, r.max_offline_wait, r.retry_unknown) == (5.0, 15.0, 3600.0, True)
-    assert r.resume_prompt == "上一轮在中途被打断,没有跑完。检查一下工作台里已经落盘的东西,从中断处接着做,不要重头来过。"
+    assert (r.probe_timeout, r.probe_interval, r.max_offline_wait, r.retry_unknown) == (
+        5.0,
+        15.0,
+        3600.0,
+        True,
+    )
+    assert (
+        r.resume_prompt
+        == "上一轮在中途被打断,没有跑完。检查一下工作台里已经落盘的东西,从中断处接着做,不要重头来过。"
+    )
 
 
 @pytest.mark.parametrize("attempt,base", [(1, 4.0), (2, 8.0), (3, 16.0), (5, 64.0), (6, 120.0), (20, 120.0)])
@@ -146,7 +154,9 @@ def test_should_retry() -> None:
         ("gateway.example.com:7000", ("gateway.example.com", 7000)),
     ],
 )
-def test_endpoint_follows_base_url(monkeypatch: pytest.MonkeyPatch, url: str | None, expected: tuple[str, int]) -> None:
+def test_endpoint_follows_base_url(
+    monkeypatch: pytest.MonkeyPatch, url: str | None, expected: tuple[str, int]
+) -> None:
     if url is None:
         monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
     else:
@@ -237,7 +247,9 @@ async def test_wait_online_waits_until_listener_appears(monkeypatch: pytest.Monk
     starter = asyncio.create_task(come_online())
     t0 = time.monotonic()
     try:
-        ok = await Resilience(probe_interval=0.05, probe_timeout=0.5, max_offline_wait=10.0).wait_online(notes.append)
+        ok = await Resilience(probe_interval=0.05, probe_timeout=0.5, max_offline_wait=10.0).wait_online(
+            notes.append
+        )
     finally:
         await starter
         for s in servers:
@@ -256,14 +268,18 @@ async def test_wait_online_gives_up_after_max_offline_wait(
     monkeypatch.setenv("ANTHROPIC_BASE_URL", f"http://127.0.0.1:{closed_port}")
     notes: list[str] = []
     t0 = time.monotonic()
-    ok = await Resilience(probe_interval=0.05, probe_timeout=0.2, max_offline_wait=0.3).wait_online(notes.append)
+    ok = await Resilience(probe_interval=0.05, probe_timeout=0.2, max_offline_wait=0.3).wait_online(
+        notes.append
+    )
     elapsed = time.monotonic() - t0
     assert ok is False
     assert 0.3 <= elapsed < 3.0
     assert len(notes) == 1  # announced going offline, never announced a recovery
 
 
-async def test_wait_online_survives_a_raising_notify(monkeypatch: pytest.MonkeyPatch, closed_port: int) -> None:
+async def test_wait_online_survives_a_raising_notify(
+    monkeypatch: pytest.MonkeyPatch, closed_port: int
+) -> None:
     monkeypatch.setenv("ANTHROPIC_BASE_URL", f"http://127.0.0.1:{closed_port}")
 
     def boom(_: str) -> None:

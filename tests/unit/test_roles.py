@@ -80,8 +80,17 @@ def test_coordinator_passes_the_rest_through() -> None:
     hooks = {"PreToolUse": []}
     env = {"X": "1"}
     spec = coordinator(
-        "c", "", {}, model="opus", effort="high", max_turns=40, max_budget_usd=5.0,
-        permission_mode="default", compact=compact, hooks=hooks, env=env,
+        "c",
+        "",
+        {},
+        model="opus",
+        effort="high",
+        max_turns=40,
+        max_budget_usd=5.0,
+        permission_mode="default",
+        compact=compact,
+        hooks=hooks,
+        env=env,
     )
     assert (spec.model, spec.effort, spec.max_turns, spec.max_budget_usd) == ("opus", "high", 40, 5.0)
     assert spec.permission_mode == "default"
@@ -194,12 +203,22 @@ def test_worker_without_discipline_keeps_the_prompt_verbatim() -> None:
 
 def test_worker_fields_land_in_camel_case() -> None:
     d = worker(
-        "d", "p", tools=["Read"], model="sonnet", effort="low", max_turns=7,
-        permission_mode="acceptEdits", skills=["pdf"],
+        "d",
+        "p",
+        tools=["Read"],
+        model="sonnet",
+        effort="low",
+        max_turns=7,
+        permission_mode="acceptEdits",
+        skills=["pdf"],
     )
     assert d.tools == ["Read"]
     assert (d.model, d.effort, d.maxTurns, d.permissionMode, d.skills) == (
-        "sonnet", "low", 7, "acceptEdits", ["pdf"],
+        "sonnet",
+        "low",
+        7,
+        "acceptEdits",
+        ["pdf"],
     )
     wire = dataclasses.asdict(d)
     assert wire["maxTurns"] == 7 and wire["permissionMode"] == "acceptEdits"
@@ -294,7 +313,7 @@ def test_oracle_overrides() -> None:
 
 def _template_headings(rules: str, after: str) -> list[str]:
     """The ``## name`` lines of the output template that follows ``after`` in a rule text."""
-    tail = rules[rules.index(after):]
+    tail = rules[rules.index(after) :]
     out = []
     for line in tail.splitlines()[1:]:
         if line.startswith("### "):
@@ -334,7 +353,7 @@ def test_judge_goal_template_parses_into_a_complete_goal() -> None:
 def test_judge_verdict_template_and_every_conclusion_word_parse() -> None:
     names = _template_headings(JUDGE_RULES, "输出恰好三段")
     assert names == ["结论", "理由", "未通过"]
-    options = JUDGE_RULES[JUDGE_RULES.index("## 结论"):].splitlines()[1].split(",")[0]
+    options = JUDGE_RULES[JUDGE_RULES.index("## 结论") :].splitlines()[1].split(",")[0]
     words = [w.strip() for w in options.split("/")]
     assert words == ["达成", "未达成", "无法达成"]
     states = []
@@ -359,7 +378,18 @@ def test_worker_rules_cover_the_report_discipline() -> None:
 
 
 def test_coordinator_rules_cover_the_delegation_points() -> None:
-    needles = ("Claude Code", "不是干活的 worker", "Bash", "过期", "任务书", "artifacts/", "路径", "inbox", "ask", "岔路口")
+    needles = (
+        "Claude Code",
+        "不是干活的 worker",
+        "Bash",
+        "过期",
+        "任务书",
+        "artifacts/",
+        "路径",
+        "inbox",
+        "ask",
+        "岔路口",
+    )
     for needle in needles:
         assert needle in COORDINATOR_RULES, needle
 

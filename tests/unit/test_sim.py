@@ -19,7 +19,12 @@ from flower.sim.server import SimServer
 
 def post(sim: SimServer, path: str, body: Any, headers: dict[str, str] | None = None) -> tuple[int, Any, str]:
     data = body if isinstance(body, bytes) else json.dumps(body).encode()
-    req = urllib.request.Request(sim.base_url + path, data=data, method="POST", headers={"content-type": "application/json", **(headers or {})})
+    req = urllib.request.Request(
+        sim.base_url + path,
+        data=data,
+        method="POST",
+        headers={"content-type": "application/json", **(headers or {})},
+    )
     try:
         with urllib.request.urlopen(req, timeout=10) as resp:
             raw = resp.read().decode()
@@ -53,15 +58,25 @@ def test_plain_json_reply_echoes_the_model_and_reports_usage(sim_factory):
 
 
 def test_streaming_reply_has_the_event_sequence_the_cli_needs(sim_factory):
-    sim = sim_factory({"scripts": {"main": [{"text": "hi there", "tool": {"name": "Bash", "input": {"command": "ls"}}}]}})
+    sim = sim_factory(
+        {"scripts": {"main": [{"text": "hi there", "tool": {"name": "Bash", "input": {"command": "ls"}}}]}}
+    )
     status, _, raw = post(sim, "/v1/messages?beta=true", msg(stream=True))
     events = sse_events(raw)
     names = [e for e, _ in events]
     assert status == 200
     assert names[0] == "message_start" and names[-2:] == ["message_delta", "message_stop"]
     assert names.count("content_block_start") == 2 == names.count("content_block_stop")
-    text = "".join(d["delta"]["text"] for e, d in events if e == "content_block_delta" and d["delta"]["type"] == "text_delta")
-    args = "".join(d["delta"]["partial_json"] for e, d in events if e == "content_block_delta" and d["delta"]["type"] == "input_json_delta")
+    text = "".join(
+        d["delta"]["text"]
+        for e, d in events
+        if e == "content_block_delta" and d["delta"]["type"] == "text_delta"
+    )
+    args = "".join(
+        d["delta"]["partial_json"]
+        for e, d in events
+        if e == "content_block_delta" and d["delta"]["type"] == "input_json_delta"
+    )
     assert text == "hi there" and json.loads(args) == {"command": "ls"}
     assert events[-2][1]["delta"]["stop_reason"] == "tool_use"
 
@@ -123,8 +138,12 @@ def test_too_long_fault_speaks_like_the_api(sim_factory):
 
 
 def test_drop_cuts_the_connection_mid_stream(sim_factory):
-    sim = sim_factory({"scripts": {"main": [{"fault": "drop", "after_events": 2, "text": "never fully sent"}]}})
-    req = urllib.request.Request(sim.base_url + "/v1/messages", data=json.dumps(msg(stream=True)).encode(), method="POST")
+    sim = sim_factory(
+        {"scripts": {"main": [{"fault": "drop", "after_events": 2, "text": "never fully sent"}]}}
+    )
+    req = urllib.request.Request(
+        sim.base_url + "/v1/messages", data=json.dumps(msg(stream=True)).encode(), method="POST"
+    )
     with pytest.raises(Exception) as err:  # http.client raises IncompleteRead or a reset
         with urllib.request.urlopen(req, timeout=10) as resp:
             resp.read()
@@ -157,7 +176,12 @@ def test_away_refuses_connections_then_comes_back(sim_factory):
 
 def test_recorded_requests_never_keep_a_credential(sim_factory):
     sim = sim_factory({})
-    post(sim, "/v1/messages", msg(), headers={"x-api-key": "sk-secret-123", "authorization": "Bearer sk-secret-456"})
+    post(
+        sim,
+        "/v1/messages",
+        msg(),
+        headers={"x-api-key": "sk-secret-123", "authorization": "Bearer sk-secret-456"},
+    )
     rec = sim.requests[0]
     assert "x-api-key" not in rec.headers and "authorization" not in rec.headers
     assert "sk-secret" not in json.dumps(rec.headers)
@@ -181,7 +205,10 @@ def test_scenario_errors_name_the_offending_part(tmp_path: Path):
 
 
 def test_yaml_and_json_scenarios_load_the_same(tmp_path: Path):
-    data = {"actors": {"coder": {"system": "coder"}}, "scripts": {"main": ["a", {"tool": {"name": "Bash", "input": {"command": "ls"}}}], "coder": ["c"]}}
+    data = {
+        "actors": {"coder": {"system": "coder"}},
+        "scripts": {"main": ["a", {"tool": {"name": "Bash", "input": {"command": "ls"}}}], "coder": ["c"]},
+    }
     (tmp_path / "s.json").write_text(json.dumps(data))
     import yaml
 

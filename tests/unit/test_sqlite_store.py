@@ -82,9 +82,7 @@ async def mtime_of(store: SqliteSessionStore, key: SessionKey) -> int:
 # --- SDK contract -------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    "method", ["list_sessions", "list_session_summaries", "delete", "list_subkeys"]
-)
+@pytest.mark.parametrize("method", ["list_sessions", "list_session_summaries", "delete", "list_subkeys"])
 def test_every_optional_protocol_method_is_implemented(method: str) -> None:
     assert getattr(SqliteSessionStore, method) is not getattr(SessionStore, method)
 
@@ -144,7 +142,7 @@ async def test_entries_round_trip_deep_equal(store: SqliteSessionStore) -> None:
     entry = {
         "type": "user",
         "uuid": "u-1",
-        "message": {"content": [{"type": "text", "text": "中文 ✓ \u0000 \"quoted\""}]},
+        "message": {"content": [{"type": "text", "text": '中文 ✓ \u0000 "quoted"'}]},
         "n": 1.5,
         "flag": None,
         "list": [1, [2, {"x": True}]],
@@ -227,11 +225,7 @@ async def test_caller_mutation_after_append_does_not_leak(store: SqliteSessionSt
 
 
 @settings(max_examples=40, deadline=None)
-@given(
-    batches=st.lists(
-        st.lists(st.one_of(st.none(), st.sampled_from("abcdefg")), max_size=6), max_size=8
-    )
-)
+@given(batches=st.lists(st.lists(st.one_of(st.none(), st.sampled_from("abcdefg")), max_size=6), max_size=8))
 def test_dedup_matches_reference_model(batches: list[list[str | None]]) -> None:
     async def run(db: Path) -> None:
         store = SqliteSessionStore(db)
@@ -316,9 +310,7 @@ async def test_delete_main_cascades_to_subagents(store: SqliteSessionStore) -> N
     assert await store.list_subkeys(MAIN) == []
     assert store.has_session(MAIN["project_key"], "s1") is False
     assert await store.load(sibling) == [e("m")]
-    assert [s["session_id"] for s in await store.list_session_summaries(MAIN["project_key"])] == [
-        "s2"
-    ]
+    assert [s["session_id"] for s in await store.list_session_summaries(MAIN["project_key"])] == ["s2"]
     # The same uuid can be written again once the transcript is gone.
     await store.append(MAIN, [e("m", again=True)])
     assert await store.load(MAIN) == [e("m", again=True)]

@@ -115,9 +115,7 @@ def test_parallel_writers_lose_and_duplicate_nothing(tmp_path: Path) -> None:
         entries = asyncio.run(store.load(SHARED))
         assert entries is not None
         check_snapshot(entries, names)
-        expected = {
-            f"{n}-{b}-{i}" for n in names for b in range(BATCHES) for i in range(BATCH_SIZE)
-        }
+        expected = {f"{n}-{b}-{i}" for n in names for b in range(BATCHES) for i in range(BATCH_SIZE)}
         expected |= {f"common-{b}" for b in range(OVERLAP)}
         assert sorted(x["uuid"] for x in entries) == sorted(expected)
         writers_seen = [x["writer"] for x in entries if "writer" in x]

@@ -41,10 +41,19 @@ class Transcript:
 
     def say(self, text: str) -> dict[str, Any]:
         return self._add(
-            {"type": "assistant", "message": {"role": "assistant", "model": "claude-x", "content": [{"type": "text", "text": text}]}}
+            {
+                "type": "assistant",
+                "message": {
+                    "role": "assistant",
+                    "model": "claude-x",
+                    "content": [{"type": "text", "text": text}],
+                },
+            }
         )
 
-    def call(self, name: str, inp: dict[str, Any], content: Any, *, is_error: bool = False, **extra: Any) -> str:
+    def call(
+        self, name: str, inp: dict[str, Any], content: Any, *, is_error: bool = False, **extra: Any
+    ) -> str:
         tool_id = f"toolu_{self.n + 1:05d}"
         self._add(
             {
@@ -59,7 +68,14 @@ class Transcript:
         block: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_id, "content": content}
         if is_error:
             block["is_error"] = True
-        self._add({"type": "user", "message": {"role": "user", "content": [block]}, "toolUseResult": "opaque", **extra})
+        self._add(
+            {
+                "type": "user",
+                "message": {"role": "user", "content": [block]},
+                "toolUseResult": "opaque",
+                **extra,
+            }
+        )
         return tool_id
 
     def bash(self, cmd: str, out: Any, **kw: Any) -> str:
@@ -235,7 +251,10 @@ async def test_images_and_documents_are_left_alone(make_store) -> None:
     t = Transcript()
     t.prompt("go")
     image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "A" * 50000}}
-    document = {"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": "B" * 9000}}
+    document = {
+        "type": "document",
+        "source": {"type": "base64", "media_type": "application/pdf", "data": "B" * 9000},
+    }
     only_image = t.read("/pic.png", [image])
     mixed = t.call("mcp__x__fetch", {}, [{"type": "text", "text": big("caption")}, image, document])
     store = make_store(policy=TrimPolicy(keep_recent=0))
@@ -299,7 +318,9 @@ async def test_disabled_trim_changes_nothing(make_store, ws: Path) -> None:
     t.prompt("go")
     for i in range(5):
         t.read(f"/f{i}", big(f"f{i}"))
-    store = make_store(policy=TrimPolicy(enabled=False, keep_recent=0), ephemeral=EphemeralPolicy(enabled=False))
+    store = make_store(
+        policy=TrimPolicy(enabled=False, keep_recent=0), ephemeral=EphemeralPolicy(enabled=False)
+    )
     await store.append(KEY, t.entries)
 
     assert await store.load(KEY) == t.entries
@@ -403,7 +424,9 @@ async def test_expiry_skips_long_meta_and_denied_results(make_store) -> None:
     t.prompt("go")
     long_cat = t.bash("cat big.log", big("log", 2500))
     meta = t.bash("git status", "clean\n", isMeta=True)
-    denied = t.bash("ls /secret", "PreToolUse:Bash hook error: no", is_error=True, toolDenialKind="permission-rule")
+    denied = t.bash(
+        "ls /secret", "PreToolUse:Bash hook error: no", is_error=True, toolDenialKind="permission-rule"
+    )
     as_list = t.bash("pwd", [{"type": "text", "text": "/work\n"}])
     for _ in range(6):
         t.read("/pad", "pad\n")
@@ -453,8 +476,12 @@ async def test_report_prefers_trimming_over_expiry(make_store) -> None:
 
 
 async def test_real_cli_transcript_trims_and_keeps_structure(make_store, tmp_path: Path) -> None:
-    entries = [json.loads(line) for line in (DATA / "main_denial_subagent_apierror.jsonl").open(encoding="utf-8")]
-    store = make_store(policy=TrimPolicy(keep_recent=0, min_chars=1000), ephemeral=EphemeralPolicy(keep_recent=0))
+    entries = [
+        json.loads(line) for line in (DATA / "main_denial_subagent_apierror.jsonl").open(encoding="utf-8")
+    ]
+    store = make_store(
+        policy=TrimPolicy(keep_recent=0, min_chars=1000), ephemeral=EphemeralPolicy(keep_recent=0)
+    )
     await store.append(KEY, entries)
     before = db_rows(tmp_path / "sessions.db")
 
@@ -462,14 +489,19 @@ async def test_real_cli_transcript_trims_and_keeps_structure(make_store, tmp_pat
 
     assert len(loaded) == len(entries)
     seq = next(
-        b["id"] for e in entries if e.get("type") == "assistant"
-        for b in e["message"]["content"] if b.get("type") == "tool_use" and b["input"].get("command") == "seq 1 3000"
+        b["id"]
+        for e in entries
+        if e.get("type") == "assistant"
+        for b in e["message"]["content"]
+        if b.get("type") == "tool_use" and b["input"].get("command") == "seq 1 3000"
     )
     original = results(entries)[seq]
     assert pointer_path(results(loaded)[seq]).read_text(encoding="utf-8") == original
     assert set(results(loaded)) == tool_use_ids(loaded)
     # Bookkeeping lines that copy results are passed through as they are.
-    assert [e for e in loaded if e["type"] == "api-request-blob"] == [e for e in entries if e["type"] == "api-request-blob"]
+    assert [e for e in loaded if e["type"] == "api-request-blob"] == [
+        e for e in entries if e["type"] == "api-request-blob"
+    ]
     assert store.last_report["expired"] >= 1  # the old `git status`
     assert db_rows(tmp_path / "sessions.db") == before
 
@@ -488,7 +520,9 @@ results_strategy = st.lists(
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(plan=results_strategy, keep=st.integers(0, 8), keep_eph=st.integers(0, 8))
-async def test_any_transcript_keeps_pairs_and_recoverable_text(tmp_path: Path, plan, keep: int, keep_eph: int) -> None:
+async def test_any_transcript_keeps_pairs_and_recoverable_text(
+    tmp_path: Path, plan, keep: int, keep_eph: int
+) -> None:
     import uuid as uuidlib
 
     base = tmp_path / uuidlib.uuid4().hex
@@ -502,13 +536,18 @@ async def test_any_transcript_keeps_pairs_and_recoverable_text(tmp_path: Path, p
         if kind == "read":
             tool_id = t.read("/f", text)
         elif kind == "image":
-            text = [{"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "Q" * size}}]
+            text = [
+                {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "Q" * size}}
+            ]
             tool_id = t.read("/p.png", text)
         else:
             tool_id = t.bash(kind, text)
         originals[tool_id] = text
     store = TrimmingSessionStore(
-        base / "s.db", ws, policy=TrimPolicy(keep_recent=keep), ephemeral=EphemeralPolicy(keep_recent=keep_eph)
+        base / "s.db",
+        ws,
+        policy=TrimPolicy(keep_recent=keep),
+        ephemeral=EphemeralPolicy(keep_recent=keep_eph),
     )
     try:
         await store.append(KEY, t.entries)

@@ -76,12 +76,20 @@ def test_ensure_creates_dirs_and_chains(ws: Path) -> None:
 @pytest.mark.parametrize(
     "name,text,desc",
     [
-        ("a.py", "#!/usr/bin/env python3\n# desc: check the API answers\nprint(1)\n", "check the API answers"),
+        (
+            "a.py",
+            "#!/usr/bin/env python3\n# desc: check the API answers\nprint(1)\n",
+            "check the API answers",
+        ),
         ("b.js", "// desc: build the bundle\nconsole.log(1)\n", "build the bundle"),
         ("c.sql", "-- desc: count orders per day\nselect 1;\n", "count orders per day"),
         ("d.lua", "-- DESC:  shout  \nprint(1)\n", "shout"),
         ("e.sh", "#!/bin/sh\n# reset the database\nrm -f db\n", "reset the database"),
-        ("f.py", '"""Reproduce the crash on empty input.\n\nMore text.\n"""\n', "Reproduce the crash on empty input."),
+        (
+            "f.py",
+            '"""Reproduce the crash on empty input.\n\nMore text.\n"""\n',
+            "Reproduce the crash on empty input.",
+        ),
         ("g.py", '#!/usr/bin/env python3\n"""\nSecond-line docstring.\n"""\n', "Second-line docstring."),
         ("h.py", "# -*- coding: utf-8 -*-\n\n# real comment\n", "real comment"),
         ("i.txt", "no comments at all\njust text\n", ""),

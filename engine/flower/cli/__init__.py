@@ -25,7 +25,15 @@ import sys
 
 from .. import __version__
 from .arguments import COMMANDS, PERMISSION_MODES, build_parser, parse_args, rewrite_argv
-from .builders import build_flow, build_runtime, flow_options, once_call, once_spec, runtime_options, workspace_of
+from .builders import (
+    build_flow,
+    build_runtime,
+    flow_options,
+    once_call,
+    once_spec,
+    runtime_options,
+    workspace_of,
+)
 from .commands import (
     ABORTED_AT,
     CLOSING,
@@ -39,7 +47,14 @@ from .commands import (
     once_command,
     run_command,
 )
-from .credentials import CREDENTIAL_KEYS, SECRET_KEYS, credential_problem, describe_credentials, load_env, mask
+from .credentials import (
+    CREDENTIAL_KEYS,
+    SECRET_KEYS,
+    credential_problem,
+    describe_credentials,
+    load_env,
+    mask,
+)
 from .driver import (
     ANSWER_PROMPT,
     DOUBLE_PRESS_S,
@@ -54,7 +69,16 @@ from .driver import (
 from .render import RECEIVED, RECEIVED_AMENDED, RECEIVED_NOWHERE, Render
 from .setup import ENV_HEADER, credential_updates, read_env_file, setup_command, write_env_file
 from .target import TargetError, load_target
-from .terminal import CANCELLED, NEW_COMMAND, PROMPT_FRESH, PROMPT_WAKE, LineEditor, LineSource, Screen, ask_for_request
+from .terminal import (
+    CANCELLED,
+    NEW_COMMAND,
+    PROMPT_FRESH,
+    PROMPT_WAKE,
+    LineEditor,
+    LineSource,
+    Screen,
+    ask_for_request,
+)
 from .text import columns, fit, fit_tail, format_duration, sanitize
 
 __all__ = [

@@ -54,18 +54,35 @@ def _add_global_flags(parser: argparse.ArgumentParser, *, copy: bool) -> None:
     def default(value: Any) -> Any:
         return argparse.SUPPRESS if copy else value
 
-    parser.add_argument("-w", "--workspace", default=default("."), metavar="PATH", help="agent 的工作目录(默认当前目录)")
     parser.add_argument(
-        "-r", "--run-dir", default=default("runs"), metavar="DIR",
+        "-w", "--workspace", default=default("."), metavar="PATH", help="agent 的工作目录(默认当前目录)"
+    )
+    parser.add_argument(
+        "-r",
+        "--run-dir",
+        default=default("runs"),
+        metavar="DIR",
         help="会话库、运行清单、血缘放哪(默认 runs,相对当前目录,不是相对 -w)",
     )
-    parser.add_argument("-v", "--verbose", action="store_true", default=default(False), help="多显示:subagent 的话、所有工具结果、生效的凭证(打码)")
     parser.add_argument(
-        "-W", "--workbench", action="store_true", default=default(False),
+        "-v",
+        "--verbose",
+        action="store_true",
+        default=default(False),
+        help="多显示:subagent 的话、所有工具结果、生效的凭证(打码)",
+    )
+    parser.add_argument(
+        "-W",
+        "--workbench",
+        action="store_true",
+        default=default(False),
         help="run / once:开工作台(流程没自带时放在 <run-dir>/workbench);go 总带着自己的工作台,不收这个开关",
     )
     parser.add_argument(
-        "-T", "--trim", action="store_true", default=default(False),
+        "-T",
+        "--trim",
+        action="store_true",
+        default=default(False),
         help="resume 时把旧的大工具结果换成文件指针(run / once 默认关;go 默认开,用 --no-trim 关)",
     )
 
@@ -82,41 +99,83 @@ def build_parser() -> _Parser:
     subs: dict[str, argparse.ArgumentParser] = {}
 
     go = sub.add_parser(
-        "go", help="一键跑:问清需求 → 设定目标 → 派人干活,每轮有独立判定(不写子命令时的默认)",
+        "go",
+        help="一键跑:问清需求 → 设定目标 → 派人干活,每轮有独立判定(不写子命令时的默认)",
         epilog="全局开关(-w/-r/-v/-T)见 `flower --help`;-W 不适用于 go。",
     )
     go.add_argument("ask", nargs="?", help="一句诉求;不给就在终端问你(管道时从标准输入读第一行)")
     go.add_argument("--asks", type=int, default=-1, metavar="N", help="提问额度:负数 = 不限(默认),0 = 不许问")
-    go.add_argument("--rounds", type=_positive_int("--rounds"), default=3, metavar="N", help="干活的总轮数上限,每轮后独立判定(默认 3)")
+    go.add_argument(
+        "--rounds",
+        type=_positive_int("--rounds"),
+        default=3,
+        metavar="N",
+        help="干活的总轮数上限,每轮后独立判定(默认 3)",
+    )
     go.add_argument("--no-goal", action="store_true", help="不设目标、不判定:干完就算完")
-    go.add_argument("--judge-can-run", action="store_true", help="判定者可以跑命令(判得更硬,代价是它也能改工作区)")
-    go.add_argument("--timeout", type=float, default=1800.0, metavar="SECONDS", help="等人回答多久;0 或负数 = 全自动,提问立刻落空(默认 1800)")
-    go.add_argument("--isolate", action="store_true", help="每个 subagent 一份 git worktree;工作区必须是 git 仓库")
-    go.add_argument("--window", type=_positive_int("--window"), default=None, metavar="N", help="模型上下文窗口(tokens);默认按模型名推断")
+    go.add_argument(
+        "--judge-can-run", action="store_true", help="判定者可以跑命令(判得更硬,代价是它也能改工作区)"
+    )
+    go.add_argument(
+        "--timeout",
+        type=float,
+        default=1800.0,
+        metavar="SECONDS",
+        help="等人回答多久;0 或负数 = 全自动,提问立刻落空(默认 1800)",
+    )
+    go.add_argument(
+        "--isolate", action="store_true", help="每个 subagent 一份 git worktree;工作区必须是 git 仓库"
+    )
+    go.add_argument(
+        "--window",
+        type=_positive_int("--window"),
+        default=None,
+        metavar="N",
+        help="模型上下文窗口(tokens);默认按模型名推断",
+    )
     go.add_argument("--no-handoff", action="store_true", help="关掉换代,退回 SDK 自带的 compact")
-    go.add_argument("--new", action="store_true", help="不接上次:把 lineage.json + 需求.md + 目标.md 移进 notes/archive/<时间戳>/ 再重来")
+    go.add_argument(
+        "--new",
+        action="store_true",
+        help="不接上次:把 lineage.json + 需求.md + 目标.md 移进 notes/archive/<时间戳>/ 再重来",
+    )
     go.add_argument("--clarify-only", action="store_true", help="只做需求确认,不往下干")
     go.add_argument("--no-trim", action="store_true", help="关掉裁剪(go 默认开)")
     _add_global_flags(go, copy=True)
     subs["go"] = go
 
     run = sub.add_parser("run", help="运行一个自己写的 workflow:模块:属性 或 文件.py:属性")
-    run.add_argument("target", help="例如 flows:main 或 flows.py:main;属性可以是 Workflow,或返回 Workflow 的函数")
+    run.add_argument(
+        "target", help="例如 flows:main 或 flows.py:main;属性可以是 Workflow,或返回 Workflow 的函数"
+    )
     _add_global_flags(run, copy=True)
     subs["run"] = run
 
     once = sub.add_parser("once", help="跑一次单 agent:没有流程、没有判定、没有血缘")
     once.add_argument("prompt", help="给这个 agent 的一句话")
     once.add_argument("-i", "--instructions", default="", help="领域指令,追加在 Claude Code 原生系统提示之后")
-    once.add_argument("-t", "--tools", default="Read,Glob,Grep", help="逗号分隔的工具白名单(默认 Read,Glob,Grep)")
-    once.add_argument("-p", "--permission-mode", choices=PERMISSION_MODES, default="default", help="权限模式(默认 default)")
-    once.add_argument("-b", "--budget", type=_positive_float("--budget"), default=None, metavar="USD", help="花费上限(美元),超了就停")
+    once.add_argument(
+        "-t", "--tools", default="Read,Glob,Grep", help="逗号分隔的工具白名单(默认 Read,Glob,Grep)"
+    )
+    once.add_argument(
+        "-p", "--permission-mode", choices=PERMISSION_MODES, default="default", help="权限模式(默认 default)"
+    )
+    once.add_argument(
+        "-b",
+        "--budget",
+        type=_positive_float("--budget"),
+        default=None,
+        metavar="USD",
+        help="花费上限(美元),超了就停",
+    )
     once.add_argument("--resume", default=None, metavar="SESSION_ID", help="接着一个已有的会话")
     once.add_argument("--fork", action="store_true", help="分叉而不是接着(要和 --resume 一起用)")
     _add_global_flags(once, copy=True)
     subs["once"] = once
 
-    setup = sub.add_parser("setup", help="配置凭证(API key / 网关),写进 <workspace>/.env,并探一下网关连不连得上")
+    setup = sub.add_parser(
+        "setup", help="配置凭证(API key / 网关),写进 <workspace>/.env,并探一下网关连不连得上"
+    )
     setup.add_argument("--check", action="store_true", help="只检查现有配置,不问、不写")
     _add_global_flags(setup, copy=True)
     subs["setup"] = setup
@@ -171,10 +230,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     sub = parser.subcommands.get(args.command, parser)
     if args.command == "go":
         if args.workbench:
-            sub.error("-W/--workbench 对 go 不起作用:go 总带着自己的工作台(<workspace>/.flower,--isolate 时在仓库外)。去掉 -W。")
+            sub.error(
+                "-W/--workbench 对 go 不起作用:go 总带着自己的工作台(<workspace>/.flower,--isolate 时在仓库外)。去掉 -W。"
+            )
         if args.trim and args.no_trim:
             sub.error("-T/--trim 和 --no-trim 只能给一个")
     if args.command == "once" and args.fork and not args.resume:
         sub.error("--fork 要和 --resume SESSION_ID 一起用:没有会话可分叉")
     return args
-

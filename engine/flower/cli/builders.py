@@ -79,4 +79,3 @@ def once_spec(args: argparse.Namespace) -> Any:
 def once_call(args: argparse.Namespace) -> dict[str, Any]:
     """Keyword arguments for Runtime.run on the `once` path."""
     return {"step_name": "ad-hoc", "resume": args.resume, "fork": bool(args.fork and args.resume)}
-

@@ -18,7 +18,9 @@ WORK_STEP = "干活"  # the starter flow's work step: its session's context goes
 
 EMPTY_REQUEST = '诉求是空的。直接 `flower` 然后按提示输入,或者 flower "帮我做一个 X"。'
 NOT_A_TERMINAL = "! 标准输入不是终端,没人能回答提问。想让它自己判断就加 --timeout 0"
-ISOLATE_NEEDS_GIT = "--isolate 要求 {path} 是 git 仓库(每个 subagent 要分一份 worktree)。先 git init,或者去掉 --isolate。"
+ISOLATE_NEEDS_GIT = (
+    "--isolate 要求 {path} 是 git 仓库(每个 subagent 要分一份 worktree)。先 git init,或者去掉 --isolate。"
+)
 ABORTED_AT = "在步骤 '{step}' 中止"
 CLOSING = "总花费 ${cost:.4f} · 清单 {manifest}"
 QUIT_ONCE = "! 退出。这一次没跑完;会话还在库里,可以 flower once --resume <会话> 接着。"
@@ -43,7 +45,9 @@ def _ready(args: argparse.Namespace, screen: Screen, *, verbose: bool) -> Path |
     return ws
 
 
-def go_command(args: argparse.Namespace, *, screen: Screen | None = None, source: LineSource | None = None) -> int:
+def go_command(
+    args: argparse.Namespace, *, screen: Screen | None = None, source: LineSource | None = None
+) -> int:
     screen = screen or Screen()
     source = source or LineSource()
     ws = _ready(args, screen, verbose=args.verbose)
@@ -72,7 +76,9 @@ def go_command(args: argparse.Namespace, *, screen: Screen | None = None, source
         screen.say(ISOLATE_NEEDS_GIT.format(path=ws), err=True)
         return 1
     if args.clarify_only and waking:
-        screen.say(f". 需求已经确认过({state['brief']}),--clarify-only 没有要做的;要重新确认就加 --new", err=True)
+        screen.say(
+            f". 需求已经确认过({state['brief']}),--clarify-only 没有要做的;要重新确认就加 --new", err=True
+        )
     try:
         flow = build_flow(args, ask, new=new)
     except ValueError as exc:
@@ -94,13 +100,22 @@ def go_command(args: argparse.Namespace, *, screen: Screen | None = None, source
         runtime.close()
 
 
-def _run_workflow(flow: Any, runtime: Any, args: argparse.Namespace, *, screen: Screen, source: LineSource) -> int:
+def _run_workflow(
+    flow: Any, runtime: Any, args: argparse.Namespace, *, screen: Screen, source: LineSource
+) -> int:
     """Drive a workflow to its end on the terminal and say how it went; the exit code."""
 
     async def work(driver: Driver) -> Any:
         return await flow.run(runtime, on_event=driver.on_event, on_step=_on_step(screen))
 
-    ctx, code, driver = drive(runtime, work, screen=screen, source=source, channel=getattr(flow, "channel", None), verbose=args.verbose)
+    ctx, code, driver = drive(
+        runtime,
+        work,
+        screen=screen,
+        source=source,
+        channel=getattr(flow, "channel", None),
+        verbose=args.verbose,
+    )
     _closing(screen, runtime, driver)
     if code == 130:
         screen.say(QUIT_NOTE, err=True)
@@ -113,7 +128,12 @@ def in_git_repo(path: Path) -> bool:
     import subprocess
 
     try:
-        done = subprocess.run(["git", "-C", str(path), "rev-parse", "--is-inside-work-tree"], capture_output=True, text=True, timeout=10)
+        done = subprocess.run(
+            ["git", "-C", str(path), "rev-parse", "--is-inside-work-tree"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
     except (OSError, subprocess.SubprocessError):
         return False
     return done.returncode == 0 and done.stdout.strip() == "true"
@@ -141,11 +161,16 @@ def _outcome(screen: Screen, ctx: dict[str, Any], runtime: Any) -> int:
     screen.say(message, err=True)
     last = runtime.results[-1] if runtime.results else None
     if last is not None and looks_like_auth(last.error):
-        screen.say(f"! 看起来是凭证不对:{first_line(last.error, 120)}\n  跑 `flower setup` 重配,再跑一次刚才的命令 —— 同一目录会接着上次。", err=True)
+        screen.say(
+            f"! 看起来是凭证不对:{first_line(last.error, 120)}\n  跑 `flower setup` 重配,再跑一次刚才的命令 —— 同一目录会接着上次。",
+            err=True,
+        )
     return 1
 
 
-def run_command(args: argparse.Namespace, *, screen: Screen | None = None, source: LineSource | None = None) -> int:
+def run_command(
+    args: argparse.Namespace, *, screen: Screen | None = None, source: LineSource | None = None
+) -> int:
     screen = screen or Screen()
     source = source or LineSource()
     ws = _ready(args, screen, verbose=False)
@@ -165,13 +190,14 @@ def run_command(args: argparse.Namespace, *, screen: Screen | None = None, sourc
         screen.say(str(exc), err=True)
         return 1
     try:
-
         return _run_workflow(flow, runtime, args, screen=screen, source=source)
     finally:
         runtime.close()
 
 
-def once_command(args: argparse.Namespace, *, screen: Screen | None = None, source: LineSource | None = None) -> int:
+def once_command(
+    args: argparse.Namespace, *, screen: Screen | None = None, source: LineSource | None = None
+) -> int:
     screen = screen or Screen()
     source = source or LineSource()
     ws = _ready(args, screen, verbose=args.verbose)
@@ -188,7 +214,9 @@ def once_command(args: argparse.Namespace, *, screen: Screen | None = None, sour
         async def work(driver: Driver) -> Any:
             return await runtime.run(spec, args.prompt, on_event=driver.on_event, **once_call(args))
 
-        result, code, driver = drive(runtime, work, screen=screen, source=source, channel=None, verbose=args.verbose)
+        result, code, driver = drive(
+            runtime, work, screen=screen, source=source, channel=None, verbose=args.verbose
+        )
         if code is not None:
             _closing(screen, runtime, driver)
             if code == 130:
@@ -205,4 +233,3 @@ def once_command(args: argparse.Namespace, *, screen: Screen | None = None, sour
         return 0 if result.ok else 1
     finally:
         runtime.close()
-

@@ -6,7 +6,9 @@ import os
 import re
 from pathlib import Path
 
-_AUTH_ERROR = re.compile(r"\b401\b|invalid api key|invalid x-api-key|authentication|unauthorized|无效.{0,6}(key|token|密钥)", re.I)
+_AUTH_ERROR = re.compile(
+    r"\b401\b|invalid api key|invalid x-api-key|authentication|unauthorized|无效.{0,6}(key|token|密钥)", re.I
+)
 
 CREDENTIAL_KEYS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN")
 SECRET_KEYS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
@@ -51,4 +53,3 @@ def describe_credentials() -> list[str]:
 
 def looks_like_auth(text: str | None) -> bool:
     return bool(text and _AUTH_ERROR.search(text))
-

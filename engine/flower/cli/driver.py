@@ -34,7 +34,6 @@ DOUBLE_PRESS_S = 2.0
 QUIT_GRACE_S = 10.0
 
 
-
 class Driver:
     """Runs one piece of work on the event loop and connects the person to it: event lines,
     the status line, answers to questions, words on Ctrl-C, quitting, signal rescue."""
@@ -83,7 +82,9 @@ class Driver:
             self._step = ev.text
         if ev.kind == "system" and p.get("subtype") == "context":
             self._step = step_label(str(p.get("step") or self._step))
-            self._context = f"上下文 {format_tokens(int(p.get('used') or 0))}/{format_tokens(int(p.get('window') or 0))}"
+            self._context = (
+                f"上下文 {format_tokens(int(p.get('used') or 0))}/{format_tokens(int(p.get('window') or 0))}"
+            )
         if ev.kind == "result" and self._interrupting:
             self._interrupting = False
             lines = ["  ! 这一轮被你打断了,带着你的话接着跑"]
@@ -333,7 +334,15 @@ class Driver:
                 reader.join(1.0)
 
 
-def drive(runtime: Any, work: Callable[[Driver], Awaitable[Any]], *, screen: Screen, source: LineSource, channel: Any, verbose: bool) -> tuple[Any, int | None, Driver]:
+def drive(
+    runtime: Any,
+    work: Callable[[Driver], Awaitable[Any]],
+    *,
+    screen: Screen,
+    source: LineSource,
+    channel: Any,
+    verbose: bool,
+) -> tuple[Any, int | None, Driver]:
     """Run `work`; (value, None) when it ended, (None, exit code) when it did not."""
     driver = Driver(runtime, screen=screen, source=source, channel=channel, verbose=verbose)
     try:
@@ -346,4 +355,3 @@ def drive(runtime: Any, work: Callable[[Driver], Awaitable[Any]], *, screen: Scr
         screen.say(f"x {type(exc).__name__}: {exc}", err=True)
         return None, 1, driver
     return value, code, driver
-

@@ -30,7 +30,16 @@ class Render:
         if kind == "step":
             from ..workflow.starter import step_line
 
-            return ["", step_line(ev.text, p.get("index", 0), p.get("total", 0), resumed=bool(p.get("resumed")), woke=int(p.get("woke") or 0))]
+            return [
+                "",
+                step_line(
+                    ev.text,
+                    p.get("index", 0),
+                    p.get("total", 0),
+                    resumed=bool(p.get("resumed")),
+                    woke=int(p.get("woke") or 0),
+                ),
+            ]
         if kind == "text":
             if sub and not self.verbose:
                 return []
@@ -138,4 +147,3 @@ class Render:
         if p.get("state") == "delivered":
             return [f"  + 它看到了你补充的话:{first_line(ev.text, 120)}"]
         return []
-

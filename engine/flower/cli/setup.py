@@ -69,7 +69,9 @@ def credential_updates(token: str, base_url: str, current: dict[str, str]) -> di
     return updates
 
 
-def setup_command(args: argparse.Namespace, *, screen: Screen | None = None, source: LineSource | None = None) -> int:
+def setup_command(
+    args: argparse.Namespace, *, screen: Screen | None = None, source: LineSource | None = None
+) -> int:
     screen = screen or Screen()
     source = source or LineSource()
     ws = workspace_of(args)
@@ -124,7 +126,9 @@ def _check_setup(screen: Screen, path: Path, current: dict[str, str]) -> int:
     token_key = next((k for k in CREDENTIAL_KEYS if os.environ.get(k) or current.get(k)), None)
     ok = True
     if token_key is None:
-        screen.say(f"x 没有凭证:{path} 里没有 ANTHROPIC_API_KEY / ANTHROPIC_AUTH_TOKEN,环境变量里也没有", err=True)
+        screen.say(
+            f"x 没有凭证:{path} 里没有 ANTHROPIC_API_KEY / ANTHROPIC_AUTH_TOKEN,环境变量里也没有", err=True
+        )
         ok = False
     else:
         value = os.environ.get(token_key) or current.get(token_key, "")
@@ -142,4 +146,3 @@ def _check_setup(screen: Screen, path: Path, current: dict[str, str]) -> int:
         screen.say(f"x 连不上 {host}:{port}:检查网关地址和网络", err=True)
         ok = False
     return 0 if ok else 1
-

@@ -28,7 +28,9 @@ def load_target(target: str, *, cwd: Path | None = None) -> Any:
     if looks_like_file:
         path = (cwd / module_name).resolve()
         if not path.is_file():
-            raise TargetError(f"找不到 {module_name}(当前目录 {cwd})。给的是文件路径就要能对上;要按模块名导入就别带 .py")
+            raise TargetError(
+                f"找不到 {module_name}(当前目录 {cwd})。给的是文件路径就要能对上;要按模块名导入就别带 .py"
+            )
         if str(path.parent) not in sys.path:
             sys.path.insert(0, str(path.parent))
         spec = importlib.util.spec_from_file_location(path.stem, path)
@@ -55,10 +57,11 @@ def load_target(target: str, *, cwd: Path | None = None) -> Any:
         if inspect.isawaitable(found):
             found = asyncio.run(_await(found))
     if not (hasattr(found, "steps") and callable(getattr(found, "run", None))):
-        raise TargetError(f"'{target}' 不是 Workflow,也不是返回 Workflow 的函数(拿到的是 {type(found).__name__})")
+        raise TargetError(
+            f"'{target}' 不是 Workflow,也不是返回 Workflow 的函数(拿到的是 {type(found).__name__})"
+        )
     return found
 
 
 async def _await(awaitable: Awaitable[Any]) -> Any:
     return await awaitable
-

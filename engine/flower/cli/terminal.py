@@ -27,7 +27,9 @@ class Screen:
     the open input prompt (with what was typed so far) or else the status line; every event
     line is written above it, so the prompt never scrolls away."""
 
-    def __init__(self, out: TextIO | None = None, err: TextIO | None = None, *, live: bool | None = None) -> None:
+    def __init__(
+        self, out: TextIO | None = None, err: TextIO | None = None, *, live: bool | None = None
+    ) -> None:
         self.out = out or sys.stdout
         self.err = err or sys.stderr
         self.live = is_terminal(self.err) if live is None else live
@@ -313,4 +315,3 @@ def ask_for_request(source: LineSource, screen: Screen, *, waking: bool) -> tupl
             header = PROMPT_FRESH
             continue
         return (text, new)
-

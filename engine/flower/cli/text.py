@@ -54,4 +54,3 @@ def step_label(step: str) -> str:
     if m:
         return f"{m.group(1)} 第 {m.group(2)} 轮"
     return step
-

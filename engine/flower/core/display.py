@@ -15,7 +15,9 @@ def format_tokens(tokens: int) -> str:
 
 def columns(text: str) -> int:
     """Terminal columns `text` takes: wide (CJK) characters count 2, combining marks 0."""
-    return sum(2 if unicodedata.east_asian_width(c) in "WF" else (0 if unicodedata.combining(c) else 1) for c in text)
+    return sum(
+        2 if unicodedata.east_asian_width(c) in "WF" else (0 if unicodedata.combining(c) else 1) for c in text
+    )
 
 
 def first_line(text: str | None, limit: int = 160) -> str:

@@ -58,7 +58,9 @@ def normalize(message: Any) -> list[Event]:
     if isinstance(message, sdk.AssistantMessage):
         if _is_synthetic(message):
             # Disconnect noise written as if the model said it; keep it out of the step's text.
-            return [Event("error", text=_plain_text(message.content), payload={"synthetic": True}, raw=message)]
+            return [
+                Event("error", text=_plain_text(message.content), payload={"synthetic": True}, raw=message)
+            ]
         return _blocks(message.content, "text", _common(message), message)
     if isinstance(message, sdk.UserMessage):
         common = _common(message)
@@ -166,7 +168,9 @@ def _blocks(blocks: Any, text_kind: EventKind, common: dict[str, Any], message: 
                     raw=message,
                 )
             )
-        elif isinstance(block, (sdk.ToolResultBlock, getattr(sdk, "ServerToolResultBlock", sdk.ToolResultBlock))):
+        elif isinstance(
+            block, (sdk.ToolResultBlock, getattr(sdk, "ServerToolResultBlock", sdk.ToolResultBlock))
+        ):
             content = block.content
             out.append(
                 Event(
@@ -225,7 +229,13 @@ def _compact_reset(message: Any) -> Event:
     return Event(
         "reset",
         text=f"压缩({trigger}) {shown(pre)} → {shown(post)} tokens",
-        payload={"trigger": trigger, "pre_tokens": pre, "post_tokens": post, "micro": micro, "subtype": message.subtype},
+        payload={
+            "trigger": trigger,
+            "pre_tokens": pre,
+            "post_tokens": post,
+            "micro": micro,
+            "subtype": message.subtype,
+        },
         raw=message,
     )
 

@@ -204,7 +204,10 @@ class HumanChannel:
             name=ASK_TOOL, description=ASK_DESCRIPTION, input_schema=ask_schema, handler=self._ask_tool
         )
         inbox_tool = sdk.SdkMcpTool(
-            name=INBOX_TOOL, description=INBOX_DESCRIPTION, input_schema=inbox_schema, handler=self._inbox_tool
+            name=INBOX_TOOL,
+            description=INBOX_DESCRIPTION,
+            input_schema=inbox_schema,
+            handler=self._inbox_tool,
         )
         return sdk.create_sdk_mcp_server(name=SERVER, tools=[ask_tool, inbox_tool])
 

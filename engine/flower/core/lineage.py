@@ -85,6 +85,7 @@ class Lineage:
         except OSError:
             pass  # losing continuity must not take the run down with it
 
+
 def _fresh_dir(parent: Path, name: str) -> Path:
     # mkdir without exist_ok is the atomic "claim": two archives in one second never share a folder.
     parent.mkdir(parents=True, exist_ok=True)

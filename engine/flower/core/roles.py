@@ -231,7 +231,9 @@ def clarify(
     tools = [channel.tool_name]
     if can_read:
         tools += ["Read", "Glob", "Grep", "WebFetch", "WebSearch"]
-    return _asking_role(name, CLARIFIER_RULES, instructions, tools, channel, model, effort, max_turns, max_budget_usd)
+    return _asking_role(
+        name, CLARIFIER_RULES, instructions, tools, channel, model, effort, max_turns, max_budget_usd
+    )
 
 
 def judge(
@@ -253,12 +255,21 @@ def judge(
     tools = [channel.tool_name, "Read", "Glob", "Grep"]
     if can_run:
         tools.append("Bash")
-    return _asking_role(name, JUDGE_RULES, instructions, tools, channel, model, effort, max_turns, max_budget_usd)
+    return _asking_role(
+        name, JUDGE_RULES, instructions, tools, channel, model, effort, max_turns, max_budget_usd
+    )
 
 
 def _asking_role(
-    name: str, rules: str, instructions: str, tools: list[str], channel: Any,
-    model: str | None, effort: str | None, max_turns: int | None, max_budget_usd: float | None,
+    name: str,
+    rules: str,
+    instructions: str,
+    tools: list[str],
+    channel: Any,
+    model: str | None,
+    effort: str | None,
+    max_turns: int | None,
+    max_budget_usd: float | None,
 ) -> AgentSpec:
     """A role that may ask the person but never writes: the clarifier and the judge."""
     return AgentSpec(

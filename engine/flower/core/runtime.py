@@ -108,7 +108,9 @@ class Runtime:
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.portable = portable
         trim_policy = trim if isinstance(trim, TrimPolicy) else TrimPolicy(enabled=bool(trim))
-        ephemeral_policy = ephemeral if isinstance(ephemeral, EphemeralPolicy) else EphemeralPolicy(enabled=bool(ephemeral))
+        ephemeral_policy = (
+            ephemeral if isinstance(ephemeral, EphemeralPolicy) else EphemeralPolicy(enabled=bool(ephemeral))
+        )
         self.store = PruningSessionStore(
             self.run_dir / "sessions.db",
             workspace=self.workspace,
@@ -116,7 +118,9 @@ class Runtime:
             prune=PrunePolicy(keep_denials=keep_denials),
             ephemeral=ephemeral_policy,
         )
-        self.resilience = resilience if isinstance(resilience, Resilience) else Resilience(enabled=bool(resilience))
+        self.resilience = (
+            resilience if isinstance(resilience, Resilience) else Resilience(enabled=bool(resilience))
+        )
         self.handoff = handoff if isinstance(handoff, HandoffPolicy) else HandoffPolicy(enabled=bool(handoff))
         if isinstance(workbench, Workbench):
             self.workbench: Workbench | None = workbench
@@ -223,7 +227,15 @@ class Runtime:
             while True:
                 attempt += 1
                 result.attempts = attempt
-                await self._attempt(spec, cur_prompt, result, resume=cur_resume, fork=cur_fork, resume_at=cur_resume_at, emit=emit)
+                await self._attempt(
+                    spec,
+                    cur_prompt,
+                    result,
+                    resume=cur_resume,
+                    fork=cur_fork,
+                    resume_at=cur_resume_at,
+                    emit=emit,
+                )
                 if result.ok:
                     break
                 if result.error == self.INTERRUPTED:
@@ -235,7 +247,9 @@ class Runtime:
                     attempt -= 1  # an interruption is not a failed attempt
                     continue
                 if result.error == self.HANDOFF_DUE or (
-                    self.handoff.enabled and result.session_id and is_overflow(result.error or "", *result.errors)
+                    self.handoff.enabled
+                    and result.session_id
+                    and is_overflow(result.error or "", *result.errors)
                 ):
                     if len(result.retired) >= self.handoff.max_generations:
                         result.error = (
@@ -246,7 +260,12 @@ class Runtime:
                         break
                     handoff = await self._handoff(spec, name, prompt, result, emit)
                     result.retired.append(result.session_id or "")
-                    cur_prompt, cur_resume, cur_fork, cur_resume_at = handoff.prompt_block(), None, False, None
+                    cur_prompt, cur_resume, cur_fork, cur_resume_at = (
+                        handoff.prompt_block(),
+                        None,
+                        False,
+                        None,
+                    )
                     self._ctx, self._warned = 0, False
                     attempt -= 1
                     continue
@@ -256,15 +275,27 @@ class Runtime:
                 if not self.resilience.should_retry(kind):
                     break
                 delay = self.resilience.delay_for(attempt)
-                emit(Event("retry", text=f"第 {attempt} 次尝试失败({kind}):{first_line(result.error)};{delay:.0f} 秒后重试",
-                           payload={"attempt": attempt, "kind": kind, "error": result.error, "delay": delay}))
-                if not await self.resilience.wait_online(lambda text: emit(Event("retry", text=text, payload={"phase": "offline"}))):
+                emit(
+                    Event(
+                        "retry",
+                        text=f"第 {attempt} 次尝试失败({kind}):{first_line(result.error)};{delay:.0f} 秒后重试",
+                        payload={"attempt": attempt, "kind": kind, "error": result.error, "delay": delay},
+                    )
+                )
+                if not await self.resilience.wait_online(
+                    lambda text: emit(Event("retry", text=text, payload={"phase": "offline"}))
+                ):
                     result.error = f"the API stayed unreachable for {self.resilience.max_offline_wait:.0f} s: {result.error}"
                     break
                 await asyncio.sleep(delay)
                 if result.session_id:
                     # continue the same session: what it already did is not paid for again
-                    cur_prompt, cur_resume, cur_fork, cur_resume_at = self.resilience.resume_prompt, result.session_id, False, None
+                    cur_prompt, cur_resume, cur_fork, cur_resume_at = (
+                        self.resilience.resume_prompt,
+                        result.session_id,
+                        False,
+                        None,
+                    )
                     result.resumed = True
         except asyncio.CancelledError:
             result.error = "cancelled"  # stopped from outside: the manifest says so
@@ -323,7 +354,9 @@ class Runtime:
                 guards.append({"PreToolUse": [wall]})
         hooks = merge_hooks(spec.hooks, *guards)
         prelude = self.workbench.prompt_block() if (self.workbench is not None and spec.workbench) else ""
-        add_dirs = [str(self.workbench.root)] if self.workbench is not None and self.workbench.external else None
+        add_dirs = (
+            [str(self.workbench.root)] if self.workbench is not None and self.workbench.external else None
+        )
         options = build_options(
             replace(spec, hooks=hooks or None),
             cwd=self.workspace,
@@ -351,7 +384,9 @@ class Runtime:
                     await client.interrupt()
                 async for message in client.receive_messages():
                     sid = getattr(message, "session_id", None) or (
-                        message.data.get("session_id") if isinstance(message, SystemMessage) and isinstance(message.data, dict) else None
+                        message.data.get("session_id")
+                        if isinstance(message, SystemMessage) and isinstance(message.data, dict)
+                        else None
                     )
                     if sid and sid != session:
                         session = sid
@@ -368,7 +403,12 @@ class Runtime:
                         if used:
                             self._ctx = result.context = used
                             self._context_event(result, emit)
-                            if watch_context and self.handoff.enabled and used >= self.handoff.at and not self._handoff_requested:
+                            if (
+                                watch_context
+                                and self.handoff.enabled
+                                and used >= self.handoff.at
+                                and not self._handoff_requested
+                            ):
                                 self._handoff_requested = True
                                 await client.interrupt()
                     if isinstance(message, ResultMessage):
@@ -393,7 +433,9 @@ class Runtime:
         elif self._interrupt_requested:
             result.error = self.INTERRUPTED
         if result.error is None and not finished:
-            result.error = result.errors[-1] if result.errors else "the Claude Code CLI ended without a result"
+            result.error = (
+                result.errors[-1] if result.errors else "the Claude Code CLI ended without a result"
+            )
         if result.error and self.stderr_tail and "exit code" in result.error:
             result.error += "\nCLI stderr (last lines):\n" + "\n".join(list(self.stderr_tail)[-10:])
         result.ok = result.error is None and session is not None
@@ -434,10 +476,18 @@ class Runtime:
             "session_id": result.session_id,
             "cost_usd": result.cost_usd,
         }
-        emit(Event("system", text=f"context {format_tokens(used)} / {format_tokens(window)}", payload=payload))
+        emit(
+            Event("system", text=f"context {format_tokens(used)} / {format_tokens(window)}", payload=payload)
+        )
         if self.handoff.enabled and used >= self.handoff.warn_at and not self._warned:
             self._warned = True  # once per generation
-            emit(Event("handoff", text=f"上下文 {format_tokens(used)},接近换代阈值 {format_tokens(self.handoff.at)}", payload={"phase": "near", **payload}))
+            emit(
+                Event(
+                    "handoff",
+                    text=f"上下文 {format_tokens(used)},接近换代阈值 {format_tokens(self.handoff.at)}",
+                    payload={"phase": "near", **payload},
+                )
+            )
 
     def _stderr(self, line: str) -> None:
         line = redact(line) or ""
@@ -450,8 +500,16 @@ class Runtime:
                 pass
 
     # -- handoff ---------------------------------------------------------------------------
-    async def _handoff(self, spec: AgentSpec, step: str, task: str, result: StepResult, emit: Callable[[Event], None]) -> Handoff:
-        emit(Event("handoff", text="上下文快满了,正在写交接书", payload={"phase": "writing", "step": step, "used": self._ctx}))
+    async def _handoff(
+        self, spec: AgentSpec, step: str, task: str, result: StepResult, emit: Callable[[Event], None]
+    ) -> Handoff:
+        emit(
+            Event(
+                "handoff",
+                text="上下文快满了,正在写交接书",
+                payload={"phase": "writing", "step": step, "used": self._ctx},
+            )
+        )
         why = ""
         doc: Handoff | None = None
         overflowed = is_overflow(result.error or "", *result.errors)
@@ -462,8 +520,14 @@ class Runtime:
             prompt = HANDOFF_PROMPT.format(used=self._ctx, window=self.handoff.window)
             # the handoff must be finished whatever the budget says, and stays out of the UI
             await self._attempt(
-                replace(spec, max_budget_usd=None), prompt, scratch,
-                resume=result.session_id, fork=False, resume_at=None, emit=emitter(None), watch_context=False,
+                replace(spec, max_budget_usd=None),
+                prompt,
+                scratch,
+                resume=result.session_id,
+                fork=False,
+                resume_at=None,
+                emit=emitter(None),
+                watch_context=False,
             )
             result.cost_usd = round(result.cost_usd + scratch.cost_usd, 6)
             result.num_turns += scratch.num_turns
@@ -475,11 +539,23 @@ class Runtime:
         if doc is None:
             doc = degraded(step, task, why=why)
         path = self._spill_handoff(step, doc)
-        emit(Event("handoff", text=f"已换代({'降级' if doc.degraded else '正常'})", payload={
-            "phase": "done", "degraded": doc.degraded, "path": str(path) if path else None,
-            "sections": [s for s in ("doing", "decided", "deadends", "next", "scene") if getattr(doc, s)],
-            "step": step, "retired": result.session_id, "generation": len(result.retired) + 2,
-        }))
+        emit(
+            Event(
+                "handoff",
+                text=f"已换代({'降级' if doc.degraded else '正常'})",
+                payload={
+                    "phase": "done",
+                    "degraded": doc.degraded,
+                    "path": str(path) if path else None,
+                    "sections": [
+                        s for s in ("doing", "decided", "deadends", "next", "scene") if getattr(doc, s)
+                    ],
+                    "step": step,
+                    "retired": result.session_id,
+                    "generation": len(result.retired) + 2,
+                },
+            )
+        )
         return doc
 
     def _spill_handoff(self, step: str, doc: Handoff) -> Path | None:
@@ -491,7 +567,9 @@ class Runtime:
                 archive = self.workbench.notes / "archive" / "交接"
                 archive.mkdir(parents=True, exist_ok=True)
                 stamp = time.strftime("%Y%m%d-%H%M%S")
-                shutil.move(str(target), str(archive / f"{_safe_name(step)}-{stamp}-{uuid.uuid4().hex[:4]}.md"))
+                shutil.move(
+                    str(target), str(archive / f"{_safe_name(step)}-{stamp}-{uuid.uuid4().hex[:4]}.md")
+                )
             doc.write(target)
             self.workbench.refresh()
         except OSError:
@@ -553,7 +631,11 @@ def _track_tasks(message: Any, outstanding: set[str]) -> None:
     elif isinstance(message, TaskNotificationMessage):
         outstanding.discard(message.task_id)
     elif updated is not None and isinstance(message, updated):
-        patch = getattr(message, "patch", None) or (message.data.get("patch") if isinstance(message.data, dict) else None) or {}
+        patch = (
+            getattr(message, "patch", None)
+            or (message.data.get("patch") if isinstance(message.data, dict) else None)
+            or {}
+        )
         status = patch.get("status") if isinstance(patch, dict) else getattr(patch, "status", None)
         if status in TERMINAL_TASK_STATUSES:
             task_id = getattr(message, "task_id", None) or message.data.get("task_id")

@@ -17,7 +17,9 @@ from .server import SimServer
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m flower.sim", description="flower.sim: a scripted Messages API on 127.0.0.1")
+    parser = argparse.ArgumentParser(
+        prog="python -m flower.sim", description="flower.sim: a scripted Messages API on 127.0.0.1"
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     serve = sub.add_parser("serve", help="serve a scenario until stdin closes or SIGTERM")
     source = serve.add_mutually_exclusive_group(required=True)
@@ -44,7 +46,12 @@ def main(argv: list[str] | None = None) -> int:
         if args.log:
             with open(args.log, "w", encoding="utf-8") as fh:
                 for rec in sim.requests:
-                    fh.write(json.dumps({"actor": rec.actor, "reply": rec.reply, "body": rec.body}, ensure_ascii=False) + "\n")
+                    fh.write(
+                        json.dumps(
+                            {"actor": rec.actor, "reply": rec.reply, "body": rec.body}, ensure_ascii=False
+                        )
+                        + "\n"
+                    )
         sim.stop()
     return 0
 

@@ -42,12 +42,20 @@ def _narrate(out: TextIO) -> Any:
         p = event.payload
         if event.kind == "step":
             current[0] = agent.get(event.text, "agent")
-            out.write("\n" + step_line(event.text, p["index"], p["total"], resumed=p["resumed"], woke=p["woke"]) + "\n")
+            out.write(
+                "\n"
+                + step_line(event.text, p["index"], p["total"], resumed=p["resumed"], woke=p["woke"])
+                + "\n"
+            )
         elif event.kind == "tool_call":
             who = "worker" if p.get("subagent") else current[0]
             out.write(f"  {who} [{event.tool}] {event.text[:90]}\n")
         elif event.kind == "task" and p.get("kind") == "verdict":
-            out.write(f"  judge, round {p['round']}: {p['state']}" + (f" (missing: {'; '.join(p['failed'])})" if p["failed"] else "") + "\n")
+            out.write(
+                f"  judge, round {p['round']}: {p['state']}"
+                + (f" (missing: {'; '.join(p['failed'])})" if p["failed"] else "")
+                + "\n"
+            )
         elif event.kind == "system" and p.get("subtype") == "context":
             pass  # too chatty for a demo; the CLI shows it in its status line
         elif event.kind == "retry":
@@ -72,7 +80,9 @@ async def _one_run(ask: str, ws: Path, run_dir: Path, out: TextIO) -> dict[str, 
     finally:
         answerer.cancel()
         runtime.close()
-    out.write(f"\n  cost ${runtime.total_cost():.4f} (priced by the CLI from simulated usage) · manifest {runtime.manifest_path}\n")
+    out.write(
+        f"\n  cost ${runtime.total_cost():.4f} (priced by the CLI from simulated usage) · manifest {runtime.manifest_path}\n"
+    )
     return ctx
 
 
@@ -87,21 +97,37 @@ async def run_demo(out: TextIO, *, keep: bool = False) -> int:
     try:
         with SimServer(starter_scenario(context=78_000)) as sim:
             os.environ.update(isolated_env(sim.base_url, root))
-            out.write(f"flower demo: the real Claude Code CLI; the model is scripted by flower.sim at {sim.base_url}\n")
-            out.write(f"workspace: {ws}\n\n$ flower \"{REQUEST}\"\n")
+            out.write(
+                f"flower demo: the real Claude Code CLI; the model is scripted by flower.sim at {sim.base_url}\n"
+            )
+            out.write(f'workspace: {ws}\n\n$ flower "{REQUEST}"\n')
             first = await _one_run(REQUEST, ws, run_dir, out)
             out.write("\n$ flower        # again, same folder: continue where it stopped\n")
             second = await _one_run("", ws, run_dir, out)
         hello = ws / "hello.py"
         same = first.get("_sessions", {}).get("干活") == second.get("_sessions", {}).get("干活")
         ok = (
-            not first.get("_failed_at") and not second.get("_failed_at")
-            and hello.is_file() and (ws / "README.md").is_file() and same and second.get("_woke") == 2
+            not first.get("_failed_at")
+            and not second.get("_failed_at")
+            and hello.is_file()
+            and (ws / "README.md").is_file()
+            and same
+            and second.get("_woke") == 2
         )
         notes = ws / ".flower" / "notes"
-        out.write("\nfiles: " + ", ".join(sorted(p.name for p in ws.iterdir() if not p.name.startswith("."))) + "\n")
+        out.write(
+            "\nfiles: " + ", ".join(sorted(p.name for p in ws.iterdir() if not p.name.startswith("."))) + "\n"
+        )
         out.write("notes: " + ", ".join(sorted(p.name for p in notes.iterdir() if p.is_file())) + "\n")
-        out.write(("ok: " if ok else "FAILED: ") + ("the second run continued the same work session" if same else "the second run did not continue") + "\n")
+        out.write(
+            ("ok: " if ok else "FAILED: ")
+            + (
+                "the second run continued the same work session"
+                if same
+                else "the second run did not continue"
+            )
+            + "\n"
+        )
     finally:
         os.environ.clear()
         os.environ.update(saved)

@@ -32,7 +32,9 @@ HOST_MODEL_VARS = (
 )
 
 
-def isolated_env(base_url: str, root: str | Path, *, max_retries: int | None = 2, timeout_ms: int | None = None) -> dict[str, str]:
+def isolated_env(
+    base_url: str, root: str | Path, *, max_retries: int | None = 2, timeout_ms: int | None = None
+) -> dict[str, str]:
     """Environment for one CLI process that talks only to `base_url`.
 
     `max_retries` bounds the CLI's own retries of 429/5xx/dropped connections (so a fault

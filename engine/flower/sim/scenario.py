@@ -81,8 +81,18 @@ class Turn:
         if not isinstance(data, dict):
             raise ScenarioError(f"{where}: a turn must be a mapping or a string, got {type(data).__name__}")
         known = {
-            "text", "tool", "tools", "content", "usage", "stop_reason", "delay",
-            "fault", "message", "seconds", "after_events", "times",
+            "text",
+            "tool",
+            "tools",
+            "content",
+            "usage",
+            "stop_reason",
+            "delay",
+            "fault",
+            "message",
+            "seconds",
+            "after_events",
+            "times",
         }
         unknown = set(data) - known
         if unknown:
@@ -188,7 +198,8 @@ class Scenario:
         if unknown:
             raise ScenarioError(f"unknown scenario keys {sorted(unknown)} (known: {sorted(known)})")
         actors = {
-            str(name): Matcher.from_data(m, f"actors.{name}") for name, m in (data.get("actors") or {}).items()
+            str(name): Matcher.from_data(m, f"actors.{name}")
+            for name, m in (data.get("actors") or {}).items()
         }
         scripts: dict[str, list[Turn]] = {}
         for actor, turns in (data.get("scripts") or {}).items():

@@ -35,11 +35,18 @@ def _bash(command: str) -> dict[str, Any]:
 
 
 def _delegate(prompt: str) -> dict[str, Any]:
-    task = {"subagent_type": "coder", "description": prompt[:30], "prompt": prompt, "run_in_background": False}
+    task = {
+        "subagent_type": "coder",
+        "description": prompt[:30],
+        "prompt": prompt,
+        "run_in_background": False,
+    }
     return {"text": "派给 coder。", "tool": {"name": "Agent", "input": task}}
 
 
-def starter_scenario(*, verdicts: tuple[str, ...] = ("not_yet", "achieved", "achieved"), context: int = 0) -> dict[str, Any]:
+def starter_scenario(
+    *, verdicts: tuple[str, ...] = ("not_yet", "achieved", "achieved"), context: int = 0
+) -> dict[str, Any]:
     """A full starter run, plus one wake-up: the judge's rulings follow `verdicts` in order.
 
     `context` adds that many tokens to every reported context size (to show the meter move).
@@ -68,7 +75,9 @@ def starter_scenario(*, verdicts: tuple[str, ...] = ("not_yet", "achieved", "ach
             ],
             "coder": [
                 _bash("printf 'print(\"hello\")\\n' > hello.py && python3 hello.py"),
-                {"text": "结论:hello.py 写好了。\n依据:python3 hello.py 输出 hello。\n产物:hello.py\n未验证:无"},
+                {
+                    "text": "结论:hello.py 写好了。\n依据:python3 hello.py 输出 hello。\n产物:hello.py\n未验证:无"
+                },
                 _bash("printf '# hello\\n\\nRun: python3 hello.py\\n' > README.md"),
                 {"text": "结论:README.md 写好了。\n依据:文件已创建。\n产物:README.md\n未验证:无"},
             ],

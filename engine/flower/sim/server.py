@@ -130,7 +130,9 @@ class SimServer:
     async def _start(self) -> None:
         app = web.Application(client_max_size=256 * 1024 * 1024)
         app.router.add_route("*", "/{tail:.*}", self._dispatch)
-        self._runner = web.AppRunner(app, handle_signals=False, access_log=None, handler_cancellation=True, shutdown_timeout=0.5)
+        self._runner = web.AppRunner(
+            app, handle_signals=False, access_log=None, handler_cancellation=True, shutdown_timeout=0.5
+        )
         await self._runner.setup()
         await self._bind()
 
@@ -224,9 +226,13 @@ class SimServer:
                 return await self._count_tokens(request)
             if request.path == "/v1/messages":
                 if request.method != "POST":
-                    return _error(405, "invalid_request_error", f"{request.method} is not allowed on /v1/messages")
+                    return _error(
+                        405, "invalid_request_error", f"{request.method} is not allowed on /v1/messages"
+                    )
                 return await self._messages(request)
-            return _error(404, "not_found_error", f"flower.sim serves POST /v1/messages only, not {request.path}")
+            return _error(
+                404, "not_found_error", f"flower.sim serves POST /v1/messages only, not {request.path}"
+            )
         finally:
             if task is not None:
                 self._tasks.discard(task)
@@ -272,7 +278,9 @@ class SimServer:
         if turn.fault == "too_long":
             used = self._estimate_input(body)
             return _error(
-                400, "invalid_request_error", turn.message or f"prompt is too long: {max(used, 200_001)} tokens > 200000 maximum"
+                400,
+                "invalid_request_error",
+                turn.message or f"prompt is too long: {max(used, 200_001)} tokens > 200000 maximum",
             )
         if turn.fault == "away":
             self._spawn(self._away(turn.seconds or 5.0))
@@ -333,14 +341,22 @@ class SimServer:
     async def _stream(self, request: web.Request, message: dict[str, Any], turn: Turn) -> web.StreamResponse:
         resp = web.StreamResponse(
             status=200,
-            headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache", "request-id": message["id"]},
+            headers={
+                "Content-Type": "text/event-stream",
+                "Cache-Control": "no-cache",
+                "request-id": message["id"],
+            },
         )
         await resp.prepare(request)
         sent = 0
 
         async def send(event: str, data: dict[str, Any]) -> None:
             nonlocal sent
-            if turn.fault in {"drop", "stall", "stream_error"} and turn.after_events and sent == turn.after_events:
+            if (
+                turn.fault in {"drop", "stall", "stream_error"}
+                and turn.after_events
+                and sent == turn.after_events
+            ):
                 await self._break_stream(request, resp, turn)
             payload = json.dumps(data, ensure_ascii=False)
             await resp.write(f"event: {event}\ndata: {payload}\n\n".encode())
@@ -351,17 +367,44 @@ class SimServer:
         await send("message_start", {"type": "message_start", "message": head})
         for index, block in enumerate(message["content"]):
             if block["type"] == "text":
-                await send("content_block_start", {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}})
+                await send(
+                    "content_block_start",
+                    {
+                        "type": "content_block_start",
+                        "index": index,
+                        "content_block": {"type": "text", "text": ""},
+                    },
+                )
                 for piece in _chunks(block["text"], 3):
-                    await send("content_block_delta", {"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": piece}})
+                    await send(
+                        "content_block_delta",
+                        {
+                            "type": "content_block_delta",
+                            "index": index,
+                            "delta": {"type": "text_delta", "text": piece},
+                        },
+                    )
             elif block["type"] == "tool_use":
                 start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
-                await send("content_block_start", {"type": "content_block_start", "index": index, "content_block": start})
+                await send(
+                    "content_block_start",
+                    {"type": "content_block_start", "index": index, "content_block": start},
+                )
                 raw = json.dumps(block.get("input", {}), ensure_ascii=False)
                 for piece in _chunks(raw, 2):
-                    await send("content_block_delta", {"type": "content_block_delta", "index": index, "delta": {"type": "input_json_delta", "partial_json": piece}})
+                    await send(
+                        "content_block_delta",
+                        {
+                            "type": "content_block_delta",
+                            "index": index,
+                            "delta": {"type": "input_json_delta", "partial_json": piece},
+                        },
+                    )
             else:
-                await send("content_block_start", {"type": "content_block_start", "index": index, "content_block": block})
+                await send(
+                    "content_block_start",
+                    {"type": "content_block_start", "index": index, "content_block": block},
+                )
             await send("content_block_stop", {"type": "content_block_stop", "index": index})
         await send(
             "message_delta",
@@ -408,7 +451,11 @@ def _describe(turn: Turn) -> str:
 
 
 def _error(status: int, kind: str, message: str) -> web.Response:
-    body = {"type": "error", "error": {"type": kind, "message": message}, "request_id": f"req_sim{uuid.uuid4().hex[:16]}"}
+    body = {
+        "type": "error",
+        "error": {"type": kind, "message": message},
+        "request_id": f"req_sim{uuid.uuid4().hex[:16]}",
+    }
     headers = {"request-id": body["request_id"]}
     if status == 429:
         headers["retry-after"] = "1"

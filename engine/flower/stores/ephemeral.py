@@ -266,8 +266,29 @@ _SUBSTITUTION = ("$(", "`", "<(", ">(")
 
 # Verbs that run, evaluate or fan out other commands, or write their input to files.
 _DENIED_VERBS = frozenset(
-    {"xargs", "exec", "eval", "source", ".", "tee", "sudo", "doas", "nohup", "nice", "timeout",
-     "time", "watch", "parallel", "builtin", "sh", "bash", "zsh", "dash", "ksh", "fish"}
+    {
+        "xargs",
+        "exec",
+        "eval",
+        "source",
+        ".",
+        "tee",
+        "sudo",
+        "doas",
+        "nohup",
+        "nice",
+        "timeout",
+        "time",
+        "watch",
+        "parallel",
+        "builtin",
+        "sh",
+        "bash",
+        "zsh",
+        "dash",
+        "ksh",
+        "fish",
+    }
 )
 
 
@@ -341,18 +362,75 @@ def _any_args(args: list[_Word]) -> bool:
 _PLAIN_VERBS = frozenset(
     {
         # directory / system info
-        "ls", "pwd", "df", "du", "whoami", "id", "uname", "free", "uptime", "groups", "nproc",
-        "arch", "printenv", "lscpu", "lsblk", "w", "who", "locale", "tty",
+        "ls",
+        "pwd",
+        "df",
+        "du",
+        "whoami",
+        "id",
+        "uname",
+        "free",
+        "uptime",
+        "groups",
+        "nproc",
+        "arch",
+        "printenv",
+        "lscpu",
+        "lsblk",
+        "w",
+        "who",
+        "locale",
+        "tty",
         # processes
-        "ps", "top", "lsof", "pgrep", "pidof", "pstree",
+        "ps",
+        "top",
+        "lsof",
+        "pgrep",
+        "pidof",
+        "pstree",
         # file viewing
-        "cat", "head", "tail", "wc", "stat", "basename", "dirname", "realpath", "readlink",
-        "md5sum", "sha1sum", "sha256sum", "sha512sum", "cksum", "od", "hexdump", "strings",
+        "cat",
+        "head",
+        "tail",
+        "wc",
+        "stat",
+        "basename",
+        "dirname",
+        "realpath",
+        "readlink",
+        "md5sum",
+        "sha1sum",
+        "sha256sum",
+        "sha512sum",
+        "cksum",
+        "od",
+        "hexdump",
+        "strings",
         # path lookup
-        "which", "whereis", "type",
+        "which",
+        "whereis",
+        "type",
         # text processing
-        "grep", "egrep", "fgrep", "diff", "cmp", "comm", "cut", "tr", "nl", "paste", "join",
-        "column", "fold", "rev", "tac", "expand", "unexpand", "jq", "base64", "seq",
+        "grep",
+        "egrep",
+        "fgrep",
+        "diff",
+        "cmp",
+        "comm",
+        "cut",
+        "tr",
+        "nl",
+        "paste",
+        "join",
+        "column",
+        "fold",
+        "rev",
+        "tac",
+        "expand",
+        "unexpand",
+        "jq",
+        "base64",
+        "seq",
         # output
         "echo",
     }
@@ -379,9 +457,28 @@ def _check_printf(args: list[_Word]) -> bool:
 
 def _check_hostname(args: list[_Word]) -> bool:
     # A positional argument or -F/-b sets the hostname.
-    allowed = {"-a", "-A", "-d", "-f", "-i", "-I", "-s", "-y", "--alias", "--all-fqdns", "--domain",
-               "--fqdn", "--long", "--ip-address", "--all-ip-addresses", "--short", "--yp", "--nis",
-               "--help", "--version"}
+    allowed = {
+        "-a",
+        "-A",
+        "-d",
+        "-f",
+        "-i",
+        "-I",
+        "-s",
+        "-y",
+        "--alias",
+        "--all-fqdns",
+        "--domain",
+        "--fqdn",
+        "--long",
+        "--ip-address",
+        "--all-ip-addresses",
+        "--short",
+        "--yp",
+        "--nis",
+        "--help",
+        "--version",
+    }
     return _no_opaque(args) and all(v in allowed for v in _values(args))
 
 
@@ -608,8 +705,19 @@ def _check_sed(args: list[_Word]) -> bool:
     # (content unseen) and everything else are refused.
     if not _no_opaque(args):
         return False
-    flags = {"--quiet", "--silent", "--regexp-extended", "--separate", "--unbuffered", "--null-data",
-             "--posix", "--debug", "--sandbox", "--help", "--version"}
+    flags = {
+        "--quiet",
+        "--silent",
+        "--regexp-extended",
+        "--separate",
+        "--unbuffered",
+        "--null-data",
+        "--posix",
+        "--debug",
+        "--sandbox",
+        "--help",
+        "--version",
+    }
     values = _values(args)
     scripts: list[str] = []
     operands: list[str] = []
@@ -718,27 +826,79 @@ def _check_awk(args: list[_Word]) -> bool:
 
 # Long options that force, destroy, write files or run programs, in any read-only subcommand.
 _GIT_DANGEROUS_LONG = (
-    "force", "hard", "prune", "output", "ext-diff", "open-files-in-pager", "exec", "upload-pack",
-    "receive-pack", "delete", "move", "copy", "set-upstream", "set-upstream-to", "unset-upstream",
-    "edit-description", "edit", "track", "create-reflog", "mirror", "orphan", "paginate",
-    "exec-path", "config-env",
+    "force",
+    "hard",
+    "prune",
+    "output",
+    "ext-diff",
+    "open-files-in-pager",
+    "exec",
+    "upload-pack",
+    "receive-pack",
+    "delete",
+    "move",
+    "copy",
+    "set-upstream",
+    "set-upstream-to",
+    "unset-upstream",
+    "edit-description",
+    "edit",
+    "track",
+    "create-reflog",
+    "mirror",
+    "orphan",
+    "paginate",
+    "exec-path",
+    "config-env",
 )
 # `--force-with-lease`, `--prune-tags`, ...: these families are refused by their stem too.
 _GIT_DANGEROUS_STEMS = ("force", "hard", "prune")
 
 _GIT_READ_SUBCOMMANDS = frozenset(
     {
-        "status", "diff", "log", "show", "rev-parse", "ls-files", "ls-tree", "blame", "annotate",
-        "describe", "shortlog", "show-ref", "rev-list", "cat-file", "grep", "merge-base",
-        "name-rev", "for-each-ref", "count-objects", "whatchanged", "diff-tree", "diff-index",
-        "diff-files", "show-branch", "range-diff", "cherry", "check-ignore", "check-attr", "var",
+        "status",
+        "diff",
+        "log",
+        "show",
+        "rev-parse",
+        "ls-files",
+        "ls-tree",
+        "blame",
+        "annotate",
+        "describe",
+        "shortlog",
+        "show-ref",
+        "rev-list",
+        "cat-file",
+        "grep",
+        "merge-base",
+        "name-rev",
+        "for-each-ref",
+        "count-objects",
+        "whatchanged",
+        "diff-tree",
+        "diff-index",
+        "diff-files",
+        "show-branch",
+        "range-diff",
+        "cherry",
+        "check-ignore",
+        "check-attr",
+        "var",
         "version",
     }
 )
 
 # Options of `git branch` / `git tag` that take a value (as `--opt=v` or `--opt v`).
-_GIT_LIST_VALUE_OPTIONS = ("--contains", "--no-contains", "--merged", "--no-merged", "--points-at",
-                           "--sort", "--format")
+_GIT_LIST_VALUE_OPTIONS = (
+    "--contains",
+    "--no-contains",
+    "--merged",
+    "--no-merged",
+    "--points-at",
+    "--sort",
+    "--format",
+)
 
 
 def _git_list_mode(values: list[str], flags: set[str], letters: str, numbered: bool) -> bool:
@@ -776,9 +936,24 @@ def _git_list_mode(values: list[str], flags: set[str], letters: str, numbered: b
 
 
 def _git_branch(values: list[str]) -> bool:
-    flags = {"-a", "--all", "-r", "--remotes", "-v", "-vv", "--verbose", "--show-current", "-i",
-             "--ignore-case", "--color", "--no-color", "--column", "--no-column", "--no-abbrev",
-             "--omit-empty"}
+    flags = {
+        "-a",
+        "--all",
+        "-r",
+        "--remotes",
+        "-v",
+        "-vv",
+        "--verbose",
+        "--show-current",
+        "-i",
+        "--ignore-case",
+        "--color",
+        "--no-color",
+        "--column",
+        "--no-column",
+        "--no-abbrev",
+        "--omit-empty",
+    }
     return _git_list_mode(values, flags, "arvil", numbered=False)
 
 
@@ -799,12 +974,38 @@ def _git_remote(values: list[str]) -> bool:
 
 
 def _git_config(values: list[str]) -> bool:
-    read_actions = {"--get", "--get-all", "--get-regexp", "--get-urlmatch", "--get-color",
-                    "--get-colorbool", "--list", "-l"}
-    flags = {"--global", "--system", "--local", "--worktree", "--show-origin", "--show-scope",
-             "--name-only", "-z", "--null", "--includes", "--no-includes", "--bool", "--int",
-             "--bool-or-int", "--path", "--expiry-date", "--all", "--regexp", "--fixed-value",
-             "--show-names"}
+    read_actions = {
+        "--get",
+        "--get-all",
+        "--get-regexp",
+        "--get-urlmatch",
+        "--get-color",
+        "--get-colorbool",
+        "--list",
+        "-l",
+    }
+    flags = {
+        "--global",
+        "--system",
+        "--local",
+        "--worktree",
+        "--show-origin",
+        "--show-scope",
+        "--name-only",
+        "-z",
+        "--null",
+        "--includes",
+        "--no-includes",
+        "--bool",
+        "--int",
+        "--bool-or-int",
+        "--path",
+        "--expiry-date",
+        "--all",
+        "--regexp",
+        "--fixed-value",
+        "--show-names",
+    }
     with_value = ("--file", "-f", "--blob", "--type", "--default", "--value", "--url")
     if not values:
         return False
@@ -854,9 +1055,16 @@ def _check_git(args: list[_Word]) -> bool:
         v = values[i]
         if v == "-C":
             i += 2
-        elif v in ("--no-pager", "-P", "--no-optional-locks", "--literal-pathspecs",
-                   "--no-replace-objects", "--glob-pathspecs", "--noglob-pathspecs",
-                   "--icase-pathspecs"):
+        elif v in (
+            "--no-pager",
+            "-P",
+            "--no-optional-locks",
+            "--literal-pathspecs",
+            "--no-replace-objects",
+            "--glob-pathspecs",
+            "--noglob-pathspecs",
+            "--icase-pathspecs",
+        ):
             i += 1
         elif v == "--version":
             return i == len(values) - 1
@@ -899,8 +1107,7 @@ def _check_docker(args: list[_Word]) -> bool:
     if not args or not _no_opaque(args):
         return False
     values = _values(args)
-    top = {"ps", "images", "logs", "inspect", "version", "info", "top", "port", "diff", "history",
-           "stats"}
+    top = {"ps", "images", "logs", "inspect", "version", "info", "top", "port", "diff", "history", "stats"}
     grouped = {
         "image": {"ls", "list", "inspect", "history"},
         "container": {"ls", "list", "ps", "inspect", "logs", "top", "port", "diff", "stats"},
@@ -934,7 +1141,9 @@ def _skip_leading_options(values: list[str], with_value: tuple[str, ...]) -> int
 
 
 def _compose(values: list[str]) -> bool:
-    i = _skip_leading_options(values, ("-f", "--file", "-p", "--project-name", "--project-directory", "--env-file", "--profile"))
+    i = _skip_leading_options(
+        values, ("-f", "--file", "-p", "--project-name", "--project-directory", "--env-file", "--profile")
+    )
     # `config` is left out: its -o/--output writes a file.
     return i < len(values) and values[i] in {"ps", "logs", "ls", "top", "images", "version"}
 
@@ -947,12 +1156,23 @@ def _check_kubectl(args: list[_Word]) -> bool:
     if not args or not _no_opaque(args):
         return False
     values = _values(args)
-    i = _skip_leading_options(values, ("-n", "--namespace", "--context", "--cluster", "--kubeconfig", "--user"))
+    i = _skip_leading_options(
+        values, ("-n", "--namespace", "--context", "--cluster", "--kubeconfig", "--user")
+    )
     if i >= len(values):
         return False
     sub, rest = values[i], values[i + 1 :]
-    if sub in {"get", "describe", "logs", "top", "version", "api-resources", "api-versions",
-               "explain", "events"}:
+    if sub in {
+        "get",
+        "describe",
+        "logs",
+        "top",
+        "version",
+        "api-resources",
+        "api-versions",
+        "explain",
+        "events",
+    }:
         return True
     if sub == "cluster-info":  # `cluster-info dump --output-directory` writes files
         return "dump" not in rest

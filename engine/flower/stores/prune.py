@@ -50,9 +50,7 @@ def _result_text(block: dict[str, Any]) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "".join(
-            p["text"] for p in content if _is_block(p, "text") and isinstance(p.get("text"), str)
-        )
+        return "".join(p["text"] for p in content if _is_block(p, "text") and isinstance(p.get("text"), str))
     return ""
 
 
@@ -202,9 +200,7 @@ class PruningSessionStore(TrimmingSessionStore):
                     continue
                 tool_id = block["tool_use_id"]
                 where.setdefault(tool_id, []).append(i)
-                if marked or (
-                    block.get("is_error") is True and _HOOK_DENIAL.match(_result_text(block))
-                ):
+                if marked or (block.get("is_error") is True and _HOOK_DENIAL.match(_result_text(block))):
                     denied.append(tool_id)
                 elif _interrupted(entry, block) or entry.get("toolDenialKind") in _CUT_SHORT_KINDS:
                     suspects.append(i)

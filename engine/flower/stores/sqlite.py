@@ -122,9 +122,7 @@ class SqliteSessionStore(SessionStore):
         self._closed = False
         # One worker thread keeps async calls off the event loop (a busy peer
         # process can make SQLite wait) while preserving call order.
-        self._executor = ThreadPoolExecutor(
-            max_workers=1, thread_name_prefix="flower-sqlite"
-        )
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="flower-sqlite")
         try:
             self._conn = sqlite3.connect(
                 str(self.path),
@@ -134,9 +132,7 @@ class SqliteSessionStore(SessionStore):
             )
         except sqlite3.Error as exc:
             self._executor.shutdown(wait=False)
-            raise sqlite3.OperationalError(
-                f"session store {self.path}: cannot open database: {exc}"
-            ) from exc
+            raise sqlite3.OperationalError(f"session store {self.path}: cannot open database: {exc}") from exc
         try:
             self._init_db()
         except BaseException:
@@ -156,8 +152,7 @@ class SqliteSessionStore(SessionStore):
             version = conn.execute("PRAGMA user_version").fetchone()[0]
             if version > _SCHEMA_VERSION:
                 raise sqlite3.DatabaseError(
-                    f"schema version {version} is newer than this flower supports "
-                    f"({_SCHEMA_VERSION})"
+                    f"schema version {version} is newer than this flower supports ({_SCHEMA_VERSION})"
                 )
             conn.execute("PRAGMA journal_mode = WAL")
             conn.execute("PRAGMA synchronous = NORMAL")
@@ -255,10 +250,7 @@ class SqliteSessionStore(SessionStore):
             return
         # Serialize on the caller's side so later mutation of its dicts cannot
         # leak into what is stored.
-        rows = [
-            (_uuid_of(e), json.dumps(e, ensure_ascii=False, separators=(",", ":")))
-            for e in entries
-        ]
+        rows = [(_uuid_of(e), json.dumps(e, ensure_ascii=False, separators=(",", ":"))) for e in entries]
         await self._async(lambda: self._append(key, rows))
 
     def _append(self, key: SessionKey, rows: list[tuple[str | None, str]]) -> None:
@@ -292,8 +284,7 @@ class SqliteSessionStore(SessionStore):
             mtime = self._next_mtime()
             if key_id is None:
                 cur = conn.execute(
-                    "INSERT INTO meta (skey, project_key, session_id, subpath, mtime) "
-                    "VALUES (?, ?, ?, ?, ?)",
+                    "INSERT INTO meta (skey, project_key, session_id, subpath, mtime) VALUES (?, ?, ?, ?, ?)",
                     (_store_key(key), pk, sid, sub, mtime),
                 )
                 key_id = int(cur.lastrowid)
@@ -318,9 +309,7 @@ class SqliteSessionStore(SessionStore):
                     "data": json.loads(row[1]),
                 }
             fresh_entries = [json.loads(payload) for _, payload in fresh_rows]
-            folded = fold_session_summary(
-                prev, {"project_key": pk, "session_id": sid}, fresh_entries
-            )
+            folded = fold_session_summary(prev, {"project_key": pk, "session_id": sid}, fresh_entries)
             # Same stamp as meta.mtime: the SDK treats summary.mtime < list mtime as stale.
             conn.execute(
                 "INSERT INTO summaries (project_key, session_id, mtime, data) VALUES (?, ?, ?, ?) "
@@ -357,13 +346,10 @@ class SqliteSessionStore(SessionStore):
     async def list_session_summaries(self, project_key: str) -> list[SessionSummaryEntry]:
         def run() -> list[SessionSummaryEntry]:
             rows = self._conn.execute(
-                "SELECT session_id, mtime, data FROM summaries WHERE project_key = ? "
-                "ORDER BY mtime DESC",
+                "SELECT session_id, mtime, data FROM summaries WHERE project_key = ? ORDER BY mtime DESC",
                 (project_key,),
             ).fetchall()
-            return [
-                {"session_id": r[0], "mtime": int(r[1]), "data": json.loads(r[2])} for r in rows
-            ]
+            return [{"session_id": r[0], "mtime": int(r[1]), "data": json.loads(r[2])} for r in rows]
 
         return await self._async(run)
 
@@ -384,9 +370,7 @@ class SqliteSessionStore(SessionStore):
                 ids = conn.execute(
                     "SELECT id FROM meta WHERE project_key = ? AND session_id = ?", (pk, sid)
                 ).fetchall()
-                conn.execute(
-                    "DELETE FROM summaries WHERE project_key = ? AND session_id = ?", (pk, sid)
-                )
+                conn.execute("DELETE FROM summaries WHERE project_key = ? AND session_id = ?", (pk, sid))
             for (key_id,) in ids:
                 conn.execute("DELETE FROM entries WHERE key_id = ?", (key_id,))
                 conn.execute("DELETE FROM meta WHERE id = ?", (key_id,))
@@ -420,9 +404,7 @@ class SqliteSessionStore(SessionStore):
         querying instead of guessing the key from a cwd."""
 
         def run() -> list[str]:
-            rows = self._conn.execute(
-                "SELECT DISTINCT project_key FROM meta ORDER BY project_key"
-            ).fetchall()
+            rows = self._conn.execute("SELECT DISTINCT project_key FROM meta ORDER BY project_key").fetchall()
             return [r[0] for r in rows]
 
         return self._sync(run)
@@ -432,8 +414,7 @@ class SqliteSessionStore(SessionStore):
 
         def run() -> bool:
             row = self._conn.execute(
-                "SELECT 1 FROM meta WHERE project_key = ? AND session_id = ? AND subpath = '' "
-                "LIMIT 1",
+                "SELECT 1 FROM meta WHERE project_key = ? AND session_id = ? AND subpath = '' LIMIT 1",
                 (project_key, session_id),
             ).fetchone()
             return row is not None

@@ -120,9 +120,7 @@ class TrimmingSessionStore(SqliteSessionStore):
         spill = (self.workspace / self.policy.spill_dirname).resolve()
         # Outside the workspace the agent's Read cannot follow the pointer.
         if not spill.is_relative_to(self.workspace):
-            raise ValueError(
-                f"spill_dirname {self.policy.spill_dirname!r} must stay inside the workspace"
-            )
+            raise ValueError(f"spill_dirname {self.policy.spill_dirname!r} must stay inside the workspace")
 
     @property
     def _spill_dir(self) -> Path:
@@ -225,9 +223,7 @@ class TrimmingSessionStore(SqliteSessionStore):
         if isinstance(content, str):
             parts = [content]
         elif isinstance(content, list):
-            parts = [
-                p["text"] for p in content if _is_block(p, "text") and isinstance(p.get("text"), str)
-            ]
+            parts = [p["text"] for p in content if _is_block(p, "text") and isinstance(p.get("text"), str)]
         else:
             return None
         total = sum(len(p) for p in parts)

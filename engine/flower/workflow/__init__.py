@@ -6,7 +6,22 @@ from .goal import GOAL_KEY, ROUND_KEY, VERDICT_KEY, goal_step, with_goal
 from .starter import banner, banner_line, starter_flow, step_line, wake_state
 
 __all__ = [
-    "BRIEF_KEY", "CLARIFY_RESUME", "Ctx", "GOAL_KEY", "MISSING_KEY", "ROUND_KEY", "Step", "StepAbort",
-    "VERDICT_KEY", "Workflow", "banner", "banner_line", "clarify_step", "goal_step", "starter_flow", "step_line",
-    "wake_state", "with_goal",
+    "BRIEF_KEY",
+    "CLARIFY_RESUME",
+    "Ctx",
+    "GOAL_KEY",
+    "MISSING_KEY",
+    "ROUND_KEY",
+    "Step",
+    "StepAbort",
+    "VERDICT_KEY",
+    "Workflow",
+    "banner",
+    "banner_line",
+    "clarify_step",
+    "goal_step",
+    "starter_flow",
+    "step_line",
+    "wake_state",
+    "with_goal",
 ]

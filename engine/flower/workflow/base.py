@@ -71,7 +71,9 @@ class Workflow:
     ) -> Ctx:
         for step in self.steps:
             if step.on_fail not in ON_FAIL:
-                raise ValueError(f"step {step.name!r}: on_fail must be one of {ON_FAIL}, not {step.on_fail!r}")
+                raise ValueError(
+                    f"step {step.name!r}: on_fail must be one of {ON_FAIL}, not {step.on_fail!r}"
+                )
         ctx = self.context
         ctx["_runtime"] = runtime
         ctx["_on_event"] = on_event
@@ -111,7 +113,13 @@ class Workflow:
             else:
                 resume, fork = None, False
             resuming = step.name in carried and step.resume_from is None
-            emit(Event("step", text=step.name, payload={"index": index, "total": total, "resumed": resuming, "woke": woke}))
+            emit(
+                Event(
+                    "step",
+                    text=step.name,
+                    payload={"index": index, "total": total, "resumed": resuming, "woke": woke},
+                )
+            )
 
             first_prompt = step.render(ctx, resuming=resuming)
             prompt_cur, resume_cur, fork_cur = first_prompt, resume, fork
@@ -128,7 +136,14 @@ class Workflow:
                     # only this one call: a judge run from the gate must never enter the lineage
                     runtime.on_session = _rememberer(lineage, step.name)
                 try:
-                    result = await runtime.run(step.spec, prompt_cur, step_name=label, resume=resume_cur, fork=fork_cur, on_event=on_event)
+                    result = await runtime.run(
+                        step.spec,
+                        prompt_cur,
+                        step_name=label,
+                        resume=resume_cur,
+                        fork=fork_cur,
+                        on_event=on_event,
+                    )
                 finally:
                     runtime.on_session = None
                 results[step.name] = result

@@ -24,7 +24,7 @@ _AMENDMENT = re.compile(r"^##\s*(唤醒时追加|运行中补充)\b.*$", re.M)
 def amendments(text: str) -> str:
     """The sections a person added to the brief after it was frozen, verbatim."""
     match = _AMENDMENT.search(text)
-    return text[match.start():].strip() if match else ""
+    return text[match.start() :].strip() if match else ""
 
 
 def brief_block(brief: Brief) -> str:
@@ -81,7 +81,17 @@ def clarify_step(
     def reduce(result: Any, ctx: Ctx) -> str:
         return ctx[name]  # the parsed brief, not the model's raw reply
 
-    return Step(name, spec, prompt, retries=retries, gate=gate, on_fail=on_fail, when=when, resume_prompt=CLARIFY_RESUME, reduce=reduce)
+    return Step(
+        name,
+        spec,
+        prompt,
+        retries=retries,
+        gate=gate,
+        on_fail=on_fail,
+        when=when,
+        resume_prompt=CLARIFY_RESUME,
+        reduce=reduce,
+    )
 
 
 __all__ = ["BRIEF_KEY", "CLARIFY_RESUME", "MISSING_KEY", "amendments", "brief_block", "clarify_step"]

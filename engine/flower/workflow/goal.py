@@ -78,11 +78,18 @@ def goal_step(
         inject(ctx, goal)
         if goal.unverifiable:
             # decided now, at goal-setting time: by the first verdict a round of work is spent
-            _emit(ctx, Event(
-                "task",
-                text=f"目标里有 {len(goal.unverifiable)} 条在这个环境里验证不了",
-                payload={"unverifiable": list(goal.unverifiable), "total": len(goal.checks), "path": str(goal_path)},
-            ))
+            _emit(
+                ctx,
+                Event(
+                    "task",
+                    text=f"目标里有 {len(goal.unverifiable)} 条在这个环境里验证不了",
+                    payload={
+                        "unverifiable": list(goal.unverifiable),
+                        "total": len(goal.checks),
+                        "path": str(goal_path),
+                    },
+                ),
+            )
         return True
 
     def reduce(result: Any, ctx: Ctx) -> str:
@@ -127,17 +134,29 @@ def with_goal(
         if not verdict.ok and not verdict.reason:
             verdict.reason = DEFAULT_REASON
         ctx[VERDICT_KEY] = verdict
-        _emit(ctx, Event(
-            "task",
-            text=f"第 {round_no} 轮判定:{verdict.state or '无法解析'}",
-            payload={"kind": "verdict", "state": verdict.state, "reason": verdict.reason, "failed": list(verdict.failed),
-                     "round": round_no, "goal_path": str(goal_path), "session_id": verdict_run.session_id},
-        ))
+        _emit(
+            ctx,
+            Event(
+                "task",
+                text=f"第 {round_no} 轮判定:{verdict.state or '无法解析'}",
+                payload={
+                    "kind": "verdict",
+                    "state": verdict.state,
+                    "reason": verdict.reason,
+                    "failed": list(verdict.failed),
+                    "round": round_no,
+                    "goal_path": str(goal_path),
+                    "session_id": verdict_run.session_id,
+                },
+            ),
+        )
         if verdict.achieved:
             return True
         if not verdict.unreachable:
             return False  # not yet, or ambiguous: ambiguity is never a pass
-        ask = await channel.ask(UNREACHABLE_QUESTION.format(reason=verdict.reason or "(没说原因)"), [ACCEPT, AMEND, WRONG])
+        ask = await channel.ask(
+            UNREACHABLE_QUESTION.format(reason=verdict.reason or "(没说原因)"), [ACCEPT, AMEND, WRONG]
+        )
         if ask.state != "answered":
             raise StepAbort(f"目标判定为验证不了,且没人回应({ask.state}):再跑一轮也只是空转")
         if ask.answer.strip() == ACCEPT:

@@ -29,7 +29,9 @@ DEFAULT_WORKER_PROMPT = "你负责实现。每改一处就跑一次验证,别攒
 
 WORK_PROMPT = "按下面的需求确认书和目标把活干完。自己不动手:拆成任务,派给手下,读他们的汇报,做决定。\n\n{brief}\n\n{goal}"
 WORK_RESUME = "接着上次没做完的活继续。先看工作台里已经落盘的东西,从断开的地方接着做,不要重头来过。"
-WORK_RESUME_SAID = "人又补充了一句:{said}\n\n目标清单已经按这句话重新核定过(见 目标.md),按新的清单接着做,不要重头来过。"
+WORK_RESUME_SAID = (
+    "人又补充了一句:{said}\n\n目标清单已经按这句话重新核定过(见 目标.md),按新的清单接着做,不要重头来过。"
+)
 
 
 def workbench_for(workspace: str | Path, *, isolate: bool = False) -> Workbench:
@@ -148,10 +150,14 @@ def starter_flow(
     if not waking and not said:
         raise ValueError(NEED_A_REQUEST)
 
-    channel = HumanChannel(log_path=wb.notes / log_name, amend_path=brief_path, max_asks=max_asks, timeout_s=timeout_s)
+    channel = HumanChannel(
+        log_path=wb.notes / log_name, amend_path=brief_path, max_asks=max_asks, timeout_s=timeout_s
+    )
     if waking and said and said not in _read(brief_path):
         channel.amend(said, label="唤醒时追加")  # 1 of 3: the brief carries it past step boundaries
-    steps: list[Step] = [clarify_step(channel, brief_path=brief_path, prompt=said, name=CLARIFY, instructions=instructions)]
+    steps: list[Step] = [
+        clarify_step(channel, brief_path=brief_path, prompt=said, name=CLARIFY, instructions=instructions)
+    ]
     if clarify_only:
         return Workflow(steps, name="starter", channel=channel, workbench=wb)
 
@@ -164,14 +170,24 @@ def starter_flow(
 
     def work_prompt(ctx: Ctx) -> str:
         goal_doc = ctx.get(GOAL_KEY)
-        return WORK_PROMPT.format(brief=ctx.get(CLARIFY, ""), goal=goal_doc.prompt_block() if goal_doc is not None else "")
+        return WORK_PROMPT.format(
+            brief=ctx.get(CLARIFY, ""), goal=goal_doc.prompt_block() if goal_doc is not None else ""
+        )
 
     # 3 of 3: on wake the person's words go straight to the coordinator, whose context holds the old goal
     resume_prompt = WORK_RESUME_SAID.format(said=said) if (waking and said) else WORK_RESUME
     work = Step(WORK, boss, work_prompt, resume_prompt=resume_prompt)
     if goal:
         # 2 of 3: words added on wake re-derive the checklist, or the judge reads the old one
-        steps.append(goal_step(channel, goal_path=goal_path, brief_key=CLARIFY, name=SET_GOAL, always_set=waking and bool(said)))
+        steps.append(
+            goal_step(
+                channel,
+                goal_path=goal_path,
+                brief_key=CLARIFY,
+                name=SET_GOAL,
+                always_set=waking and bool(said),
+            )
+        )
         work = with_goal(work, channel, goal_path=goal_path, rounds=rounds, can_run=judge_can_run)
     steps.append(work)
     return Workflow(steps, name="starter", channel=channel, workbench=wb)
@@ -179,7 +195,12 @@ def starter_flow(
 
 def _is_git_repo(path: Path) -> bool:
     try:
-        done = subprocess.run(["git", "-C", str(path), "rev-parse", "--is-inside-work-tree"], capture_output=True, text=True, timeout=10)
+        done = subprocess.run(
+            ["git", "-C", str(path), "rev-parse", "--is-inside-work-tree"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+        )
     except (OSError, subprocess.SubprocessError):
         return False
     return done.returncode == 0 and done.stdout.strip() == "true"
