@@ -14,8 +14,23 @@ await build({
   sourcemap: production ? false : 'linked',
 });
 
-const tests = (dir) => readdirSync(dir).filter((f) => f.endsWith('.ts')).map((f) => `${dir}/${f}`);
+const tests = (dir) =>
+  readdirSync(dir)
+    .filter((f) => f.endsWith('.ts'))
+    .map((f) => `${dir}/${f}`);
 // In-host suites run inside the extension host: mocha is loaded from node_modules there.
-await build({ ...common, entryPoints: tests('test/suite'), outdir: 'out/test/suite', external: ['vscode', 'mocha'], sourcemap: 'inline' });
+await build({
+  ...common,
+  entryPoints: tests('test/suite'),
+  outdir: 'out/test/suite',
+  external: ['vscode', 'mocha'],
+  sourcemap: 'inline',
+});
 // Pure helpers, tested with node's own runner (no VS Code needed).
-await build({ ...common, entryPoints: tests('test/unit'), outdir: 'out/test/unit', external: ['vscode'], sourcemap: 'inline' });
+await build({
+  ...common,
+  entryPoints: tests('test/unit'),
+  outdir: 'out/test/unit',
+  external: ['vscode'],
+  sourcemap: 'inline',
+});

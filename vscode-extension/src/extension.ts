@@ -3,7 +3,16 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { Meter } from './meter';
-import { OPEN_DOCUMENT, SAY, START, type CommandResult, type DocumentName, type OpenDocumentArgs, type SayArgs, type StartArgs } from './protocol';
+import {
+  OPEN_DOCUMENT,
+  SAY,
+  START,
+  type CommandResult,
+  type DocumentName,
+  type OpenDocumentArgs,
+  type SayArgs,
+  type StartArgs,
+} from './protocol';
 import { onPythonInterpreterChanged } from './python';
 import { Questions } from './questions';
 import { FlowerServer } from './server';
@@ -35,7 +44,10 @@ export function activate(context: vscode.ExtensionContext): FlowerApi | Promise<
   };
   // Server commands (flower.start, flower.say, ...) are registered by the language client;
   // these wrappers only collect their arguments and say why when the server is not there.
-  const runServerCommand = async (command: string, ...args: unknown[]): Promise<CommandResult | undefined> => {
+  const runServerCommand = async (
+    command: string,
+    ...args: unknown[]
+  ): Promise<CommandResult | undefined> => {
     if (!trusted()) return undefined;
     try {
       await server.ready();

@@ -26,7 +26,9 @@ export function meterText(ctx: ContextParams | undefined): string {
 export function meterTooltip(ctx: ContextParams | undefined): string {
   if (!ctx) return 'Flower: no run has reported its context yet. Click for the state.';
   const pct = ctx.window > 0 ? Math.round((100 * ctx.used) / ctx.window) : 0;
-  const lines = [`Context: ${ctx.used.toLocaleString('en-US')} of ${ctx.window.toLocaleString('en-US')} tokens (${pct}%)`];
+  const lines = [
+    `Context: ${ctx.used.toLocaleString('en-US')} of ${ctx.window.toLocaleString('en-US')} tokens (${pct}%)`,
+  ];
   const where: string[] = [];
   if (ctx.step) where.push(`step ${ctx.step}`);
   if (ctx.round) where.push(`round ${ctx.round}`);
@@ -34,7 +36,8 @@ export function meterTooltip(ctx: ContextParams | undefined): string {
   if (where.length) lines.push(where.join(' · '));
   if (ctx.cost_usd != null) lines.push(`Cost so far: $${ctx.cost_usd.toFixed(2)}`);
   if (ctx.handing_off) lines.push('Handing off to a fresh session.');
-  else if (ctx.near) lines.push(`Near the handoff threshold: a fresh session takes over at ${formatTokens(ctx.at)}.`);
+  else if (ctx.near)
+    lines.push(`Near the handoff threshold: a fresh session takes over at ${formatTokens(ctx.at)}.`);
   lines.push('Click for the state.');
   return lines.join('\n\n');
 }
@@ -57,10 +60,14 @@ const yesNo = (b: boolean) => (b ? 'yes' : 'no');
 export function renderState(s: StateResult | undefined): string {
   if (!s) return '# Flower state\n\n_The language server has not reported a state yet._\n';
   const out = [`# Flower state: ${s.workspace}`, ''];
-  out.push(`- **Running**: ${s.running ? 'yes' : 'no'}${s.step ? ` (step ${s.step}${s.total ? `, ${s.index} of ${s.total}` : ''})` : ''}`);
+  out.push(
+    `- **Running**: ${s.running ? 'yes' : 'no'}${s.step ? ` (step ${s.step}${s.total ? `, ${s.index} of ${s.total}` : ''})` : ''}`,
+  );
   if (s.round) out.push(`- **Round**: ${s.round}`);
   out.push(`- **Generation**: ${s.generation}`);
-  out.push(`- **Context**: ${formatTokens(s.used)} / ${formatTokens(s.window)}${s.handing_off ? ' (handing off)' : s.near ? ' (near the handoff threshold)' : ''}`);
+  out.push(
+    `- **Context**: ${formatTokens(s.used)} / ${formatTokens(s.window)}${s.handing_off ? ' (handing off)' : s.near ? ' (near the handoff threshold)' : ''}`,
+  );
   out.push(`- **Cost**: $${(s.cost_usd ?? 0).toFixed(2)}`);
   out.push(`- **Can be continued**: ${yesNo(s.waking)}; woken ${s.woke} time${s.woke === 1 ? '' : 's'}`);
   out.push(`- **Brief**: ${s.brief}`);
@@ -73,18 +80,28 @@ export function renderState(s: StateResult | undefined): string {
   }
   if (s.pending?.length) {
     out.push('', '## Questions waiting', '');
-    for (const q of s.pending) out.push(`- ${q.question}${q.options.length ? ` (${q.options.join(' / ')})` : ''}`);
+    for (const q of s.pending)
+      out.push(`- ${q.question}${q.options.length ? ` (${q.options.join(' / ')})` : ''}`);
   }
   const steps = Object.entries(s.steps ?? {});
   if (steps.length) {
     out.push('', '## Sessions', '');
     for (const [step, session] of steps) out.push(`- ${step}: \`${session}\``);
   }
-  return out.join('\n').replace(/\n{3,}/g, '\n\n').trimEnd() + '\n';
+  return (
+    out
+      .join('\n')
+      .replace(/\n{3,}/g, '\n\n')
+      .trimEnd() + '\n'
+  );
 }
 
 /** Quick-pick rows for a question: the options, and the typed text first when free text is allowed. */
-export function answerRows(options: readonly string[], typed: string, freeText: boolean): { label: string; custom: boolean }[] {
+export function answerRows(
+  options: readonly string[],
+  typed: string,
+  freeText: boolean,
+): { label: string; custom: boolean }[] {
   const rows = options.map((label) => ({ label, custom: false }));
   const text = typed.trim();
   if (freeText && text && !options.includes(text)) rows.unshift({ label: text, custom: true });

@@ -73,7 +73,11 @@ class Part {
   private begin(params: WorkDoneProgressBegin): void {
     if (!this.listener) return; // ended before it began
     void vscode.window.withProgress(
-      { location: vscode.ProgressLocation.Notification, title: params.title, cancellable: params.cancellable ?? false },
+      {
+        location: vscode.ProgressLocation.Notification,
+        title: params.title,
+        cancellable: params.cancellable ?? false,
+      },
       (progress, cancel) => {
         if (!this.listener) return Promise.resolve();
         this.progress = progress;

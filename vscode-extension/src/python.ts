@@ -16,7 +16,9 @@ interface PythonExtensionApi {
   ready?: Promise<void>;
   environments?: {
     getActiveEnvironmentPath(resource?: vscode.Uri): { id: string; path: string };
-    resolveEnvironment(env: { id: string; path: string } | string): Promise<{ executable: { uri?: vscode.Uri } } | undefined>;
+    resolveEnvironment(
+      env: { id: string; path: string } | string,
+    ): Promise<{ executable: { uri?: vscode.Uri } } | undefined>;
     onDidChangeActiveEnvironmentPath?: vscode.Event<unknown>;
   };
   settings?: {
@@ -54,7 +56,8 @@ export async function resolvePython(folder: vscode.WorkspaceFolder | undefined):
     try {
       const envPath = api.environments?.getActiveEnvironmentPath(folder?.uri);
       const resolved = envPath ? await api.environments?.resolveEnvironment(envPath) : undefined;
-      const exe = resolved?.executable.uri?.fsPath ?? api.settings?.getExecutionDetails(folder?.uri).execCommand?.[0];
+      const exe =
+        resolved?.executable.uri?.fsPath ?? api.settings?.getExecutionDetails(folder?.uri).execCommand?.[0];
       if (exe) return { command: exe, source: 'python-extension' };
     } catch {
       // an API from another version of the Python extension: fall through to python3
@@ -64,7 +67,9 @@ export async function resolvePython(folder: vscode.WorkspaceFolder | undefined):
 }
 
 /** Fires when the Python extension's interpreter changes (if it is installed). */
-export async function onPythonInterpreterChanged(listener: () => void): Promise<vscode.Disposable | undefined> {
+export async function onPythonInterpreterChanged(
+  listener: () => void,
+): Promise<vscode.Disposable | undefined> {
   const api = await pythonExtensionApi();
   return api?.environments?.onDidChangeActiveEnvironmentPath?.(listener);
 }

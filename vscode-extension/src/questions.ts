@@ -24,7 +24,11 @@ export class Questions implements vscode.Disposable {
   readonly onDidChange = this.changed.event;
 
   constructor() {
-    this.waitingItem = vscode.window.createStatusBarItem('flower.questions', vscode.StatusBarAlignment.Left, 49);
+    this.waitingItem = vscode.window.createStatusBarItem(
+      'flower.questions',
+      vscode.StatusBarAlignment.Left,
+      49,
+    );
     this.waitingItem.name = 'Flower questions waiting';
     this.waitingItem.command = 'flower.showQuestion';
     this.waitingItem.backgroundColor = new vscode.ThemeColor('statusBarItem.warningBackground');
@@ -128,7 +132,11 @@ export class Questions implements vscode.Disposable {
 
   private refreshWaiting(): void {
     const n = this.queue.length;
-    void vscode.commands.executeCommand('setContext', 'flower.questionsWaiting', n > 0 || this.active !== undefined);
+    void vscode.commands.executeCommand(
+      'setContext',
+      'flower.questionsWaiting',
+      n > 0 || this.active !== undefined,
+    );
     if (n === 0) {
       this.waitingItem.hide();
       return;

@@ -1,7 +1,12 @@
 // The language server's lifecycle: resolve Python, check flower is importable, start
 // `python -m flower_lsp` over stdio, and wire flower's custom notifications and requests.
 import * as vscode from 'vscode';
-import { LanguageClient, type LanguageClientOptions, type ServerOptions, State } from 'vscode-languageclient/node';
+import {
+  LanguageClient,
+  type LanguageClientOptions,
+  type ServerOptions,
+  State,
+} from 'vscode-languageclient/node';
 import { eventLine } from './format';
 import { CancellableProgress } from './progress';
 import type { Meter } from './meter';
@@ -20,7 +25,13 @@ import {
   type StateParams,
   type StateResult,
 } from './protocol';
-import { checkFlowerInstalled, describeSource, hasPythonExtension, resolvePython, type Python } from './python';
+import {
+  checkFlowerInstalled,
+  describeSource,
+  hasPythonExtension,
+  resolvePython,
+  type Python,
+} from './python';
 import type { Questions } from './questions';
 
 export class FlowerServer implements vscode.Disposable {
@@ -100,7 +111,9 @@ export class FlowerServer implements vscode.Disposable {
   async ready(): Promise<LanguageClient> {
     await this.starting;
     if (this.client && this.running) return this.client;
-    throw new Error(this.problemText ?? 'The Flower language server is not running. Run "Flower: Restart Server".');
+    throw new Error(
+      this.problemText ?? 'The Flower language server is not running. Run "Flower: Restart Server".',
+    );
   }
 
   private async doStart(): Promise<void> {
@@ -159,7 +172,9 @@ export class FlowerServer implements vscode.Disposable {
     } catch (err) {
       this.client = undefined;
       await client.dispose().catch(() => undefined);
-      this.fail(`Flower: the language server did not start (${python.command} -m flower_lsp): ${String(err)}`);
+      this.fail(
+        `Flower: the language server did not start (${python.command} -m flower_lsp): ${String(err)}`,
+      );
       return;
     }
     this.log.info(`language server started with ${python.command} (${describeSource(python.source)})`);
@@ -173,7 +188,8 @@ export class FlowerServer implements vscode.Disposable {
     this.meter.problem(message);
     const actions = ['Open Settings', ...(hasPythonExtension() ? ['Select Interpreter'] : []), 'Retry'];
     void vscode.window.showErrorMessage(message, ...actions).then((choice) => {
-      if (choice === 'Open Settings') void vscode.commands.executeCommand('workbench.action.openSettings', 'flower.python');
+      if (choice === 'Open Settings')
+        void vscode.commands.executeCommand('workbench.action.openSettings', 'flower.python');
       else if (choice === 'Select Interpreter') void vscode.commands.executeCommand('python.setInterpreter');
       else if (choice === 'Retry') void this.restart();
     });
@@ -187,7 +203,8 @@ export class FlowerServer implements vscode.Disposable {
     if (result.ok) this.log.info(result.message);
     else this.log.warn(result.message);
     vscode.window.setStatusBarMessage(`Flower: ${result.message}`, 5000);
-    if (!result.ok && command !== START && !result.offer) void vscode.window.showWarningMessage(`Flower: ${result.message}`);
+    if (!result.ok && command !== START && !result.offer)
+      void vscode.window.showWarningMessage(`Flower: ${result.message}`);
   }
 
   private showBanner(p: BannerParams): void {

@@ -56,7 +56,11 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 /** A child in its own process group, so that stopping it also stops what it started. */
 function startGroup(command, args, { env, log, stdin = 'ignore' } = {}) {
   const out = fs.openSync(log, 'a');
-  const child = spawn(command, args, { env, detached: true, stdio: [stdin, stdin === 'pipe' ? 'pipe' : out, out] });
+  const child = spawn(command, args, {
+    env,
+    detached: true,
+    stdio: [stdin, stdin === 'pipe' ? 'pipe' : out, out],
+  });
   const stop = async () => {
     if (child.exitCode !== null || child.signalCode !== null) return;
     try {
@@ -86,14 +90,31 @@ async function freePort() {
 
 /** flower.sim in its own process; its URL is the first line it prints. */
 async function startSim(dir) {
-  const proc = startGroup(PYTHON, ['-m', 'flower.sim', 'serve', '--scenario', 'starter', '--port', '0', '--log', path.join(dir, 'sim-requests.jsonl')], {
-    env: process.env,
-    log: path.join(dir, 'sim.log'),
-    stdin: 'pipe', // the sim serves until its stdin closes
-  });
+  const proc = startGroup(
+    PYTHON,
+    [
+      '-m',
+      'flower.sim',
+      'serve',
+      '--scenario',
+      'starter',
+      '--port',
+      '0',
+      '--log',
+      path.join(dir, 'sim-requests.jsonl'),
+    ],
+    {
+      env: process.env,
+      log: path.join(dir, 'sim.log'),
+      stdin: 'pipe', // the sim serves until its stdin closes
+    },
+  );
   const url = await new Promise((resolve, reject) => {
     let buf = '';
-    const timer = setTimeout(() => reject(new Error(`flower.sim printed no URL (see ${dir}/sim.log)`)), 30_000);
+    const timer = setTimeout(
+      () => reject(new Error(`flower.sim printed no URL (see ${dir}/sim.log)`)),
+      30_000,
+    );
     proc.child.stdout.on('data', (d) => {
       buf += d;
       const m = buf.match(/^(http:\/\/127\.0\.0\.1:\d+)\s*$/m);
@@ -136,8 +157,12 @@ const USER_SETTINGS = {
 async function startVSCode(name, { vscodeOptions = [], install } = {}) {
   const dir = path.join(root, name);
   const ws = path.join(dir, 'workspace');
-  for (const d of ['xdg-config', 'xdg-data', 'xdg-cache', 'user-data/User', 'extensions', 'workspace']) fs.mkdirSync(path.join(dir, d), { recursive: true });
-  fs.writeFileSync(path.join(dir, 'user-data/User/settings.json'), JSON.stringify({ ...USER_SETTINGS, 'flower.python': PYTHON }, null, 2));
+  for (const d of ['xdg-config', 'xdg-data', 'xdg-cache', 'user-data/User', 'extensions', 'workspace'])
+    fs.mkdirSync(path.join(dir, d), { recursive: true });
+  fs.writeFileSync(
+    path.join(dir, 'user-data/User/settings.json'),
+    JSON.stringify({ ...USER_SETTINGS, 'flower.python': PYTHON }, null, 2),
+  );
   const port = await freePort();
   const config = path.join(dir, 'config.yaml');
   fs.writeFileSync(config, `bind-addr: 127.0.0.1:${port}\nauth: none\ncert: false\n`);
@@ -153,15 +178,27 @@ async function startVSCode(name, { vscodeOptions = [], install } = {}) {
     XDG_CACHE_HOME: path.join(dir, 'xdg-cache'),
     FLOWER_TEST_RESULTS: path.join(dir, 'results.json'),
   });
-  const common = ['--user-data-dir', path.join(dir, 'user-data'), '--extensions-dir', path.join(dir, 'extensions')];
+  const common = [
+    '--user-data-dir',
+    path.join(dir, 'user-data'),
+    '--extensions-dir',
+    path.join(dir, 'extensions'),
+  ];
   if (install) {
-    const { stdout } = await promisify(execFile)(CODE_SERVER, [...common, '--install-extension', install], { env });
+    const { stdout } = await promisify(execFile)(CODE_SERVER, [...common, '--install-extension', install], {
+      env,
+    });
     if (VERBOSE) say(indent(stdout.trim(), `  [${name}] `));
   }
   const args = [
-    '--config', config, ...common,
-    '--disable-telemetry', '--disable-update-check', '--disable-workspace-trust',
-    '--disable-getting-started-override', '--ignore-last-opened',
+    '--config',
+    config,
+    ...common,
+    '--disable-telemetry',
+    '--disable-update-check',
+    '--disable-workspace-trust',
+    '--disable-getting-started-override',
+    '--ignore-last-opened',
     ...vscodeOptions.flatMap((o) => ['--vscode-option', o]),
     ws,
   ];
@@ -172,7 +209,8 @@ async function startVSCode(name, { vscodeOptions = [], install } = {}) {
     try {
       if ((await fetch(`${base}/healthz`)).ok) break;
     } catch {}
-    if (server.child.exitCode !== null) throw new Error(`code-server exited with ${server.child.exitCode} (see ${server.log})`);
+    if (server.child.exitCode !== null)
+      throw new Error(`code-server exited with ${server.child.exitCode} (see ${server.log})`);
     if (Date.now() > end) throw new Error(`code-server did not answer /healthz (see ${server.log})`);
     await sleep(200);
   }
@@ -186,8 +224,16 @@ function browser() {
     const b = await chromium.launch({
       executablePath: CHROMIUM,
       headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
-        '--disable-component-update', '--disable-sync', '--disable-dev-shm-usage'],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--disable-dev-shm-usage',
+      ],
     });
     cleanups.push(() => b.close());
     return b;
@@ -199,13 +245,26 @@ function browser() {
 
 async function runUnit() {
   const { run } = await import('node:test');
-  const files = fs.readdirSync(path.join(EXT, 'out/test/unit')).filter((f) => f.endsWith('.test.js')).map((f) => path.join(EXT, 'out/test/unit', f));
+  const files = fs
+    .readdirSync(path.join(EXT, 'out/test/unit'))
+    .filter((f) => f.endsWith('.test.js'))
+    .map((f) => path.join(EXT, 'out/test/unit', f));
   const stream = run({ files, concurrency: 1 });
-  stream.on('test:pass', (t) => t.details.type !== 'suite' && t.nesting === 0 && record('unit', t.name, true, t.details.duration_ms));
+  stream.on(
+    'test:pass',
+    (t) =>
+      t.details.type !== 'suite' && t.nesting === 0 && record('unit', t.name, true, t.details.duration_ms),
+  );
   stream.on('test:fail', (t) => {
     if (t.details.type === 'suite') return;
     const err = t.details.error;
-    record('unit', t.name, false, t.details.duration_ms, err?.cause?.stack ?? err?.cause ?? err?.stack ?? String(err));
+    record(
+      'unit',
+      t.name,
+      false,
+      t.details.duration_ms,
+      err?.cause?.stack ?? err?.cause ?? err?.stack ?? String(err),
+    );
   });
   for await (const _ of stream); // drain
 }
@@ -242,7 +301,10 @@ async function runHost() {
   const outcomes = fs.existsSync(resultsFile) ? JSON.parse(fs.readFileSync(resultsFile, 'utf8')) : [];
   for (const o of outcomes) record('host', o.title, o.ok, o.ms, o.error);
   if (code === 'timeout' || outcomes.length === 0 || (code !== 0 && outcomes.every((o) => o.ok))) {
-    const why = code === 'timeout' ? `no exit after ${limit / 1000} s` : `exit code ${code}, ${outcomes.length} results`;
+    const why =
+      code === 'timeout'
+        ? `no exit after ${limit / 1000} s`
+        : `exit code ${code}, ${outcomes.length} results`;
     record('host', 'the in-host test run completes', false, Date.now() - started, `${why}; logs: ${vs.dir}`);
   }
 }
@@ -298,30 +360,38 @@ async function runUi() {
       await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
       await page.locator('.statusbar').waitFor({ timeout: 30_000 });
     });
-    ok &&= await step('F1 "Flower: Continue" in a new folder offers a new run; "New run…" is clicked', async () => {
-      await palette('Flower: Continue');
-      const offer = toast('Start a new run?');
-      await offer.waitFor({ timeout: 60_000 });
-      await offer.locator('.monaco-button', { hasText: 'New run' }).click();
-    });
+    ok &&= await step(
+      'F1 "Flower: Continue" in a new folder offers a new run; "New run…" is clicked',
+      async () => {
+        await palette('Flower: Continue');
+        const offer = toast('Start a new run?');
+        await offer.waitFor({ timeout: 60_000 });
+        await offer.locator('.monaco-button', { hasText: 'New run' }).click();
+      },
+    );
     ok &&= await step('the request is asked for in a quick pick, typed and entered', async () => {
       const input = page.locator('.quick-input-widget input');
       await page.locator('.quick-input-widget', { hasText: 'Flower asks' }).waitFor({ timeout: 30_000 });
       await input.pressSequentially(REQUEST, { delay: 5 });
-      await page.locator('.quick-input-list .monaco-list-row', { hasText: 'your answer' }).waitFor({ timeout: 5_000 });
+      await page
+        .locator('.quick-input-list .monaco-list-row', { hasText: 'your answer' })
+        .waitFor({ timeout: 5_000 });
       await page.keyboard.press('Enter');
     });
-    ok &&= await step("the agent's question appears as a quick pick and is answered by keyboard", async () => {
-      const row = page.locator('.quick-input-list .monaco-list-row', { hasText: 'hello, flower' });
-      await row.waitFor({ timeout: 120_000 });
-      await page.mouse.move(640, 500); // no hover tooltip in the picture
-      await page.waitForTimeout(700);
-      await page.screenshot({ path: path.join(DOCS, 'vscode-question.png') });
-      await page.keyboard.press('ArrowDown'); // "hello, flower"
-      await page.keyboard.press('ArrowUp'); // back to "hello": the scripted brief expects it
-      await page.keyboard.press('Enter');
-      await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: 10_000 });
-    });
+    ok &&= await step(
+      "the agent's question appears as a quick pick and is answered by keyboard",
+      async () => {
+        const row = page.locator('.quick-input-list .monaco-list-row', { hasText: 'hello, flower' });
+        await row.waitFor({ timeout: 120_000 });
+        await page.mouse.move(640, 500); // no hover tooltip in the picture
+        await page.waitForTimeout(700);
+        await page.screenshot({ path: path.join(DOCS, 'vscode-question.png') });
+        await page.keyboard.press('ArrowDown'); // "hello, flower"
+        await page.keyboard.press('ArrowUp'); // back to "hello": the scripted brief expects it
+        await page.keyboard.press('Enter');
+        await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: 10_000 });
+      },
+    );
     ok &&= await step('the status bar shows the context meter while the run works', async () => {
       await meter.waitFor({ timeout: 120_000 });
     });
@@ -341,17 +411,23 @@ async function runUi() {
     ok &&= await step('F1 "Flower: Open Goal" opens 目标.md', async () => {
       await palette('Flower: Open Goal');
       await page.locator('.tab.active', { hasText: '目标.md' }).waitFor({ timeout: 15_000 });
-      await page.locator('.editor-instance .view-lines', { hasText: '判定清单' }).first().waitFor({ timeout: 15_000 });
+      await page
+        .locator('.editor-instance .view-lines', { hasText: '判定清单' })
+        .first()
+        .waitFor({ timeout: 15_000 });
     });
-    ok &&= await step('F1 "Flower: Continue" wakes the run: the banner notification and the meter', async () => {
-      await palette('Flower: Continue');
-      const banner = toast('接上上次');
-      await banner.waitFor({ timeout: 60_000 });
-      await meter.waitFor({ timeout: 60_000 });
-      await page.mouse.move(640, 500);
-      await page.waitForTimeout(700); // toasts fade in
-      await page.screenshot({ path: path.join(DOCS, 'vscode-banner.png') });
-    });
+    ok &&= await step(
+      'F1 "Flower: Continue" wakes the run: the banner notification and the meter',
+      async () => {
+        await palette('Flower: Continue');
+        const banner = toast('接上上次');
+        await banner.waitFor({ timeout: 60_000 });
+        await meter.waitFor({ timeout: 60_000 });
+        await page.mouse.move(640, 500);
+        await page.waitForTimeout(700); // toasts fade in
+        await page.screenshot({ path: path.join(DOCS, 'vscode-banner.png') });
+      },
+    );
   } finally {
     await context.close();
     await vs.stop();

@@ -16,20 +16,32 @@ suite('language server', () => {
 
   test("the server's commands are registered once, by the language client", async () => {
     const api = await flower();
-    const listed = api.server.languageClient?.initializeResult?.capabilities.executeCommandProvider?.commands ?? [];
-    assert.deepEqual([...listed].sort(), [...COMMANDS].sort(), 'executeCommandProvider lists the protocol commands');
+    const listed =
+      api.server.languageClient?.initializeResult?.capabilities.executeCommandProvider?.commands ?? [];
+    assert.deepEqual(
+      [...listed].sort(),
+      [...COMMANDS].sort(),
+      'executeCommandProvider lists the protocol commands',
+    );
     const all = new Set(await vscode.commands.getCommands(true));
     for (const id of COMMANDS) assert.ok(all.has(id), `${id} is a command in VS Code`);
     // The palette shows flower.continue and flower.stop through contributes only.
-    const contributed = (vscode.extensions.getExtension(EXTENSION_ID)!.packageJSON.contributes.commands as { command: string }[]).map((c) => c.command);
-    assert.deepEqual(contributed.filter((c) => (COMMANDS as readonly string[]).includes(c)).sort(), ['flower.continue', 'flower.stop']);
+    const contributed = (
+      vscode.extensions.getExtension(EXTENSION_ID)!.packageJSON.contributes.commands as { command: string }[]
+    ).map((c) => c.command);
+    assert.deepEqual(contributed.filter((c) => (COMMANDS as readonly string[]).includes(c)).sort(), [
+      'flower.continue',
+      'flower.stop',
+    ]);
   });
 
   test('Flower: Show State opens the state of the folder', async () => {
     const api = await flower();
     await vscode.commands.executeCommand('flower.showState');
     const editor = await waitFor('the state document', () =>
-      vscode.window.activeTextEditor?.document.uri.scheme === 'flower' ? vscode.window.activeTextEditor : undefined,
+      vscode.window.activeTextEditor?.document.uri.scheme === 'flower'
+        ? vscode.window.activeTextEditor
+        : undefined,
     );
     const text = editor.document.getText();
     assert.match(text, /^# Flower state: /);
@@ -41,20 +53,38 @@ suite('language server', () => {
 
   test('Flower: Say with nothing running is refused with the reason', async () => {
     await flower();
-    const result = await vscode.commands.executeCommand<{ ok: boolean; message: string }>('flower.sayPrompt', '先别动 README');
+    const result = await vscode.commands.executeCommand<{ ok: boolean; message: string }>(
+      'flower.sayPrompt',
+      '先别动 README',
+    );
     assert.equal(result?.ok, false);
     assert.match(result!.message, /^Nothing is running in /);
   });
 
   test('the meter takes the warning colour near the handoff threshold', async () => {
     const { meter } = await flower();
-    const ctx = { folder: 'file:///w', used: 850_000, window: 1_000_000, warn_at: 800_000, at: 900_000, step: '干活', round: 2, generation: 1, cost_usd: 3.2, near: false, handing_off: false };
+    const ctx = {
+      folder: 'file:///w',
+      used: 850_000,
+      window: 1_000_000,
+      warn_at: 800_000,
+      at: 900_000,
+      step: '干活',
+      round: 2,
+      generation: 1,
+      cost_usd: 3.2,
+      near: false,
+      handing_off: false,
+    };
     try {
       meter.update(ctx);
       assert.equal(meter.item.text, 'Flower 850K / 1M');
       assert.equal(meter.item.backgroundColor, undefined);
       meter.update({ ...ctx, near: true });
-      assert.equal((meter.item.backgroundColor as unknown as { id: string } | undefined)?.id, 'statusBarItem.warningBackground');
+      assert.equal(
+        (meter.item.backgroundColor as unknown as { id: string } | undefined)?.id,
+        'statusBarItem.warningBackground',
+      );
       assert.match(String(meter.item.tooltip), /step 干活 · round 2 · generation 1/);
     } finally {
       meter.update(undefined);

@@ -20,7 +20,10 @@ suite('questions', () => {
     const { questions } = api;
     const answer = questions.ask(ask('q1'), new vscode.CancellationTokenSource().token);
     await waitFor('the quick pick', () => questions.current?.id === 'q1');
-    assert.deepEqual(questions.activePick?.items.map((i) => i.label), ['yes', 'no']);
+    assert.deepEqual(
+      questions.activePick?.items.map((i) => i.label),
+      ['yes', 'no'],
+    );
     assert.equal(questions.activePick?.placeholder, 'question q1?');
     await pickAnswer(api, 'no');
     assert.deepEqual(await answer, { answer: 'no' });

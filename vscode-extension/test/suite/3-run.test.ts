@@ -12,7 +12,9 @@ const REQUEST = '写一个 hello.py,运行时打印问候语';
 const RUN_TIMEOUT = 240_000;
 
 function runEnded(events: EventParams[], from: number): EventParams | undefined {
-  return events.slice(from).find((e) => e.kind === 'run' && ['finished', 'failed', 'stopped'].includes(String(e.payload?.phase)));
+  return events
+    .slice(from)
+    .find((e) => e.kind === 'run' && ['finished', 'failed', 'stopped'].includes(String(e.payload?.phase)));
 }
 
 suite('a run from the editor', () => {
@@ -30,7 +32,8 @@ suite('a run from the editor', () => {
       api.server.onEvent((e) => events.push(e)),
       api.meter.onDidChange((text) => meterTexts.push(text)),
       vscode.languages.onDidChangeDiagnostics((e) => {
-        for (const uri of e.uris) if (uri.fsPath === goal) goalDiagnostics.push(vscode.languages.getDiagnostics(uri).length);
+        for (const uri of e.uris)
+          if (uri.fsPath === goal) goalDiagnostics.push(vscode.languages.getDiagnostics(uri).length);
       }),
     );
   });
@@ -62,7 +65,10 @@ suite('a run from the editor', () => {
   });
 
   test('diagnostics appeared on 目标.md after the rejection and cleared after the acceptance', () => {
-    assert.ok(goalDiagnostics.some((n) => n > 0), `diagnostic counts seen: ${JSON.stringify(goalDiagnostics)}`);
+    assert.ok(
+      goalDiagnostics.some((n) => n > 0),
+      `diagnostic counts seen: ${JSON.stringify(goalDiagnostics)}`,
+    );
     assert.equal(vscode.languages.getDiagnostics(vscode.Uri.file(goal)).length, 0);
   });
 

@@ -13,7 +13,12 @@ export async function flower(): Promise<FlowerApi> {
 }
 
 /** Poll until `probe` returns something truthy; fail with `what` after `ms`. */
-export async function waitFor<T>(what: string, probe: () => T | Promise<T>, ms = 30_000, every = 100): Promise<NonNullable<T>> {
+export async function waitFor<T>(
+  what: string,
+  probe: () => T | Promise<T>,
+  ms = 30_000,
+  every = 100,
+): Promise<NonNullable<T>> {
   const end = Date.now() + ms;
   let last: unknown;
   for (;;) {
@@ -23,7 +28,10 @@ export async function waitFor<T>(what: string, probe: () => T | Promise<T>, ms =
     } catch (err) {
       last = err;
     }
-    if (Date.now() > end) throw new Error(`timed out after ${ms} ms waiting for ${what}${last ? ` (last error: ${String(last)})` : ''}`);
+    if (Date.now() > end)
+      throw new Error(
+        `timed out after ${ms} ms waiting for ${what}${last ? ` (last error: ${String(last)})` : ''}`,
+      );
     await sleep(every);
   }
 }

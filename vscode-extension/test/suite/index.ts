@@ -16,7 +16,10 @@ export async function run(): Promise<void> {
   const mocha = new Mocha({ ui: 'tdd', color: false, timeout: 120_000, reporter: 'spec' });
   const only = process.env.FLOWER_TEST_GREP;
   if (only) mocha.grep(only);
-  const files = fs.readdirSync(__dirname).filter((f) => f.endsWith('.test.js')).sort();
+  const files = fs
+    .readdirSync(__dirname)
+    .filter((f) => f.endsWith('.test.js'))
+    .sort();
   for (const f of files) mocha.addFile(path.join(__dirname, f));
 
   const outcomes: Outcome[] = [];
@@ -24,7 +27,12 @@ export async function run(): Promise<void> {
     const runner = mocha.run((n) => resolve(n));
     runner.on('pass', (t) => outcomes.push({ title: t.fullTitle(), ok: true, ms: t.duration ?? 0 }));
     runner.on('fail', (t, err: Error) =>
-      outcomes.push({ title: t.fullTitle(), ok: false, ms: t.duration ?? 0, error: err?.stack ?? String(err) }),
+      outcomes.push({
+        title: t.fullTitle(),
+        ok: false,
+        ms: t.duration ?? 0,
+        error: err?.stack ?? String(err),
+      }),
     );
   });
   const out = process.env.FLOWER_TEST_RESULTS;

@@ -38,7 +38,8 @@ test('the tooltip tells step, round, generation and cost', () => {
 });
 
 test('event log lines: failures are errors, retries and rejections are warnings', () => {
-  const ev = (kind: any, payload: Record<string, unknown> = {}) => eventLine({ folder: 'f', kind, text: 'x', payload });
+  const ev = (kind: any, payload: Record<string, unknown> = {}) =>
+    eventLine({ folder: 'f', kind, text: 'x', payload });
   assert.deepEqual(ev('step'), { level: 'info', line: '[step] x' });
   assert.equal(ev('retry').level, 'warn');
   assert.equal(ev('verdict', { state: 'not_yet' }).level, 'warn');
@@ -49,11 +50,43 @@ test('event log lines: failures are errors, retries and rejections are warnings'
 
 test('the state page shows progress, the verdict and waiting questions', () => {
   const state: StateResult = {
-    folder: 'file:///w', workspace: '/w', run_dir: '/w/runs', waking: true, brief: '/w/需求.md', goal: '/w/目标.md',
-    checks: 3, woke: 2, steps: { 澄清: 's1', 干活: 's2' }, running: true, step: '干活', index: 3, total: 3, round: 2,
-    generation: 1, used: 71_400, window: 200_000, cost_usd: 1.5, near: false, handing_off: false,
-    verdict: { state: 'not_yet', reason: '没有 README.md', failed: ['有 README.md'], round: 1, goal_path: '/w/目标.md' },
-    pending: [{ folder: 'file:///w', id: 'a', question: '继续吗?', options: ['是', '否'], free_text: true, timeout_s: null }],
+    folder: 'file:///w',
+    workspace: '/w',
+    run_dir: '/w/runs',
+    waking: true,
+    brief: '/w/需求.md',
+    goal: '/w/目标.md',
+    checks: 3,
+    woke: 2,
+    steps: { 澄清: 's1', 干活: 's2' },
+    running: true,
+    step: '干活',
+    index: 3,
+    total: 3,
+    round: 2,
+    generation: 1,
+    used: 71_400,
+    window: 200_000,
+    cost_usd: 1.5,
+    near: false,
+    handing_off: false,
+    verdict: {
+      state: 'not_yet',
+      reason: '没有 README.md',
+      failed: ['有 README.md'],
+      round: 1,
+      goal_path: '/w/目标.md',
+    },
+    pending: [
+      {
+        folder: 'file:///w',
+        id: 'a',
+        question: '继续吗?',
+        options: ['是', '否'],
+        free_text: true,
+        timeout_s: null,
+      },
+    ],
   };
   const page = renderState(state);
   assert.ok(page.startsWith('# Flower state: /w\n'));
@@ -67,7 +100,10 @@ test('the state page shows progress, the verdict and waiting questions', () => {
 });
 
 test('quick-pick rows: typed text comes first when free text is allowed', () => {
-  assert.deepEqual(answerRows(['a', 'b'], '', true), [{ label: 'a', custom: false }, { label: 'b', custom: false }]);
+  assert.deepEqual(answerRows(['a', 'b'], '', true), [
+    { label: 'a', custom: false },
+    { label: 'b', custom: false },
+  ]);
   assert.deepEqual(answerRows(['a', 'b'], ' mine ', true)[0], { label: 'mine', custom: true });
   assert.equal(answerRows(['a', 'b'], 'a', true).length, 2, 'typing an option does not duplicate it');
   assert.equal(answerRows(['a', 'b'], 'mine', false).length, 2, 'no typed row without free text');

@@ -5,11 +5,15 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
 
-const root = path.resolve(__dirname, '../../../..') // out/test/unit -> the repository;
+const root = path.resolve(__dirname, '../../../..'); // out/test/unit -> the repository;
 const python = process.env.FLOWER_PYTHON ?? path.join(root, '.venv/bin/python');
 
 test('src/protocol.ts equals `python -m flower_lsp.protocol --typescript`', () => {
   const generated = execFileSync(python, ['-m', 'flower_lsp.protocol', '--typescript'], { encoding: 'utf8' });
   const committed = fs.readFileSync(path.join(root, 'vscode-extension/src/protocol.ts'), 'utf8');
-  assert.equal(committed, generated, 'regenerate: python -m flower_lsp.protocol --typescript > vscode-extension/src/protocol.ts');
+  assert.equal(
+    committed,
+    generated,
+    'regenerate: python -m flower_lsp.protocol --typescript > vscode-extension/src/protocol.ts',
+  );
 });
