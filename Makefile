@@ -28,3 +28,14 @@ system-deps:
 test: $(VENV)/.test system-deps
 	$(BIN)/python -m pytest
 	bash scripts/test-vscode.sh
+
+# Release artifacts, into dist/. Neither needs the test toolchain.
+.PHONY: dist vsix
+
+# The wheel and the sdist, checked: twine, a fresh venv running flower --help, flower-lsp and flower demo.
+dist:
+	PYTHON=$(PYTHON) bash scripts/dist.sh
+
+# The VS Code extension with flower's wheel inside (Node 20+ and the extension's lockfile).
+vsix:
+	PYTHON=$(PYTHON) bash scripts/vsix.sh
