@@ -16,6 +16,7 @@ import {
 import { onPythonInterpreterChanged } from './python';
 import { Questions } from './questions';
 import { FlowerServer } from './server';
+import { FlowerSetup } from './setup';
 import { StateView } from './state';
 
 /** What activate() returns: the extension's parts, for other extensions and for the tests. */
@@ -24,6 +25,7 @@ export interface FlowerApi {
   meter: Meter;
   questions: Questions;
   stateView: StateView;
+  setup: FlowerSetup;
   log: vscode.LogOutputChannel;
 }
 
@@ -32,8 +34,9 @@ export function activate(context: vscode.ExtensionContext): FlowerApi | Promise<
   const meter = new Meter();
   const questions = new Questions();
   const stateView = new StateView();
-  const server = new FlowerServer(log, meter, questions);
-  context.subscriptions.push(log, meter, questions, stateView, server);
+  const setup = new FlowerSetup(context, log);
+  const server = new FlowerServer(log, meter, questions, setup);
+  context.subscriptions.push(log, meter, questions, stateView, setup, server);
 
   const trusted = (): boolean => {
     if (vscode.workspace.isTrusted) return true;
@@ -103,6 +106,9 @@ export function activate(context: vscode.ExtensionContext): FlowerApi | Promise<
     if (trusted()) await server.restart();
   });
   register('flower.showQuestion', () => questions.show());
+  register('flower.install', async () => {
+    if (trusted() && (await setup.install())) await server.restart();
+  });
 
   context.subscriptions.push(
     vscode.workspace.onDidChangeConfiguration((e) => {
@@ -114,7 +120,7 @@ export function activate(context: vscode.ExtensionContext): FlowerApi | Promise<
     if (server.interpreter?.source === 'python-extension') void server.restart();
   }).then((d) => d && context.subscriptions.push(d));
 
-  const api: FlowerApi = { server, meter, questions, stateView, log };
+  const api: FlowerApi = { server, meter, questions, stateView, setup, log };
   current = server;
   if (!vscode.workspace.isTrusted) {
     meter.restricted();

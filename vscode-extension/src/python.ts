@@ -1,10 +1,11 @@
-// Which Python runs the language server: the `flower.python` setting, else the Python
-// extension's active interpreter (when that extension is installed), else `python3`.
+// Which Pythons may run the language server, and asking one of them, without letting the
+// workspace shadow flower, whether it has the flower this extension was built with.
 import { execFile } from 'node:child_process';
 import * as os from 'node:os';
 import * as vscode from 'vscode';
+import { PROBE_CODE, type ProbeOutput, type ProbeResult, readProbe } from './setupText';
 
-export type PythonSource = 'setting' | 'python-extension' | 'default';
+export type PythonSource = 'setting' | 'managed' | 'python-extension' | 'default';
 
 export interface Python {
   command: string;
@@ -47,9 +48,19 @@ function expand(value: string, folder: vscode.WorkspaceFolder | undefined): stri
   return out;
 }
 
-export async function resolvePython(folder: vscode.WorkspaceFolder | undefined): Promise<Python> {
+/**
+ * The interpreters that may run flower, in the order they are tried: the flower.python setting,
+ * the environment the extension manages (when it exists), the Python extension's active
+ * interpreter (when that extension is installed), then python3 on the PATH.
+ */
+export async function candidatePythons(
+  folder: vscode.WorkspaceFolder | undefined,
+  managed: string | undefined,
+): Promise<Python[]> {
+  const found: Python[] = [];
   const configured = vscode.workspace.getConfiguration('flower', folder).get<string>('python', '');
-  if (configured.trim()) return { command: expand(configured, folder), source: 'setting' };
+  if (configured.trim()) found.push({ command: expand(configured, folder), source: 'setting' });
+  if (managed) found.push({ command: managed, source: 'managed' });
 
   const api = await pythonExtensionApi();
   if (api) {
@@ -58,12 +69,13 @@ export async function resolvePython(folder: vscode.WorkspaceFolder | undefined):
       const resolved = envPath ? await api.environments?.resolveEnvironment(envPath) : undefined;
       const exe =
         resolved?.executable.uri?.fsPath ?? api.settings?.getExecutionDetails(folder?.uri).execCommand?.[0];
-      if (exe) return { command: exe, source: 'python-extension' };
+      if (exe) found.push({ command: exe, source: 'python-extension' });
     } catch {
       // an API from another version of the Python extension: fall through to python3
     }
   }
-  return { command: 'python3', source: 'default' };
+  found.push({ command: 'python3', source: 'default' });
+  return found.filter((p, i) => found.findIndex((q) => q.command === p.command) === i);
 }
 
 /** Fires when the Python extension's interpreter changes (if it is installed). */
@@ -78,20 +90,36 @@ export function hasPythonExtension(): boolean {
   return vscode.extensions.getExtension(PYTHON_EXTENSION) !== undefined;
 }
 
-/** Undefined when `python -c "import flower_lsp"` works, else what went wrong, in one line. */
-export function checkFlowerInstalled(python: Python, cwd: string | undefined): Promise<string | undefined> {
+/**
+ * Every Python the extension starts for flower runs with -P and a working directory outside the
+ * workspace: Python then puts neither the working directory nor a script's folder on sys.path,
+ * so nothing in the workspace (a `flower_lsp/` or `flower/` folder, say) can stand in for flower.
+ * -P needs Python 3.11, which flower needs anyway. (-I would also drop the user's site-packages,
+ * where `pip install --user` puts flower.)
+ */
+export const SAFE_PATH = '-P';
+
+export interface Probe extends ProbeResult {
+  python: Python;
+}
+
+/** Asks `python` the way the server is started whether it has this extension's flower. */
+export function probePython(python: Python, cwd: string, expected: string): Promise<Probe> {
   return new Promise((resolve) => {
     execFile(
       python.command,
-      ['-c', 'import flower_lsp'],
+      [SAFE_PATH, '-c', PROBE_CODE],
       { cwd, timeout: 30_000, windowsHide: true },
-      (err, _stdout, stderr) => {
-        if (!err) return resolve(undefined);
-        const code = (err as NodeJS.ErrnoException).code;
-        if (code === 'ENOENT') return resolve(`${python.command} was not found`);
-        if (code === 'EACCES') return resolve(`${python.command} is not executable`);
-        const last = String(stderr).trim().split('\n').pop();
-        resolve(last || err.message);
+      (err, stdout, stderr) => {
+        // execFile's error carries a spawn error's name or the exit code in `code`.
+        const code = (err as { code?: unknown; killed?: boolean } | null)?.code;
+        const output: ProbeOutput = {
+          errno: err?.killed ? 'timeout' : typeof code === 'string' ? code : undefined,
+          exitCode: !err ? 0 : typeof code === 'number' ? code : null,
+          stdout: String(stdout),
+          stderr: String(stderr),
+        };
+        resolve({ python, ...readProbe(output, expected) });
       },
     );
   });
@@ -101,6 +129,8 @@ export function describeSource(source: PythonSource): string {
   switch (source) {
     case 'setting':
       return 'the flower.python setting';
+    case 'managed':
+      return 'the environment the extension manages';
     case 'python-extension':
       return "the Python extension's interpreter";
     default:

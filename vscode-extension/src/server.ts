@@ -1,5 +1,6 @@
-// The language server's lifecycle: resolve Python, check flower is importable, start
-// `python -m flower_lsp` over stdio, and wire flower's custom notifications and requests.
+// The language server's lifecycle: find a Python with this extension's flower (or have the
+// setup offer one), start `python -P -m flower_lsp` over stdio outside the workspace, and wire
+// flower's custom notifications and requests.
 import * as vscode from 'vscode';
 import {
   LanguageClient,
@@ -25,14 +26,9 @@ import {
   type StateParams,
   type StateResult,
 } from './protocol';
-import {
-  checkFlowerInstalled,
-  describeSource,
-  hasPythonExtension,
-  resolvePython,
-  type Python,
-} from './python';
+import { describeSource, hasPythonExtension, type Python, SAFE_PATH } from './python';
 import type { Questions } from './questions';
+import type { FlowerSetup } from './setup';
 
 export class FlowerServer implements vscode.Disposable {
   private client: LanguageClient | undefined;
@@ -50,6 +46,7 @@ export class FlowerServer implements vscode.Disposable {
     private readonly log: vscode.LogOutputChannel,
     private readonly meter: Meter,
     private readonly questions: Questions,
+    private readonly setup: FlowerSetup,
   ) {}
 
   get languageClient(): LanguageClient | undefined {
@@ -119,21 +116,26 @@ export class FlowerServer implements vscode.Disposable {
   private async doStart(): Promise<void> {
     this.problemText = undefined;
     const folder = vscode.workspace.workspaceFolders?.[0];
-    const python = await resolvePython(folder);
-    this.python = python;
-    const missing = await checkFlowerInstalled(python, folder?.uri.fsPath);
-    if (missing) {
-      this.fail(
-        `Flower: ${python.command} (${describeSource(python.source)}) cannot import flower_lsp: ${missing}. ` +
-          `Install flower into it with "${python.command} -m pip install flower-agents", or set "flower.python" to an interpreter that has it.`,
-      );
+    const found = await this.setup.find(folder);
+    if (!('python' in found)) {
+      // The setup's notification is the one message; the meter keeps the reason on hover.
+      this.python = undefined;
+      this.problemText = found.summary;
+      this.log.error(found.summary);
+      this.meter.problem(found.summary);
+      void this.setup.offer(found).then((installed) => {
+        if (installed) void this.restart();
+      });
       return;
     }
+    const python = found.python;
+    this.python = python;
 
+    // -P and a working directory outside the workspace: nothing there can stand in for flower_lsp.
     const serverOptions: ServerOptions = {
       command: python.command,
-      args: ['-m', 'flower_lsp'],
-      options: { cwd: folder?.uri.fsPath, env: { ...process.env, PYTHONUNBUFFERED: '1' } },
+      args: [SAFE_PATH, '-m', 'flower_lsp'],
+      options: { cwd: this.setup.workDir, env: { ...process.env, PYTHONUNBUFFERED: '1' } },
     };
     const clientOptions: LanguageClientOptions = {
       // 目标.md and 需求.md: the server publishes verdict diagnostics and code actions on them.
@@ -177,7 +179,9 @@ export class FlowerServer implements vscode.Disposable {
       );
       return;
     }
-    this.log.info(`language server started with ${python.command} (${describeSource(python.source)})`);
+    this.log.info(
+      `language server started with ${python.command} (${describeSource(python.source)}), flower ${found.flower}`,
+    );
     this.meter.ready();
     void vscode.commands.executeCommand('setContext', 'flower.serverReady', true);
   }

@@ -1,0 +1,170 @@
+// The words of flower's setup, apart from VS Code so that they can be tested alone: what an
+// interpreter answered when asked for flower, what a failed pip run comes down to, and the
+// "Show me how" page.
+
+/**
+ * Asks an interpreter for its version and flower's. It runs with -P (see SAFE_PATH in python.ts),
+ * which Python learnt in 3.11, flower's minimum: an older Python refuses the flag itself.
+ */
+export const PROBE_CODE = [
+  'import json, sys',
+  'out = {"python": "%d.%d.%d" % sys.version_info[:3], "executable": sys.executable}',
+  'try:',
+  '    import flower, flower_lsp',
+  '    out["flower"] = flower.__version__',
+  'except Exception as err:',
+  '    out["error"] = f"{type(err).__name__}: {err}"',
+  'print(json.dumps(out))',
+].join('\n');
+
+/** How a probe's process ended. */
+export interface ProbeOutput {
+  /** A spawn error code such as ENOENT when the process did not run, or 'timeout'. */
+  errno?: string;
+  exitCode: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** What one interpreter can do for flower. */
+export interface ProbeResult {
+  /** The interpreter's version, when it ran: "3.11.7". */
+  pythonVersion?: string;
+  /** flower's version, when flower and flower_lsp imported. */
+  flower?: string;
+  /** Why it cannot run this extension's flower, as the end of a sentence; undefined when it can. */
+  problem?: string;
+}
+
+/** Reads a probe's output against the flower version the extension was built with. */
+export function readProbe(out: ProbeOutput, expected: string): ProbeResult {
+  if (out.errno === 'ENOENT') return { problem: 'was not found' };
+  if (out.errno === 'EACCES') return { problem: 'is not executable' };
+  if (out.errno === 'timeout') return { problem: 'did not answer within 30 s' };
+  if (out.errno) return { problem: `could not be started (${out.errno})` };
+  if (/Unknown option: -P/.test(out.stderr))
+    return { problem: 'is older than Python 3.11, and flower needs 3.11 or newer' };
+  const answer = lastJsonLine(out.stdout);
+  if (!answer || typeof answer.python !== 'string') {
+    const said = lastLine(out.stderr) ?? lastLine(out.stdout);
+    return { problem: `did not answer (exit code ${out.exitCode}${said ? `: ${said}` : ''})` };
+  }
+  const pythonVersion = answer.python;
+  if (typeof answer.flower !== 'string')
+    return { pythonVersion, problem: `cannot import flower's server (${String(answer.error)})` };
+  if (answer.flower !== expected)
+    return {
+      pythonVersion,
+      flower: answer.flower,
+      problem: `has flower ${answer.flower}, and this extension needs ${expected}`,
+    };
+  return { pythonVersion, flower: answer.flower };
+}
+
+function lastJsonLine(text: string): Record<string, unknown> | undefined {
+  const line = lastLine(text);
+  if (!line) return undefined;
+  try {
+    const value: unknown = JSON.parse(line);
+    return value && typeof value === 'object' ? (value as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function lastLine(text: string): string | undefined {
+  return (
+    text
+      .split('\n')
+      .map((l) => l.trim())
+      .filter(Boolean)
+      .pop() ?? undefined
+  );
+}
+
+// urllib3's words when a connection could not be made at all.
+const UNREACHABLE =
+  /Failed to establish a new connection: (\[Errno -?\d+\] [^'")]+)|(Name or service not known|Temporary failure in name resolution|Network is unreachable|Connection refused|timed out)/;
+
+/** One sentence that says why pip failed, from its output lines (the log keeps all of them). */
+export function pipFailure(lines: readonly string[], exitCode: number | null): string {
+  const errors = lines.filter((l) => l.startsWith('ERROR:')).map((l) => l.slice('ERROR:'.length).trim());
+  const last = errors.at(-1) ?? lastLine(lines.join('\n')) ?? 'no output';
+  let text = `pip exited with code ${exitCode}: ${last.replace(/\.$/, '')}.`;
+  for (const line of lines) {
+    const m = UNREACHABLE.exec(line);
+    if (m) {
+      text += ` pip could not reach the package index (${(m[1] ?? m[2]).trim()}): is this machine offline, or does it need a proxy?`;
+      break;
+    }
+  }
+  return text;
+}
+
+/** A pip output line worth showing in the progress notification, shortened; undefined otherwise. */
+export function pipProgress(line: string): string | undefined {
+  const m =
+    /^(Processing|Collecting|Downloading|Installing collected packages:|Successfully installed)\s+(.*)$/.exec(
+      line.trim(),
+    );
+  if (!m) return undefined;
+  const rest = m[2].length > 80 ? `${m[2].slice(0, 77)}...` : m[2];
+  return `${m[1]} ${rest}`;
+}
+
+/** What the "Show me how" page needs to know. */
+export interface GuideFacts {
+  expected: string;
+  /** The wheel inside the extension, when it has one. */
+  wheel?: string;
+  /** The managed environment's folder. */
+  managedDir: string;
+  /** One line per interpreter tried: "`python3` (the default): cannot import ...". */
+  tried: string[];
+}
+
+/** The "Show me how" page: what flower needs, and three ways to give it. */
+export function setupGuide(f: GuideFacts): string {
+  const source = f.wheel ?? `flower-agents==${f.expected}`;
+  const tried = f.tried.length ? f.tried.map((t) => `- ${t}`).join('\n') : '- (no interpreter was tried)';
+  return `# Setting up flower ${f.expected} for the Flower extension
+
+The extension runs flower's language server with a Python interpreter (3.11 or newer) that has
+flower ${f.expected} installed, the version this extension was built with. None of the interpreters
+it looked at has it:
+
+${tried}
+
+It looks, in this order, at the \`flower.python\` setting, the environment it manages, the Python
+extension's interpreter (when that extension is installed), and \`python3\` on the PATH.
+
+## 1. Let the extension manage it
+
+Run **Flower: Install flower into the Managed Environment** from the command palette (or pick
+"Install flower into an environment managed by the extension" in the notification). The
+extension creates a virtual environment in its own storage:
+
+    ${f.managedDir}
+
+and installs into it, with pip, ${f.wheel ? 'the wheel that ships inside the extension' : 'the package from the package index'}
+(\`${source}\`). pip fetches flower's dependencies from your usual package index; its output
+goes to the "Flower" output channel. Nothing is installed in an untrusted workspace.
+
+## 2. Install the \`flower\` command with pipx, and point the extension at it
+
+    pipx install ${source}
+
+then set \`flower.python\` to the interpreter of pipx's environment for flower, which
+\`pipx environment --value PIPX_LOCAL_VENVS\` locates: \`<that folder>/flower-agents/bin/python\`.
+
+## 3. Use a virtual environment of your own
+
+    python3 -m venv ~/.venvs/flower
+    ~/.venvs/flower/bin/python -m pip install ${source}
+
+then set \`flower.python\` to \`~/.venvs/flower/bin/python\` (or pick "Choose an interpreter" in
+the notification).
+
+After any of these, the extension starts the server by itself; **Flower: Restart Server** asks again.
+`;
+}
