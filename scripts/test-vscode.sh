@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Build, package and test the VS Code extension in a real VS Code (code-server) driven by
-# headless Chromium. Installs its toolchain on first use (cached under .cache/vscode-toolchain/).
-# Needs flower installed in .venv (or FLOWER_PYTHON pointing at a Python that has it).
-# Usage: bash scripts/test-vscode.sh [--only unit,host,ui] [--keep] [--verbose]
+# Build the release artifacts (make vsix, then make dist's checks as the first tests) and test
+# the VS Code extension in a real VS Code (code-server) driven by headless Chromium. Installs its
+# toolchain on first use (cached under .cache/vscode-toolchain/) and the wheel's dependencies
+# once (.cache/wheelhouse/). Needs flower installed in .venv (or FLOWER_PYTHON pointing at a
+# Python that has it).
+# Usage: bash scripts/test-vscode.sh [--only dist,unit,host,setup,untrusted,ui] [--keep] [--verbose]
 # The last line printed is "N passed, M failed"; the exit code is non-zero on any failure.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -17,21 +19,13 @@ fi
 
 eval "$(bash "$ROOT/scripts/vscode-toolchain.sh" --env)"
 
+# make vsix (which builds the wheel and sdist too): the tests install that very .vsix and wheel.
+bash "$ROOT/scripts/vsix.sh" || { echo "0 passed, 1 failed"; exit 1; }
+# The wheel's dependencies, downloaded once, for the tests that install it into fresh venvs.
+WHEEL="$(ls "$ROOT"/dist/flower_agents-*-py3-none-any.whl)"
+FLOWER_WHEELHOUSE="$(PYTHON="$FLOWER_PYTHON" bash "$ROOT/scripts/wheelhouse.sh" "$WHEEL")" \
+    || { echo "0 passed, 1 failed"; exit 1; }
+export FLOWER_WHEELHOUSE
+
 cd "$EXT"
-# node_modules follows package-lock.json: reinstall only when the lockfile changed.
-stamp=node_modules/.flower-lock-hash
-want="$(sha256sum package-lock.json | cut -d' ' -f1)"
-if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
-    echo "[test-vscode] npm ci" >&2
-    npm ci --no-audit --no-fund --loglevel=error >&2
-    echo "$want" > "$stamp"
-fi
-
-echo "[test-vscode] typecheck, bundle, package" >&2
-npx tsc -p . --noEmit
-node build.mjs --production
-mkdir -p dist
-npx vsce package --no-dependencies --allow-missing-repository --out dist/flower.vsix >dist/vsce.log 2>&1 \
-    || { cat dist/vsce.log >&2; exit 1; }
-
 exec node test/run.mjs "$@"

@@ -18,14 +18,16 @@ const tests = (dir) =>
   readdirSync(dir)
     .filter((f) => f.endsWith('.ts'))
     .map((f) => `${dir}/${f}`);
-// In-host suites run inside the extension host: mocha is loaded from node_modules there.
-await build({
-  ...common,
-  entryPoints: tests('test/suite'),
-  outdir: 'out/test/suite',
-  external: ['vscode', 'mocha'],
-  sourcemap: 'inline',
-});
+// In-host suites run inside the extension host: mocha is loaded from node_modules there. Each
+// folder is one code-server run (suite: flower configured; setup: none anywhere; untrusted).
+for (const suites of ['suite', 'setup', 'untrusted'])
+  await build({
+    ...common,
+    entryPoints: tests(`test/${suites}`),
+    outdir: `out/test/${suites}`,
+    external: ['vscode', 'mocha'],
+    sourcemap: 'inline',
+  });
 // Pure helpers, tested with node's own runner (no VS Code needed).
 await build({
   ...common,

@@ -36,6 +36,8 @@ export class FlowerServer implements vscode.Disposable {
   private starting: Promise<void> | undefined;
   private python: Python | undefined;
   private problemText: string | undefined;
+  /** The setup's offer while it is open: a second start must not answer it twice. */
+  private offering: Promise<void> | undefined;
   private readonly banners = new vscode.EventEmitter<BannerParams>();
   private readonly events = new vscode.EventEmitter<EventParams>();
   /** Banners and events as they arrive (the UI shows them; tests also listen). */
@@ -123,7 +125,8 @@ export class FlowerServer implements vscode.Disposable {
       this.problemText = found.summary;
       this.log.error(found.summary);
       this.meter.problem(found.summary);
-      void this.setup.offer(found).then((installed) => {
+      this.offering ??= this.setup.offer(found).then((installed) => {
+        this.offering = undefined;
         if (installed) void this.restart();
       });
       return;

@@ -47,10 +47,8 @@ export class FlowerSetup implements vscode.Disposable {
   private lastProbes: Probe[] = [];
   private pending: Promise<boolean> | undefined;
   private installing: Promise<boolean> | undefined;
-  private lastNotice: Notice | undefined;
-  private readonly notices = new vscode.EventEmitter<Notice>();
-  /** Every notification the setup shows (the tests listen). */
-  readonly onNotice = this.notices.event;
+  /** Every notification the setup showed, oldest first (the tests read them). */
+  readonly shown: Notice[] = [];
   private readonly registration: vscode.Disposable;
 
   constructor(
@@ -67,7 +65,7 @@ export class FlowerSetup implements vscode.Disposable {
 
   /** The last notification shown, if any. */
   get notice(): Notice | undefined {
-    return this.lastNotice;
+    return this.shown.at(-1);
   }
 
   get busy(): boolean {
@@ -268,9 +266,7 @@ export class FlowerSetup implements vscode.Disposable {
   }
 
   private notify(kind: Notice['kind'], text: string, actions: string[]): Thenable<string | undefined> {
-    const notice = { kind, text, actions };
-    this.lastNotice = notice;
-    this.notices.fire(notice);
+    this.shown.push({ kind, text, actions });
     const show =
       kind === 'failed' || kind === 'unsuitable'
         ? vscode.window.showErrorMessage
@@ -282,7 +278,6 @@ export class FlowerSetup implements vscode.Disposable {
 
   dispose(): void {
     this.registration.dispose();
-    this.notices.dispose();
   }
 }
 

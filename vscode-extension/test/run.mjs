@@ -1,13 +1,20 @@
 #!/usr/bin/env node
 // Runs every test of the extension and prints `N passed, M failed` last:
-//   unit  pure helpers, and src/protocol.ts against the server's generator (node:test)
-//   host  Mocha inside the extension host of a real VS Code (code-server), real language
-//         server, engine and Claude Code CLI, flower.sim as the model
-//   ui    headless Chromium driving that VS Code as a person would, with the packaged .vsix;
-//         screenshots go to docs/
+//   dist       make dist's checks on the wheel and sdist that make vsix just built (one result
+//              per check of scripts/dist.sh)
+//   unit       pure helpers, and src/protocol.ts against the server's generator (node:test)
+//   host       Mocha inside the extension host of a real VS Code (code-server), real language
+//              server, engine and Claude Code CLI, flower.sim as the model
+//   setup      the same, with no flower anywhere (no flower.python, a python3 without flower):
+//              the offer, the managed environment from the bundled wheel, a run, an update;
+//              a planted flower_lsp/ in the workspace must never run
+//   untrusted  the same, with workspace trust on and the folder untrusted: nothing installed
+//   ui         headless Chromium driving that VS Code as a person would, with the packaged .vsix;
+//              screenshots go to docs/
 // Expects the toolchain's environment (scripts/test-vscode.sh sets it up):
-//   FLOWER_CODE_SERVER, FLOWER_PLAYWRIGHT_CORE, FLOWER_CHROMIUM, and FLOWER_PYTHON (default .venv).
-// Usage: node test/run.mjs [--only unit,host,ui] [--keep] [--verbose]
+//   FLOWER_CODE_SERVER, FLOWER_PLAYWRIGHT_CORE, FLOWER_CHROMIUM, FLOWER_PYTHON (default .venv),
+//   FLOWER_WHEELHOUSE (the wheel's dependencies, so that installs need no network).
+// Usage: node test/run.mjs [--only dist,unit,host,setup,untrusted,ui] [--keep] [--verbose]
 import { spawn, execFile } from 'node:child_process';
 import { once } from 'node:events';
 import * as fs from 'node:fs';
@@ -24,14 +31,16 @@ const PYTHON = process.env.FLOWER_PYTHON || path.join(REPO, '.venv/bin/python');
 const CODE_SERVER = process.env.FLOWER_CODE_SERVER;
 const PLAYWRIGHT = process.env.FLOWER_PLAYWRIGHT_CORE;
 const CHROMIUM = process.env.FLOWER_CHROMIUM || '/usr/bin/chromium';
-const VSIX = path.join(EXT, 'dist/flower.vsix');
+const VERSION = JSON.parse(fs.readFileSync(path.join(EXT, 'package.json'), 'utf8')).version;
+const VSIX = path.join(REPO, `dist/flower-${VERSION}.vsix`);
+const WHEELHOUSE = process.env.FLOWER_WHEELHOUSE;
 const DOCS = path.join(REPO, 'docs');
 const REQUEST = '写一个 hello.py,运行时打印问候语';
 
 const argv = process.argv.slice(2);
 const flag = (name) => argv.includes(name);
 const onlyArg = argv.find((a, i) => argv[i - 1] === '--only');
-const KINDS = (onlyArg ?? 'unit,host,ui').split(',');
+const KINDS = (onlyArg ?? 'dist,unit,host,setup,untrusted,ui').split(',');
 const KEEP = flag('--keep');
 const VERBOSE = flag('--verbose') || process.env.FLOWER_TEST_VERBOSE === '1';
 
@@ -153,16 +162,28 @@ const USER_SETTINGS = {
   'git.openRepositoryInParentFolders': 'never',
 };
 
-/** One code-server with isolated XDG folders, user data, extensions and a sim of its own. */
-async function startVSCode(name, { vscodeOptions = [], install } = {}) {
+/**
+ * One code-server with isolated XDG folders, user data, extensions and a sim of its own.
+ * `flowerPython: false` leaves flower.python unset; `trust: true` turns workspace trust on (the
+ * folder is then untrusted); `env` adds to the environment; `prepare(ws)` fills the workspace.
+ */
+async function startVSCode(
+  name,
+  { vscodeOptions = [], install, flowerPython = true, trust = false, env: extraEnv = {}, prepare } = {},
+) {
   const dir = path.join(root, name);
   const ws = path.join(dir, 'workspace');
   for (const d of ['xdg-config', 'xdg-data', 'xdg-cache', 'user-data/User', 'extensions', 'workspace'])
     fs.mkdirSync(path.join(dir, d), { recursive: true });
-  fs.writeFileSync(
-    path.join(dir, 'user-data/User/settings.json'),
-    JSON.stringify({ ...USER_SETTINGS, 'flower.python': PYTHON }, null, 2),
-  );
+  const settings = { ...USER_SETTINGS, ...(flowerPython ? { 'flower.python': PYTHON } : {}) };
+  if (trust)
+    Object.assign(settings, {
+      'security.workspace.trust.enabled': true,
+      'security.workspace.trust.startupPrompt': 'never',
+      'security.workspace.trust.emptyWindow': false,
+    });
+  fs.writeFileSync(path.join(dir, 'user-data/User/settings.json'), JSON.stringify(settings, null, 2));
+  await prepare?.(ws);
   const port = await freePort();
   const config = path.join(dir, 'config.yaml');
   fs.writeFileSync(config, `bind-addr: 127.0.0.1:${port}\nauth: none\ncert: false\n`);
@@ -177,6 +198,7 @@ async function startVSCode(name, { vscodeOptions = [], install } = {}) {
     XDG_DATA_HOME: path.join(dir, 'xdg-data'),
     XDG_CACHE_HOME: path.join(dir, 'xdg-cache'),
     FLOWER_TEST_RESULTS: path.join(dir, 'results.json'),
+    ...extraEnv,
   });
   const common = [
     '--user-data-dir',
@@ -196,7 +218,7 @@ async function startVSCode(name, { vscodeOptions = [], install } = {}) {
     ...common,
     '--disable-telemetry',
     '--disable-update-check',
-    '--disable-workspace-trust',
+    ...(trust ? [] : ['--disable-workspace-trust']),
     '--disable-getting-started-override',
     '--ignore-last-opened',
     ...vscodeOptions.flatMap((o) => ['--vscode-option', o]),
@@ -269,15 +291,56 @@ async function runUnit() {
   for await (const _ of stream); // drain
 }
 
+// -- dist ----------------------------------------------------------------------------------
+
+/** make dist's checks, on the artifacts make vsix built: one result per "[dist] ok/FAIL" line. */
+async function runDist() {
+  const env = { ...process.env, ...(WHEELHOUSE ? { FLOWER_WHEELHOUSE: WHEELHOUSE } : {}) };
+  const child = spawn('bash', [path.join(REPO, 'scripts/dist.sh'), '--check-only'], {
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let last = Date.now();
+  let failing; // the FAIL line's title, while its indented output follows
+  let detail = [];
+  const flush = () => {
+    if (failing) record('dist', failing, false, Date.now() - last, detail.join('\n'));
+    failing = undefined;
+    detail = [];
+  };
+  let buf = '';
+  child.stdout.on('data', (d) => {
+    buf += d;
+    const lines = buf.split('\n');
+    buf = lines.pop();
+    for (const line of lines) {
+      const m = /^\[dist\] (ok|FAIL): (.*)$/.exec(line);
+      if (m?.[1] === 'ok') {
+        record('dist', m[2], true, Date.now() - last);
+        last = Date.now();
+      } else if (m) {
+        flush();
+        failing = m[2];
+      } else if (failing) detail.push(line);
+    }
+  });
+  child.stderr.on('data', (d) => VERBOSE && process.stdout.write(indent(String(d), '  [dist] ')));
+  const [code] = await once(child, 'close');
+  flush();
+  if (code !== 0 && !results.some((r) => r.kind === 'dist' && !r.ok))
+    record('dist', 'scripts/dist.sh --check-only', false, Date.now() - last, `exit code ${code}`);
+}
+
 // -- in-host -----------------------------------------------------------------------------------
 
-async function runHost() {
+/** Mocha suites from out/test/<suites>/ inside the extension host of a code-server of their own. */
+async function runInHost(kind, suites, options = {}) {
   const started = Date.now();
-  const vs = await startVSCode('host', { vscodeOptions: ['enable-smoke-test-driver'] });
+  const vs = await startVSCode(kind, { ...options, vscodeOptions: ['enable-smoke-test-driver'] });
   const authority = `127.0.0.1:${vs.port}`;
   const payload = [
     ['extensionDevelopmentPath', `vscode-remote://${authority}${EXT}`],
-    ['extensionTestsPath', `vscode-remote://${authority}${EXT}/out/test/suite/index.js`],
+    ['extensionTestsPath', `vscode-remote://${authority}${EXT}/out/test/${suites}/index.js`],
   ];
   const url = `${vs.base}/?folder=${encodeURIComponent(vs.ws)}&payload=${encodeURIComponent(JSON.stringify(payload))}`;
   const context = await (await browser()).newContext({ viewport: { width: 1280, height: 800 } });
@@ -289,7 +352,7 @@ async function runHost() {
     // The host forwards console calls as (level, [format, ...values]).
     const text = Array.isArray(args) ? format(...args) : format(level, args);
     fs.appendFileSync(logFile, text + '\n');
-    if (VERBOSE) say(indent(text, '  [host] '));
+    if (VERBOSE) say(indent(text, `  [${kind}] `));
   });
   await page.exposeFunction('codeAutomationExit', (code) => exit(code));
   await page.goto(url);
@@ -299,14 +362,91 @@ async function runHost() {
   await vs.stop();
   const resultsFile = vs.env.FLOWER_TEST_RESULTS;
   const outcomes = fs.existsSync(resultsFile) ? JSON.parse(fs.readFileSync(resultsFile, 'utf8')) : [];
-  for (const o of outcomes) record('host', o.title, o.ok, o.ms, o.error);
+  for (const o of outcomes) record(kind, o.title, o.ok, o.ms, o.error);
   if (code === 'timeout' || outcomes.length === 0 || (code !== 0 && outcomes.every((o) => o.ok))) {
     const why =
       code === 'timeout'
         ? `no exit after ${limit / 1000} s`
         : `exit code ${code}, ${outcomes.length} results`;
-    record('host', 'the in-host test run completes', false, Date.now() - started, `${why}; logs: ${vs.dir}`);
+    record(kind, `the ${kind} test run completes`, false, Date.now() - started, `${why}; logs: ${vs.dir}`);
   }
+}
+
+/** flower configured in flower.python; python3 on the PATH, the one a bad setting falls back to, has none. */
+async function runHost() {
+  const bare = await barePython('host');
+  await runInHost('host', 'suite', {
+    env: { PATH: `${path.dirname(bare)}${path.delimiter}${process.env.PATH}`, FLOWER_TEST_BARE_PYTHON: bare },
+  });
+}
+
+/** A venv of its own without flower (nor pip); returns its python3. */
+async function barePython(kind) {
+  const venv = path.join(root, `${kind}-python`, 'venv');
+  await promisify(execFile)(PYTHON, ['-m', 'venv', '--without-pip', venv]);
+  return path.join(venv, 'bin', 'python3');
+}
+
+/**
+ * A workspace whose flower_lsp/ and flower/ packages would append to `marker` when imported, and
+ * a python3 (first on the PATH) without flower: no flower anywhere but what the extension sets up.
+ */
+async function noFlowerAnywhere(kind) {
+  const python3 = await barePython(kind);
+  const marker = path.join(root, kind, 'shadow-marker.txt');
+  const plant = (ws) => {
+    for (const pkg of ['flower_lsp', 'flower']) {
+      const code = `open(${JSON.stringify(marker)}, "a").write(${JSON.stringify(`${pkg} ran from the workspace\n`)})\n`;
+      fs.mkdirSync(path.join(ws, pkg), { recursive: true });
+      fs.writeFileSync(path.join(ws, pkg, '__init__.py'), code);
+      fs.writeFileSync(path.join(ws, pkg, '__main__.py'), code);
+    }
+  };
+  const env = {
+    PATH: `${path.dirname(python3)}${path.delimiter}${process.env.PATH}`,
+    FLOWER_TEST_MARKER: marker,
+    // pip in the managed environment takes the wheel's dependencies from the wheelhouse only.
+    ...(WHEELHOUSE ? { PIP_NO_INDEX: '1', PIP_FIND_LINKS: WHEELHOUSE } : {}),
+  };
+  return { flowerPython: false, env, prepare: plant };
+}
+
+/** The same wheel as make dist's, but an older version: a managed flower to be updated. */
+async function buildOlderWheel(version) {
+  const src = path.join(root, `flower-${version}`);
+  for (const part of ['pyproject.toml', 'README.md', 'LICENSE', 'engine', 'server', 'plugin'])
+    fs.cpSync(path.join(REPO, part), path.join(src, part), {
+      recursive: true,
+      filter: (f) => !f.includes('__pycache__'),
+    });
+  const init = path.join(src, 'engine/flower/__init__.py');
+  fs.writeFileSync(
+    init,
+    fs.readFileSync(init, 'utf8').replace(/^__version__ = ".*"$/m, `__version__ = "${version}"`),
+  );
+  const out = path.join(root, 'wheels');
+  await promisify(execFile)(PYTHON, [
+    '-m',
+    'pip',
+    'wheel',
+    '--quiet',
+    '--no-deps',
+    '--no-build-isolation',
+    '--wheel-dir',
+    out,
+    src,
+  ]);
+  return path.join(out, `flower_agents-${version}-py3-none-any.whl`);
+}
+
+async function runSetup() {
+  const options = await noFlowerAnywhere('setup');
+  options.env.FLOWER_TEST_OLD_WHEEL = await buildOlderWheel('0.0.1');
+  await runInHost('setup', 'setup', options);
+}
+
+async function runUntrusted() {
+  await runInHost('untrusted', 'untrusted', { ...(await noFlowerAnywhere('untrusted')), trust: true });
 }
 
 // -- UI ----------------------------------------------------------------------------------------
@@ -437,10 +577,19 @@ async function runUi() {
 // -- main --------------------------------------------------------------------------------------
 
 async function main() {
-  if ((KINDS.includes('host') || KINDS.includes('ui')) && !(CODE_SERVER && PLAYWRIGHT)) {
+  const kinds = {
+    dist: runDist,
+    unit: runUnit,
+    host: runHost,
+    setup: runSetup,
+    untrusted: runUntrusted,
+    ui: runUi,
+  };
+  const unknown = KINDS.filter((k) => !(k in kinds));
+  if (unknown.length) throw new Error(`unknown test kinds: ${unknown.join(', ')}`);
+  if (KINDS.some((k) => ['host', 'setup', 'untrusted', 'ui'].includes(k)) && !(CODE_SERVER && PLAYWRIGHT)) {
     throw new Error('FLOWER_CODE_SERVER and FLOWER_PLAYWRIGHT_CORE are not set: run scripts/test-vscode.sh');
   }
-  const kinds = { unit: runUnit, host: runHost, ui: runUi };
   for (const kind of KINDS) {
     const started = Date.now();
     say(`== ${kind}`);

@@ -3,6 +3,7 @@
 import * as assert from 'node:assert/strict';
 import * as vscode from 'vscode';
 import { COMMANDS } from '../../src/protocol';
+import { CHOOSE, INSTALL, SHOW_HOW } from '../../src/setup';
 import { EXTENSION_ID, flower, waitFor } from './helpers';
 
 suite('language server', () => {
@@ -91,16 +92,21 @@ suite('language server', () => {
     }
   });
 
-  test('a Python without flower gives a clear error with the fix, and the server comes back', async () => {
+  test('a Python without flower gives the reason and the offer to set flower up, and the server comes back', async () => {
     const api = await flower();
     const config = vscode.workspace.getConfiguration('flower');
     const good = config.get<string>('python')!;
     const bad = process.env.FLOWER_TEST_BARE_PYTHON ?? '/usr/bin/python3';
     await config.update('python', bad, vscode.ConfigurationTarget.Global);
     try {
-      const problem = await waitFor('the missing-flower error', () => api.server.problem);
-      assert.ok(problem.includes(`${bad} (the flower.python setting) cannot import flower_lsp`), problem);
-      assert.ok(problem.includes(`${bad} -m pip install flower-agents`), problem);
+      const problem = await waitFor('the missing-flower reason', () => api.server.problem);
+      assert.ok(
+        problem.includes(`${bad} (the flower.python setting) cannot import flower's server`),
+        problem,
+      );
+      const offer = await waitFor('the offer', () => api.setup.notice);
+      assert.equal(offer.kind, 'missing');
+      assert.deepEqual(offer.actions, [INSTALL, CHOOSE, SHOW_HOW]);
       assert.equal(api.server.running, false);
       assert.equal(api.meter.item.text, '$(warning) Flower');
     } finally {

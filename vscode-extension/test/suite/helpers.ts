@@ -4,6 +4,13 @@ import type { FlowerApi } from '../../src/extension';
 
 export const EXTENSION_ID = 'flower-agents.flower';
 
+/** The extension's API once it is active, without starting the server (activation may not). */
+export async function activated(): Promise<FlowerApi> {
+  const ext = vscode.extensions.getExtension<FlowerApi>(EXTENSION_ID);
+  if (!ext) throw new Error(`${EXTENSION_ID} is not installed in this host`);
+  return ext.isActive ? ext.exports : ext.activate();
+}
+
 export async function flower(): Promise<FlowerApi> {
   const ext = vscode.extensions.getExtension<FlowerApi>(EXTENSION_ID);
   if (!ext) throw new Error(`${EXTENSION_ID} is not installed in this host`);
