@@ -120,7 +120,7 @@ export class FlowerSetup implements vscode.Disposable {
         )
       : await this.notify(
           'missing',
-          `Flower: no Python here has flower ${this.expected} (${tried(missing.probes).join('; ')}).`,
+          `Flower: no Python here has flower ${this.expected}: ${tried(missing.probes).join('; ')}.`,
           [INSTALL, CHOOSE, SHOW_HOW],
         );
     return this.act(choice);

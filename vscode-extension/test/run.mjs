@@ -451,22 +451,20 @@ async function runUntrusted() {
 
 // -- UI ----------------------------------------------------------------------------------------
 
-async function runUi() {
-  if (!fs.existsSync(VSIX)) throw new Error(`${VSIX} is missing: package the extension first`);
-  const vs = await startVSCode('ui', { install: VSIX });
+/** A browser page on `vs` with the person-like helpers the UI tests share. */
+async function uiSession(kind, vs) {
   const context = await (await browser()).newContext({ viewport: { width: 1280, height: 800 } });
   const page = await context.newPage();
-  fs.mkdirSync(DOCS, { recursive: true });
   const step = async (title, fn) => {
     const started = Date.now();
     try {
       await fn();
-      record('ui', title, true, Date.now() - started);
+      record(kind, title, true, Date.now() - started);
       return true;
     } catch (err) {
       const shot = path.join(vs.dir, `failed-${results.length}.png`);
       await page.screenshot({ path: shot }).catch(() => undefined);
-      record('ui', title, false, Date.now() - started, `${err?.stack ?? err}\nscreenshot: ${shot}`);
+      record(kind, title, false, Date.now() - started, `${err?.stack ?? err}\nscreenshot: ${shot}`);
       return false;
     }
   };
@@ -492,14 +490,23 @@ async function runUi() {
     }
   };
   const toast = (text) => page.locator('.notification-toast', { hasText: text }).first();
+  const open = async () => {
+    await page.goto(`${vs.base}/?folder=${encodeURIComponent(vs.ws)}`);
+    await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
+    await page.locator('.statusbar').waitFor({ timeout: 30_000 });
+  };
+  return { page, step, palette, toast, open, close: () => context.close() };
+}
+
+async function runUi() {
+  if (!fs.existsSync(VSIX)) throw new Error(`${VSIX} is missing: package the extension first`);
+  const vs = await startVSCode('ui', { install: VSIX });
+  const { page, step, palette, toast, open, close } = await uiSession('ui', vs);
+  fs.mkdirSync(DOCS, { recursive: true });
   const meter = page.locator('.statusbar-item', { hasText: /^Flower [\d.]+[KM]? \/ [\d.]+[KM]?/ }).first();
 
   try {
-    let ok = await step('the workbench opens the folder', async () => {
-      await page.goto(`${vs.base}/?folder=${encodeURIComponent(vs.ws)}`);
-      await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
-      await page.locator('.statusbar').waitFor({ timeout: 30_000 });
-    });
+    let ok = await step('the workbench opens the folder', open);
     ok &&= await step(
       'F1 "Flower: Continue" in a new folder offers a new run; "New run…" is clicked',
       async () => {
@@ -569,7 +576,70 @@ async function runUi() {
       },
     );
   } finally {
-    await context.close();
+    await close();
+    await vs.stop();
+  }
+  await runUiFirstRun();
+}
+
+/**
+ * The packaged .vsix where there is no flower at all, as a person meets it: a folder with a run
+ * activates the extension at startup; the offer's Install button is clicked.
+ */
+async function runUiFirstRun() {
+  const options = await noFlowerAnywhere('ui-first-run');
+  const prepare = options.prepare;
+  options.prepare = (ws) => {
+    prepare(ws);
+    fs.mkdirSync(path.join(ws, '.flower/notes'), { recursive: true });
+    fs.writeFileSync(path.join(ws, '.flower/notes/需求.md'), '# 需求\n\n写一个 hello.py\n');
+  };
+  const vs = await startVSCode('ui-first-run', { ...options, install: VSIX });
+  const { page, step, palette, toast, open, close } = await uiSession('ui', vs);
+  const managed = path.join(vs.dir, 'user-data/User/globalStorage/flower-agents.flower/env');
+  try {
+    let ok = await step('with no flower anywhere, opening a folder with a run shows the offer', async () => {
+      await open();
+      const offer = toast('no Python here has flower');
+      await offer.waitFor({ timeout: 60_000 });
+      for (const label of [
+        'Install flower into an environment managed by the extension',
+        'Choose an interpreter',
+        'Show me how',
+      ])
+        await offer.locator('.monaco-button', { hasText: label }).waitFor({ timeout: 5_000 });
+      await page.waitForTimeout(700); // toasts fade in
+      await page.screenshot({ path: path.join(vs.dir, 'offer.png') });
+    });
+    ok &&= await step('"Install" shows the progress, then says flower is installed', async () => {
+      await toast('no Python here has flower')
+        .locator('.monaco-button', { hasText: 'Install flower into an environment managed by the extension' })
+        .click();
+      await toast('installing flower').waitFor({ timeout: 30_000 });
+      await toast('is installed in the environment the extension manages').waitFor({ timeout: 240_000 });
+    });
+    ok &&= await step('pip installed the wheel from inside the installed .vsix', async () => {
+      const site = path.join(managed, 'lib', fs.readdirSync(path.join(managed, 'lib'))[0], 'site-packages');
+      const info = fs.readdirSync(site).find((d) => d === `flower_agents-${VERSION}.dist-info`);
+      if (!info) throw new Error(`no flower_agents-${VERSION}.dist-info in ${site}`);
+      const { url } = JSON.parse(fs.readFileSync(path.join(site, info, 'direct_url.json'), 'utf8'));
+      const shipped = path.join(vs.dir, 'extensions', `flower-agents.flower-${VERSION}`, 'wheels');
+      if (!url.startsWith(`file://${shipped}/`))
+        throw new Error(`pip installed ${url}, not a wheel in ${shipped}`);
+    });
+    ok &&= await step('F1 "Flower: Show State" answers from the server on the managed flower', async () => {
+      await palette('Flower: Show State');
+      await page
+        .locator('.editor-instance .view-lines', { hasText: 'Flower state' })
+        .first()
+        .waitFor({ timeout: 30_000 });
+      if (fs.existsSync(options.env.FLOWER_TEST_MARKER))
+        throw new Error(
+          `the workspace's flower ran: ${fs.readFileSync(options.env.FLOWER_TEST_MARKER, 'utf8')}`,
+        );
+    });
+  } finally {
+    await close();
     await vs.stop();
   }
 }
@@ -598,6 +668,7 @@ async function main() {
     } catch (err) {
       record(kind, `the ${kind} tests run`, false, Date.now() - started, err?.stack ?? String(err));
     }
+    say(`   ${kind}: ${((Date.now() - started) / 1000).toFixed(1)} s`);
   }
 }
 

@@ -57,7 +57,7 @@ suite('setting flower up where there is none', () => {
     assert.deepEqual(offer.actions, [INSTALL, CHOOSE, SHOW_HOW]);
     assert.match(
       offer.text,
-      /^Flower: no Python here has flower \d+\.\d+\.\d+ \(python3 \(the default\) cannot import flower's server \(ModuleNotFoundError: No module named 'flower(_lsp)?'\)\)\.$/,
+      /^Flower: no Python here has flower \d+\.\d+\.\d+: python3 \(the default\) cannot import flower's server \(ModuleNotFoundError: No module named 'flower(_lsp)?'\)\.$/,
     );
     assert.equal(api.server.running, false);
     assert.match(api.server.problem ?? '', /^Flower: no Python can run flower /);
