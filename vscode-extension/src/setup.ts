@@ -213,10 +213,17 @@ export class FlowerSetup implements vscode.Disposable {
     return probePython({ command: this.env.python, source: 'managed' }, this.workDir, this.expected);
   }
 
-  /** The interpreter that creates the venv: the first candidate that is Python 3.11 or newer. */
+  /**
+   * The interpreter that creates the venv: the base of the first candidate that is Python 3.11+,
+   * skipping any inside a workspace folder (the environment serves every workspace).
+   */
   private async basePython(): Promise<string | undefined> {
+    const folders = (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath + path.sep);
     const usable = (probes: Probe[]) =>
-      probes.find((p) => p.python.source !== 'managed' && p.pythonVersion !== undefined)?.python.command;
+      probes
+        .filter((p) => p.python.source !== 'managed' && p.pythonVersion !== undefined)
+        .map((p) => p.base ?? p.python.command)
+        .find((base) => !folders.some((f) => base.startsWith(f)));
     const known = usable(this.lastProbes);
     if (known) return known;
     const candidates = await candidatePythons(vscode.workspace.workspaceFolders?.[0], undefined);

@@ -8,7 +8,8 @@
  */
 export const PROBE_CODE = [
   'import json, sys',
-  'out = {"python": "%d.%d.%d" % sys.version_info[:3], "executable": sys.executable}',
+  // In a venv, the interpreter it was made from: a new venv is made from that, never from a venv.
+  'out = {"python": "%d.%d.%d" % sys.version_info[:3], "base": getattr(sys, "_base_executable", "") or sys.executable}',
   'try:',
   '    import flower, flower_lsp',
   '    out["flower"] = flower.__version__',
@@ -30,6 +31,8 @@ export interface ProbeOutput {
 export interface ProbeResult {
   /** The interpreter's version, when it ran: "3.11.7". */
   pythonVersion?: string;
+  /** The interpreter a venv would be made from: the venv's base for a venv's Python. */
+  base?: string;
   /** flower's version, when flower and flower_lsp imported. */
   flower?: string;
   /** Why it cannot run this extension's flower, as the end of a sentence; undefined when it can. */
@@ -49,16 +52,19 @@ export function readProbe(out: ProbeOutput, expected: string): ProbeResult {
     const said = lastLine(out.stderr) ?? lastLine(out.stdout);
     return { problem: `did not answer (exit code ${out.exitCode}${said ? `: ${said}` : ''})` };
   }
-  const pythonVersion = answer.python;
+  const ran = {
+    pythonVersion: answer.python,
+    ...(typeof answer.base === 'string' && answer.base ? { base: answer.base } : {}),
+  };
   if (typeof answer.flower !== 'string')
-    return { pythonVersion, problem: `cannot import flower's server (${String(answer.error)})` };
+    return { ...ran, problem: `cannot import flower's server (${String(answer.error)})` };
   if (answer.flower !== expected)
     return {
-      pythonVersion,
+      ...ran,
       flower: answer.flower,
       problem: `has flower ${answer.flower}, and this extension needs ${expected}`,
     };
-  return { pythonVersion, flower: answer.flower };
+  return { ...ran, flower: answer.flower };
 }
 
 function lastJsonLine(text: string): Record<string, unknown> | undefined {

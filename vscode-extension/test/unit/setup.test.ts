@@ -10,10 +10,14 @@ const answer = (fields: Record<string, string>) => ({
 });
 
 test('an interpreter with the expected flower can run the server', () => {
-  assert.deepEqual(readProbe(answer({ python: '3.11.7', flower: '0.1.0' }), '0.1.0'), {
-    pythonVersion: '3.11.7',
-    flower: '0.1.0',
-  });
+  assert.deepEqual(
+    readProbe(answer({ python: '3.11.7', base: '/usr/bin/python3.11', flower: '0.1.0' }), '0.1.0'),
+    {
+      pythonVersion: '3.11.7',
+      base: '/usr/bin/python3.11',
+      flower: '0.1.0',
+    },
+  );
 });
 
 test('another flower version is a mismatch that names both versions', () => {
