@@ -68,10 +68,6 @@ export class FlowerSetup implements vscode.Disposable {
     return this.shown.at(-1);
   }
 
-  get busy(): boolean {
-    return this.installing !== undefined;
-  }
-
   /** The first interpreter that runs this extension's flower, or why none does. Starts nothing. */
   async find(folder: vscode.WorkspaceFolder | undefined): Promise<Found | Missing> {
     fs.mkdirSync(this.workDir, { recursive: true });

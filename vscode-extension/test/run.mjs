@@ -408,7 +408,7 @@ async function noFlowerAnywhere(kind) {
     // pip in the managed environment takes the wheel's dependencies from the wheelhouse only.
     ...(WHEELHOUSE ? { PIP_NO_INDEX: '1', PIP_FIND_LINKS: WHEELHOUSE } : {}),
   };
-  return { flowerPython: false, env, prepare: plant };
+  return { flowerPython: false, env, prepare: plant, python3 };
 }
 
 /** The same wheel as make dist's, but an older version: a managed flower to be updated. */
@@ -594,7 +594,8 @@ async function runUiFirstRun() {
     fs.mkdirSync(path.join(ws, '.flower/notes'), { recursive: true });
     fs.writeFileSync(path.join(ws, '.flower/notes/需求.md'), '# 需求\n\n写一个 hello.py\n');
   };
-  const vs = await startVSCode('ui-first-run', { ...options, install: VSIX });
+  const { python3, ...vscodeOptions } = options;
+  const vs = await startVSCode('ui-first-run', { ...vscodeOptions, install: VSIX });
   const { page, step, palette, toast, open, close } = await uiSession('ui', vs);
   const managed = path.join(vs.dir, 'user-data/User/globalStorage/flower-agents.flower/env');
   try {
@@ -611,8 +612,31 @@ async function runUiFirstRun() {
       await page.waitForTimeout(700); // toasts fade in
       await page.screenshot({ path: path.join(vs.dir, 'offer.png') });
     });
-    ok &&= await step('"Install" shows the progress, then says flower is installed', async () => {
+    ok &&= await step('"Choose an interpreter" with a Python without flower says why it cannot', async () => {
       await toast('no Python here has flower')
+        .locator('.monaco-button', { hasText: 'Choose an interpreter' })
+        .click();
+      // code-server's own file dialog: a quick input that takes a path.
+      const input = page.locator('.quick-input-widget input');
+      await input.waitFor({ state: 'visible', timeout: 15_000 });
+      // It fills in the folder it starts from once it has listed it; type after that.
+      await page.waitForFunction(
+        () => document.querySelector('.quick-input-widget input')?.value.endsWith('/'),
+        undefined,
+        { timeout: 15_000 },
+      );
+      await input.fill(python3);
+      // It follows a typed path into its folder and lists the file; Enter then takes it.
+      await page
+        .locator('.quick-input-list .monaco-list-row', { hasText: path.basename(python3) })
+        .first()
+        .waitFor({ timeout: 15_000 });
+      await page.keyboard.press('Enter');
+      await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: 15_000 });
+      await toast(`${python3} cannot import flower's server`).waitFor({ timeout: 30_000 });
+    });
+    ok &&= await step('"Install" there shows the progress, then says flower is installed', async () => {
+      await toast(`${python3} cannot import flower's server`)
         .locator('.monaco-button', { hasText: 'Install flower into an environment managed by the extension' })
         .click();
       await toast('installing flower').waitFor({ timeout: 30_000 });
