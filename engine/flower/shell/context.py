@@ -38,6 +38,26 @@ class Context:
         """Raise Refused unless the repository git would use here is inert (see ``gitrepo``)."""
         check_repository(self.workspace)
 
+    def own_configuration(
+        self, program: str, variables: tuple[str, ...], home_paths: tuple[str, ...]
+    ) -> None:
+        """Raise Refused when the user's configuration of ``program`` lies inside the workspace.
+
+        The user's own configuration (``~/.gitconfig``, ``~/.kube/config``, ...) is trusted
+        because a worker cannot write it; a workspace that holds HOME, or a variable naming a
+        file in the workspace (``KUBECONFIG=./cfg``), would break that.
+        """
+        if self.workspace is None:
+            return
+        root = real_root(self.workspace)
+        home = os.environ.get("HOME", "")
+        candidates = [p for v in variables for p in os.environ.get(v, "").split(os.pathsep) if p]
+        candidates += [os.path.join(home, p) for p in home_paths if home]
+        for candidate in candidates:
+            path = Path(candidate) if os.path.isabs(candidate) else root / candidate
+            if Path(os.path.realpath(path)).is_relative_to(root):
+                raise Refused(f"{program}'s own configuration lies in the workspace ({candidate})")
+
     def program(self, name: str) -> None:
         """Raise Refused when ``name`` would run a file inside the workspace.
 

@@ -12,7 +12,10 @@ workspace, found the way git finds it, is inert:
   the inert list below (no includes, no drivers, no programs);
 - its hooks folder holds nothing but ``*.sample`` files;
 - every populated gitlink of its index (submodules and embedded repositories) is itself an inert
-  repository, up to a small depth;
+  repository, up to a small depth (a submodule's ``core.worktree`` naming its own folder is fine);
+- it reads no objects from elsewhere (``objects/info/alternates``), and a ``.git`` file in the
+  workspace names a git directory outside it only when that directory links back (a linked
+  worktree); otherwise it would point git at another repository;
 - ``GIT_DIR``, ``GIT_WORK_TREE`` and ``GIT_COMMON_DIR`` are not set (they would point git elsewhere).
 
 No repository at all is fine: git then fails without running anything. The user's own global and
@@ -93,6 +96,8 @@ _INERT_NAMED: dict[str, frozenset[str]] = {
     "remote": frozenset({"url", "pushurl", "fetch", "push", "tagopt", "prune", "mirror"}),
     "branch": frozenset({"*"}),
     "color": frozenset({"*"}),
+    # Read commands enter a submodule only as a repository of its own, inspected like this one.
+    "submodule": frozenset({"url", "active", "branch"}),
 }
 _REDIRECTING_ENVIRONMENT = ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR")
 _MAX_DEPTH = 3
@@ -142,7 +147,7 @@ def _config_keys(text: str, shown: str) -> list[tuple[str, str | None, str, str]
         name = name.strip().lower()
         if not name or not name[0].isalpha() or not all(c.isalnum() or c == "-" for c in name):
             raise bad()
-        keys.append((section[0], section[1], name, value.strip().strip('"').lower()))
+        keys.append((section[0], section[1], name, value.strip().strip('"')))
         # Follow the value to its end: a trailing backslash continues it on the next line.
         in_quotes = False
         while True:
@@ -171,8 +176,12 @@ def _config_keys(text: str, shown: str) -> list[tuple[str, str | None, str, str]
     return keys
 
 
-def _check_config(path: Path) -> str:
-    """Raise Refused unless a config file is inert; returns its object format."""
+def _check_config(path: Path, worktree: Path | None = None) -> str:
+    """Raise Refused unless a config file is inert; returns its object format.
+
+    ``core.worktree`` is allowed only when it names ``worktree``: a submodule's git directory
+    points back at the submodule's folder that way.
+    """
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -182,11 +191,14 @@ def _check_config(path: Path) -> str:
     object_format = "sha1"
     for section, subsection, key, value in _config_keys(text, path.name):
         allowed = (_INERT_NAMED if subsection is not None else _INERT).get(section, frozenset())
+        back_to_worktree = worktree is not None and (path.parent / value).resolve() == worktree.resolve()
+        if (section, subsection, key) == ("core", None, "worktree") and back_to_worktree:
+            continue
         if key not in allowed and "*" not in allowed:
             shown = f"{section}.{subsection}.{key}" if subsection is not None else f"{section}.{key}"
             raise Refused(f"the repository's git config sets {shown}")
         if (section, key) == ("extensions", "objectformat"):
-            object_format = value
+            object_format = value.lower()
     return object_format
 
 
@@ -198,8 +210,13 @@ def _valid_gitdir(path: Path) -> bool:
     return (path / "HEAD").is_file() and (common / "objects").is_dir() and (common / "refs").is_dir()
 
 
-def _gitdir_of(dotgit: Path) -> Path:
-    """The git directory a ``.git`` entry names (a folder, or a ``gitdir:`` file)."""
+def _gitdir_of(dotgit: Path, workspace: Path) -> Path:
+    """The git directory a ``.git`` entry names (a folder, or a ``gitdir:`` file).
+
+    A ``.git`` file in the workspace may name a git directory outside it only when that
+    directory links back to it, as a linked worktree's does (``gitdir`` inside it names this
+    ``.git``): a worker can write the file, not the directory it would point at.
+    """
     if dotgit.is_dir():
         gitdir = dotgit
     elif dotgit.is_file():
@@ -207,6 +224,15 @@ def _gitdir_of(dotgit: Path) -> Path:
         if not text.startswith("gitdir:"):
             raise Refused("a .git file git cannot read")
         gitdir = (dotgit.parent / text[len("gitdir:") :].strip()).resolve()
+        inside = dotgit.resolve().is_relative_to(workspace)
+        if inside and not gitdir.is_relative_to(workspace):
+            back = gitdir / "gitdir"
+            linked = (
+                back.is_file()
+                and Path(back.read_text(encoding="utf-8").strip()).resolve() == dotgit.resolve()
+            )
+            if not linked:
+                raise Refused("a .git file pointing at another repository")
     else:
         raise Refused("a .git entry that is neither a folder nor a file")
     if not _valid_gitdir(gitdir):
@@ -214,12 +240,12 @@ def _gitdir_of(dotgit: Path) -> Path:
     return gitdir
 
 
-def _discover(workspace: Path) -> _Repository | None:
-    folder = real_root(workspace)
+def _discover(root: Path) -> _Repository | None:
+    folder = root
     while True:
         dotgit = folder / ".git"
         if os.path.lexists(dotgit):
-            return _Repository(_gitdir_of(dotgit), folder)
+            return _Repository(_gitdir_of(dotgit, root), folder)
         if _valid_gitdir(folder):
             return _Repository(folder, None)  # a bare repository
         if folder.parent == folder:
@@ -288,15 +314,19 @@ def gitlinks(index: Path, object_format: str = "sha1") -> list[str]:
     return links
 
 
-def _inspect(repo: _Repository, depth: int) -> None:
+def _inspect(repo: _Repository, root: Path, depth: int) -> None:
     if depth > _MAX_DEPTH:
         raise Refused("repositories nested too deep")
     common = repo.gitdir
     commondir = repo.gitdir / "commondir"
     if commondir.is_file():
         common = (repo.gitdir / commondir.read_text(encoding="utf-8", errors="replace").strip()).resolve()
-    object_format = _check_config(common / "config")
-    _check_config(repo.gitdir / "config.worktree")
+    nested = repo.worktree if depth else None
+    object_format = _check_config(common / "config", nested)
+    _check_config(repo.gitdir / "config.worktree", nested)
+    for name in ("alternates", "http-alternates"):
+        if (common / "objects" / "info" / name).exists():
+            raise Refused("a repository borrowing objects from another (objects/info/alternates)")
     hooks = common / "hooks"
     if hooks.is_dir():
         for entry in sorted(os.listdir(hooks)):
@@ -307,7 +337,7 @@ def _inspect(repo: _Repository, depth: int) -> None:
     for link in gitlinks(repo.gitdir / "index", object_format):
         inner = repo.worktree / link
         if os.path.lexists(inner / ".git"):
-            _inspect(_Repository(_gitdir_of(inner / ".git"), inner), depth + 1)
+            _inspect(_Repository(_gitdir_of(inner / ".git", root), inner), root, depth + 1)
 
 
 def check_repository(workspace: Path | None) -> None:
@@ -317,9 +347,10 @@ def check_repository(workspace: Path | None) -> None:
     for name in _REDIRECTING_ENVIRONMENT:
         if name in os.environ:
             raise Refused(f"git while {name} is set")
+    root = real_root(workspace)
     try:
-        repo = _discover(workspace)
+        repo = _discover(root)
         if repo is not None:
-            _inspect(repo, 0)
+            _inspect(repo, root, 0)
     except OSError as exc:
         raise Refused("a repository that cannot be inspected") from exc

@@ -7,8 +7,9 @@ resulting argument list is judged, and a pattern that matches nothing under the 
 is refused (``nullglob`` would drop it, ``failglob`` would fail, the default would pass it
 literally). A match that starts with ``-`` would be read as an option and is refused.
 
-Supported pattern syntax: ``*``, ``?`` and bracket sets with ``!``/``^`` negation and ASCII ranges.
-Refused: ``**`` (``globstar``), character classes (``[:alpha:]``, ``[=a=]``, ``[.a.]``), quoted
+Supported pattern syntax: ``*``, ``?`` and bracket sets of single characters with ``!``/``^``
+negation. Refused: ``**`` (``globstar``), ranges (``[a-z]``, whose meaning depends on the locale
+and ``globasciiranges``), character classes (``[:alpha:]``, ``[=a=]``, ``[.a.]``), quoted
 characters inside brackets, absolute patterns, ``..`` components, and ``GLOBIGNORE`` in the
 environment.
 """
@@ -57,9 +58,8 @@ def _bracket(value: str, unquoted: frozenset[int], i: int) -> tuple[str, int] | 
         if ch == "/":
             return None
         if ch == "-" and members and j + 1 < len(value) and value[j + 1] != "]":
-            members.append("-")
-        else:
-            members.append(re.escape(ch))
+            raise Refused("a range in a glob bracket (its meaning depends on the locale)")
+        members.append(re.escape(ch))
         first = False
         j += 1
     return None

@@ -24,8 +24,6 @@ from dataclasses import dataclass, field
 
 from .refusal import Refused
 
-_NAME_START = re.compile(r"[A-Za-z_]")
-_SPECIAL_PARAMETERS = frozenset("0123456789?#$!@*-")
 _FD_VARIABLE = re.compile(r"\{[A-Za-z_][A-Za-z0-9_]*\}")
 
 
@@ -148,14 +146,12 @@ class _Lexer:
     # -- the pieces of a word
 
     def dollar(self, *, in_double_quotes: bool) -> None:
+        # A '$' is literal only where no shell reads it as an expansion: at the end, before a
+        # blank or a '/', or before the closing quote. Everything else, bash's names, specials,
+        # `${`, `$(`, `$[`, `$'`, `$"` and zsh's rarer forms, is refused.
         nxt = self.peek(1)
-        expands = (
-            bool(_NAME_START.match(nxt))
-            or nxt in _SPECIAL_PARAMETERS
-            or nxt in ("{", "(", "[")
-            or (nxt in ("'", '"') and not in_double_quotes)
-        )
-        if expands:
+        literal = nxt in ("", " ", "\t", "\n", "/") or (nxt == '"' and in_double_quotes)
+        if not literal:
             raise Refused("a '$' expansion")
         self.builder().add("$", quoted=in_double_quotes)
         self.i += 1

@@ -42,9 +42,12 @@ class Table:
     short: dict[str, Option]
     long: dict[str, Option]
     numeric: bool  # `-5` means a count, as head/tail/grep take it
+    # False for parsers (tree's) where a valued letter inside a cluster takes the next word and
+    # the cluster goes on: such a letter must then stand alone, as `-L 2`.
+    attached: bool = True
 
 
-def options(*lines: str, numeric: bool = False) -> Table:
+def options(*lines: str, numeric: bool = False, attached: bool = True) -> Table:
     """Build a table from lines like ``"-n, --lines=NUM"`` (see the module docstring)."""
     short: dict[str, Option] = {}
     long: dict[str, Option] = {}
@@ -69,7 +72,7 @@ def options(*lines: str, numeric: bool = False) -> Table:
                 if len(name) != 2:
                     raise ValueError(f"short option {name!r} must be one letter")
                 short[name[1]] = option
-    return Table(short, long, numeric)
+    return Table(short, long, numeric, attached)
 
 
 @dataclass
@@ -144,6 +147,8 @@ def _short_cluster(table: Table, letters: str, argv: Sequence[str], i: int, out:
             out.given.append((option, None))
             k += 1
             continue
+        if not table.attached and (k or rest):
+            raise Refused(f"option -{letters[k]} inside a cluster")
         if rest or option.takes == "optional":
             out.given.append((option, rest or None))
         elif i < len(argv):

@@ -295,6 +295,37 @@ def test_a_program_on_path_inside_the_workspace_is_refused(
     assert is_ephemeral("echo hi", workspace=tmp_path)  # a builtin: PATH does not decide
 
 
+@pytest.mark.parametrize(
+    ("command", "variable", "value"),
+    [
+        ("git status", "HOME", "."),
+        ("git log -1", "GIT_CONFIG_GLOBAL", "gitconfig"),
+        ("kubectl get pods", "KUBECONFIG", "./cfg"),
+        ("kubectl get pods", "KUBECONFIG", "/nonexistent/a:cfg"),
+        ("docker ps", "DOCKER_CONFIG", "docker"),
+        ("rg foo src", "RIPGREP_CONFIG_PATH", "rg.conf"),
+        ("jq . package.json", "HOME", "."),
+    ],
+)
+def test_the_users_own_configuration_is_trusted_only_outside_the_workspace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, command: str, variable: str, value: str
+) -> None:
+    (tmp_path / "src").mkdir()
+    assert is_ephemeral(command, workspace=tmp_path)
+    monkeypatch.setenv(variable, value if not value.startswith(".") else str(tmp_path / value))
+    monkeypatch.chdir(tmp_path)
+    assert not is_ephemeral(command, workspace=tmp_path)
+
+
+def test_rg_is_judged_with_hidden_files_since_an_ignore_file_can_whitelist_one(tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "a.py").write_text("x")
+    assert is_ephemeral("rg KEY src", workspace=tmp_path)
+    (tmp_path / "src" / ".ignore").write_text("!.env\n")
+    (tmp_path / "src" / ".env").write_text("KEY=secret\n")
+    assert not is_ephemeral("rg KEY src", workspace=tmp_path)
+
+
 # ---------------------------------------------------------------------------- options
 
 TABLE = options("-n, --lines=NUM", "-q, --quiet", "--color[=WHEN]", "-f, --file=FILE", numeric=True)
@@ -389,6 +420,45 @@ def test_config_keys_that_run_or_include_are_found_however_they_are_written(
     with (tmp_path / ".git" / "config").open("a") as fh:
         fh.write(text)
     with pytest.raises(Refused):
+        check_repository(tmp_path)
+
+
+def test_a_submodule_is_inspected_as_a_repository_of_its_own(tmp_path: Path) -> None:
+    inner, main = tmp_path / "inner", tmp_path / "main"
+    for repo in (inner, main):
+        repo.mkdir()
+        git("init", "-q", cwd=repo)
+    git("commit", "-q", "--allow-empty", "-m", "x", cwd=inner)
+    git("-c", "protocol.file.allow=always", "submodule", "-q", "add", str(inner), "sub", cwd=main)
+    check_repository(main)
+    git("config", "core.fsmonitor", f"touch {tmp_path / 'pwned'}; false", cwd=main / "sub")
+    with pytest.raises(Refused, match=re.escape("core.fsmonitor")):
+        check_repository(main)
+    git("status", "--porcelain", cwd=main)
+    assert (tmp_path / "pwned").exists()  # control: git really runs it
+
+
+def test_a_linked_worktree_is_inert_but_a_forged_git_file_is_another_repository(tmp_path: Path) -> None:
+    main, other, ws = tmp_path / "main", tmp_path / "other", tmp_path / "ws"
+    for repo in (main, other):
+        repo.mkdir()
+        git("init", "-q", cwd=repo)
+        git("commit", "-q", "--allow-empty", "-m", f"secret of {repo.name}", cwd=repo)
+    git("worktree", "add", "-q", str(tmp_path / "linked"), cwd=main)
+    check_repository(tmp_path / "linked")
+
+    ws.mkdir()
+    (ws / ".git").write_text(f"gitdir: {other / '.git'}\n")
+    with pytest.raises(Refused, match="another repository"):
+        check_repository(ws)
+    assert "secret of other" in git("log", "-1", cwd=ws)  # control: git follows the file
+
+
+def test_borrowed_objects_are_another_repository(tmp_path: Path) -> None:
+    git("init", "-q", cwd=tmp_path)
+    check_repository(tmp_path)
+    (tmp_path / ".git" / "objects" / "info" / "alternates").write_text("/elsewhere/.git/objects\n")
+    with pytest.raises(Refused, match="alternates"):
         check_repository(tmp_path)
 
 

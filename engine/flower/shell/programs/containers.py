@@ -65,6 +65,7 @@ _docker_form([("context", "show")], options())
 
 
 def _docker(argv: Sequence[str], ctx: Context) -> None:
+    ctx.own_configuration("docker", ("DOCKER_CONFIG",), (".docker",))
     for size in (2, 1):
         form = tuple(argv[:size])
         if form in DOCKER:
@@ -148,6 +149,7 @@ _kube_form(("rollout", "history"), [], 1, 1)
 
 
 def _kubectl(argv: Sequence[str], ctx: Context) -> None:
+    ctx.own_configuration("kubectl", ("KUBECONFIG",), (".kube",))
     # Global options may come first; the command is the first one or two other words.
     words = list(argv)
     head: list[str] = []

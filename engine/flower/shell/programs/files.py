@@ -357,6 +357,7 @@ TREE = options(
     "--filelimit=N",
     "--timefmt=FORMAT",
     "--sort=TYPE",
+    attached=False,
 )
 
 # find's expression: primaries that only test or print names. -exec, -execdir, -ok, -okdir, -delete,

@@ -304,6 +304,7 @@ def _git(argv: Sequence[str], ctx: Context) -> None:
             raise Refused("git version with options")
         return
     _subcommand(sub, rest)
+    ctx.own_configuration("git", ("GIT_CONFIG_GLOBAL", "XDG_CONFIG_HOME"), (".gitconfig", ".config/git"))
     ctx.git_repository()
 
 

@@ -88,6 +88,7 @@ def _jq(argv: Sequence[str], ctx: Context) -> None:
     if filter_text is None:
         raise Refused("jq without a filter")
     check_filter(filter_text)
+    ctx.own_configuration("jq", (), (".jq",))  # ~/.jq defines functions every filter can call
     for value in inputs:
         ctx.read(value, Reads.CONTENT)
 

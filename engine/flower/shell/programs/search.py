@@ -160,6 +160,7 @@ def _grep(argv: Sequence[str], ctx: Context) -> None:
 
 
 def _rg(argv: Sequence[str], ctx: Context) -> None:
+    ctx.own_configuration("rg", ("RIPGREP_CONFIG_PATH",), ())  # a config file can add --pre
     parsed = parse(RG, argv)
     read_option_paths(parsed, ctx)
     operands = list(parsed.operands)
@@ -173,11 +174,10 @@ def _rg(argv: Sequence[str], ctx: Context) -> None:
     if listing:  # names only
         read_operands(operands, parsed, ctx, Reads.NAMES)
         return
-    unrestricted = sum(1 for o, _ in parsed.given if o.key == "-u")
-    hidden = parsed.has("--hidden") or unrestricted >= 2
+    # Hidden files count even without --hidden: an ignore file can whitelist one (`!.env`).
     read_operands([], parsed, ctx, Reads.CONTENT)
     for root in operands or ["."]:
-        ctx.read_tree(root, follow_symlinks=False, hidden=hidden)
+        ctx.read_tree(root, follow_symlinks=False)
 
 
 PROGRAMS = [
