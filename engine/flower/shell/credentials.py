@@ -6,7 +6,8 @@ A glance never prints the content of such a file. Names are compared case-insens
 - environment files: ``.env``, ``.env.*``, ``*.env``, ``.envrc``;
 - credential stores and their folders: ``.ssh``, ``.aws``, ``.gnupg``, ``.kube``, ``.docker``,
   ``.azure``, ``gcloud``, ``.netrc``, ``.git-credentials``, ``.npmrc``, ``.pypirc``, ``.pgpass``,
-  ``credentials*``, ``secrets*``, ...;
+  ``credentials`` and ``secrets`` (bare, or as data files: ``credentials.json``, ``secrets.yaml``,
+  ...; ``credentials.py`` is code), ...;
 - private keys and keystores: ``id_rsa*``, ``id_ed25519*``, ... and ``*.pem``, ``*.key``,
   ``*.p12``, ``*.pfx``, ``*.jks``, ``*.keystore``, ``*.ppk``, ``*.kdbx``, ``*.gpg``;
 - infrastructure state: ``*.tfvars``, ``*.tfstate``;
@@ -54,17 +55,10 @@ _NAMES = frozenset(
         "application_default_credentials.json",
     }
 )
-_PREFIXES = (
-    ".env.",
-    "id_rsa",
-    "id_dsa",
-    "id_ecdsa",
-    "id_ed25519",
-    "credentials.",
-    ".credentials.",
-    "secrets.",
-    "secret.",
-)
+_PREFIXES = (".env.", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519")
+# `credentials.json` or `secrets.yaml` hold secrets; `credentials.py` is code about them.
+_STEMS = ("credentials", ".credentials", "secrets", ".secrets", "secret")
+_DATA = (".json", ".yaml", ".yml", ".toml", ".ini", ".cfg", ".conf", ".txt", ".xml", ".properties", ".csv")
 _SUFFIXES = (
     ".env",
     ".pem",
@@ -85,7 +79,10 @@ _SUFFIXES = (
 def credential_name(name: str) -> bool:
     """Whether one path component names a credential file or folder."""
     n = name.casefold()
-    return n in _NAMES or n.startswith(_PREFIXES) or n.endswith(_SUFFIXES)
+    if n in _NAMES or n.startswith(_PREFIXES) or n.endswith(_SUFFIXES):
+        return True
+    stem, dot, rest = n.rpartition(".")
+    return bool(dot) and stem in _STEMS and "." + rest in _DATA
 
 
 def credential_path(parts: Sequence[str]) -> bool:

@@ -48,24 +48,32 @@ class Table:
 
 
 def options(*lines: str, numeric: bool = False, attached: bool = True) -> Table:
-    """Build a table from lines like ``"-n, --lines=NUM"`` (see the module docstring)."""
+    """Build a table from lines like ``"-n, --lines=NUM"`` (see the module docstring).
+
+    As in ``--help`` output, a required argument written on one name (``--lines=NUM``) belongs
+    to every name of the line; an optional one (``--check[=WHEN]``) only to the name that shows
+    it, because getopt gives short options no optional argument unless it says so (``-I[FMT]``).
+    """
     short: dict[str, Option] = {}
     long: dict[str, Option] = {}
     for line in lines:
-        names = [n.strip() for n in line.split(",")]
-        parsed = []
-        takes, placeholder = "", ""
-        for name in names:
+        specs = []
+        required = ""
+        for name in (n.strip() for n in line.split(",")):
             m = _SPEC.match(name)
             if m is None:
                 raise ValueError(f"bad option spec {name!r}")
-            if m.group(4):
-                takes, placeholder = "required", m.group(4)
-            elif m.group(3) or m.group(5):
-                takes, placeholder = "optional", m.group(3) or m.group(5)
-            parsed.append(m.group(1))
-        option = Option(parsed[0], takes, _PATH_PLACEHOLDERS.get(placeholder))
-        for name in parsed:
+            optional = m.group(3) or m.group(5) or ""
+            required = required or m.group(4) or ""
+            specs.append((m.group(1), optional))
+        key = specs[0][0]
+        for name, optional in specs:
+            if required:
+                option = Option(key, "required", _PATH_PLACEHOLDERS.get(required))
+            elif optional:
+                option = Option(key, "optional", _PATH_PLACEHOLDERS.get(optional))
+            else:
+                option = Option(key, "", None)
             if name.startswith("--"):
                 long[name[2:]] = option
             else:

@@ -1277,6 +1277,8 @@ def _globs_and_zsh() -> list[str]:
 def _writing_options() -> list[str]:
     return [
         "sort -o out data.csv",
+        "sort -cfoo data.csv",
+        "sort -rfo out data.csv",
         "sort -o/tmp/x data.csv",
         "sort data.csv -o out",
         "sort -ro out data.csv",

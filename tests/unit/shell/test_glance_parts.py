@@ -228,7 +228,8 @@ def test_credential_names(name: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "name", [".venv", "env", "environment.py", "keys.md", "README.md", "config", ".gitignore"]
+    "name",
+    [".venv", "env", "environment.py", "keys.md", "README.md", "config", ".gitignore", "credentials.py"],
 )
 def test_ordinary_names(name: str) -> None:
     assert not credential_name(name)
@@ -343,6 +344,26 @@ def test_options_are_parsed_like_getopt() -> None:
     ]
     assert parsed.operands == ["a", "-q"]
     assert parsed.late == ["--lines", "3", "--color", "--file=x", "-7"]
+
+
+def test_an_optional_argument_belongs_only_to_the_name_that_shows_it() -> None:
+    # sort: `-c, --check[=WHEN]`; read `-cfoo` as -c with "foo" and a cluster -c -f -o o slips by.
+    table = options("-c, --check[=WHEN]", "-f", "-o, --output=FILE")
+    assert [(o.key, v) for o, v in parse(table, ["-cf", "--check=quiet"]).given] == [
+        ("-c", None),
+        ("-f", None),
+        ("-c", "quiet"),
+    ]
+    given = parse(table, ["-cfoo"]).given
+    assert [(o.key, v) for o, v in given] == [("-c", None), ("-f", None), ("-o", "o")]
+
+
+def test_a_tree_style_parser_refuses_valued_letters_inside_clusters() -> None:
+    table = options("-a", "-L=LEVEL", "-o=FILE", attached=False)
+    assert [(o.key, v) for o, v in parse(table, ["-a", "-L", "2"]).given] == [("-a", None), ("-L", "2")]
+    for argv in (["-aL", "2"], ["-L2"], ["-Lo", "2", "out"]):
+        with pytest.raises(Refused, match="inside a cluster"):
+            parse(table, argv)
 
 
 @pytest.mark.parametrize("argv", [["--line=3"], ["--li", "3"], ["-x"], ["--quiet=1"], ["-n"], ["--lines"]])
