@@ -24,9 +24,9 @@ class Context:
         """Raise Refused unless the program may read ``value`` (see ``paths``)."""
         check_path(value, reads, self.workspace)
 
-    def read_tree(self, value: str, *, follow_symlinks: bool, hidden: bool = True) -> None:
+    def read_tree(self, value: str, *, follow_symlinks: bool) -> None:
         """Raise Refused unless a recursive content read of ``value`` meets no credential."""
-        check_tree(value, self.workspace, follow_symlinks=follow_symlinks, hidden=hidden)
+        check_tree(value, self.workspace, follow_symlinks=follow_symlinks)
 
     def is_directory(self, value: str) -> bool:
         """Whether ``value`` names a folder; refuses when that cannot be known."""

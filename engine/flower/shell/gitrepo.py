@@ -16,7 +16,10 @@ workspace, found the way git finds it, is inert:
 - it reads no objects from elsewhere (``objects/info/alternates``), and a ``.git`` file in the
   workspace names a git directory outside it only when that directory links back (a linked
   worktree); otherwise it would point git at another repository;
-- ``GIT_DIR``, ``GIT_WORK_TREE`` and ``GIT_COMMON_DIR`` are not set (they would point git elsewhere).
+- no variable points git elsewhere or adds configuration (``GIT_DIR``, ``GIT_WORK_TREE``,
+  ``GIT_COMMON_DIR``, ``GIT_INDEX_FILE``, ``GIT_OBJECT_DIRECTORY``, ``GIT_CONFIG_PARAMETERS``,
+  ``GIT_CONFIG_COUNT``, ``GIT_EXTERNAL_DIFF``, ...); in the command itself any assignment is
+  refused anyway.
 
 No repository at all is fine: git then fails without running anything. The user's own global and
 system configuration are trusted, as for any git command they run themselves.
@@ -99,7 +102,20 @@ _INERT_NAMED: dict[str, frozenset[str]] = {
     # Read commands enter a submodule only as a repository of its own, inspected like this one.
     "submodule": frozenset({"url", "active", "branch"}),
 }
-_REDIRECTING_ENVIRONMENT = ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR")
+# Variables that point git at other files, objects or configuration than the repository's own.
+_REDIRECTING_ENVIRONMENT = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_COMMON_DIR",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_NAMESPACE",
+    "GIT_CONFIG",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_COUNT",
+    "GIT_EXTERNAL_DIFF",
+)
 _MAX_DEPTH = 3
 _GITLINK = 0o160000
 

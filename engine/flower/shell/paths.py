@@ -89,7 +89,7 @@ def _check_file_kind(target: Path, shown: str) -> None:
         raise Refused(f"a hard-linked file ({shown})")
 
 
-def check_tree(value: str, workspace: Path | None, *, follow_symlinks: bool, hidden: bool) -> None:
+def check_tree(value: str, workspace: Path | None, *, follow_symlinks: bool) -> None:
     """Raise Refused unless a recursive content read of ``value`` provably meets no credential."""
     if workspace is None:
         raise Refused("a recursive read without a known workspace")
@@ -114,8 +114,6 @@ def check_tree(value: str, workspace: Path | None, *, follow_symlinks: bool, hid
             if seen > TREE_LIMIT:
                 raise Refused(f"a recursive read over more than {TREE_LIMIT} entries")
             name = entry.name
-            if not hidden and name.startswith("."):
-                continue
             if credential_name(name) or name.casefold() == ".git":
                 raise Refused(f"a recursive read that reaches {name}")
             if entry.is_symlink():

@@ -491,9 +491,13 @@ def test_a_hook_is_found(tmp_path: Path) -> None:
         check_repository(tmp_path)
 
 
+@pytest.mark.parametrize(
+    "variable", ["GIT_DIR", "GIT_WORK_TREE", "GIT_CONFIG_PARAMETERS", "GIT_EXTERNAL_DIFF"]
+)
 def test_git_refuses_while_the_environment_points_elsewhere(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, variable: str
 ) -> None:
-    monkeypatch.setenv("GIT_DIR", str(tmp_path))
-    with pytest.raises(Refused, match="GIT_DIR"):
+    check_repository(tmp_path)
+    monkeypatch.setenv(variable, str(tmp_path))
+    with pytest.raises(Refused, match=variable):
         check_repository(tmp_path)
