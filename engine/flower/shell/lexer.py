@@ -85,7 +85,7 @@ class _Builder:
                 continue
             if ch == "~" and (i == 0 or (value[i - 1] in "=:" and live[i - 1])):
                 raise Refused("tilde expansion")
-            if ch == "=" and i == 0:
+            if ch == "=" and i == 0 and len(value) > 1:
                 raise Refused("a word starting with '=' (zsh expands it to a program's path)")
             if ch == "{" and _brace_expansion(value, live, i):
                 raise Refused("brace expansion")

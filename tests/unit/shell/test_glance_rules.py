@@ -80,6 +80,7 @@ ADMITTED = [
     'awk \'$1 == "a" || $2 == "b" {print}\' data.csv',
     "sed ':a;N;$!ba;s/\\n/ /g' README.md",
     "sed -n '/start/,/end/{p;q}' README.md",
+    "sed = README.md",
     "sed '1a hello world' README.md",
     "sed 's/a\\/b/c/' README.md",
     "jq -r '.dependencies | keys[]' package.json",
