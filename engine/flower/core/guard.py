@@ -131,7 +131,9 @@ def delegate_guard(*, tools: str = HANDS_ON, allow_glance: bool = False) -> Hook
         if allow_glance and tool == "Bash":
             command = _tool_input(data).get("command")
             # The same predicate marks these results as expired on resume: the two sets must match.
-            if isinstance(command, str) and is_ephemeral(command):
+            cwd = data.get("cwd")
+            workspace = cwd if isinstance(cwd, str) and cwd else None
+            if isinstance(command, str) and is_ephemeral(command, workspace=workspace):
                 return {}
             return _deny(_GLANCE + _DELEGATE.format(tool=tool))
         return _deny(_DELEGATE.format(tool=tool))

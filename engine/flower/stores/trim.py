@@ -183,7 +183,7 @@ class TrimmingSessionStore(SqliteSessionStore):
                 verdict = judged.get(cmd)
                 if verdict is None:
                     # Glances repeat (`git status` dozens of times); parse each command once.
-                    verdict = judged[cmd] = is_ephemeral(cmd)
+                    verdict = judged[cmd] = is_ephemeral(cmd, workspace=self.workspace)
                 if not verdict:
                     continue
                 note = policy.placeholder(_short_command(cmd), age)
