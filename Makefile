@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test system-deps
+.PHONY: demo test lint system-deps
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -24,7 +24,15 @@ demo: $(VENV)/.runtime
 system-deps:
 	@sh scripts/system-deps.sh
 
-# The Python suite, then the extension inside a real VS Code (code-server + headless Chromium).
-test: $(VENV)/.test system-deps
+# The gates: ruff (lint, then format), mypy (strict on the packages), the extension's Biome + tsc.
+# Any finding fails the target, and so `make test` and CI.
+lint: $(VENV)/.test
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/mypy
+	bash scripts/lint-vscode.sh
+
+# The gates, the Python suite, then the extension inside a real VS Code (code-server + headless Chromium).
+test: lint system-deps
 	$(BIN)/python -m pytest
 	bash scripts/test-vscode.sh

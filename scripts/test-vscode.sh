@@ -17,15 +17,8 @@ fi
 
 eval "$(bash "$ROOT/scripts/vscode-toolchain.sh" --env)"
 
+bash "$ROOT/scripts/vscode-deps.sh"
 cd "$EXT"
-# node_modules follows package-lock.json: reinstall only when the lockfile changed.
-stamp=node_modules/.flower-lock-hash
-want="$(sha256sum package-lock.json | cut -d' ' -f1)"
-if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
-    echo "[test-vscode] npm ci" >&2
-    npm ci --no-audit --no-fund --loglevel=error >&2
-    echo "$want" > "$stamp"
-fi
 
 echo "[test-vscode] typecheck, bundle, package" >&2
 npx tsc -p . --noEmit
