@@ -69,10 +69,12 @@ async def main(rounds: int) -> None:
     b, f = statistics.median(bare_times), statistics.median(flower_times)
     print(f"rounds: {rounds} (alternating order)")
     print(
-        f"bare claude_agent_sdk.query : median {b:.3f} s  (min {min(bare_times):.3f}, max {max(bare_times):.3f})"
+        f"bare claude_agent_sdk.query : median {b:.3f} s  "
+        f"(min {min(bare_times):.3f}, max {max(bare_times):.3f})"
     )
     print(
-        f"flower Runtime.run          : median {f:.3f} s  (min {min(flower_times):.3f}, max {max(flower_times):.3f})"
+        f"flower Runtime.run          : median {f:.3f} s  "
+        f"(min {min(flower_times):.3f}, max {max(flower_times):.3f})"
     )
     print(f"ratio flower / bare         : {f / b:.3f}  (target <= 1.05)")
 

@@ -29,7 +29,8 @@ class Engine(Protocol):
     def workflow(
         self, ask: str, *, workspace: Path, run_dir: Path, new: bool, timeout_s: float | None
     ) -> Any:
-        """A workflow with `.channel` (HumanChannel), `.workbench` and `async run(runtime, *, on_event, on_step)`."""
+        """A workflow with `.channel` (HumanChannel), `.workbench` and
+        `async run(runtime, *, on_event, on_step)`."""
 
     def runtime(self, workflow: Any, *, workspace: Path, run_dir: Path, window: int | None) -> Any:
         """A Runtime for `workflow`: `interrupt(words)`, `on_stderr`, `total_cost()`, `close()`, `busy`."""
@@ -39,9 +40,9 @@ class FlowerEngine:
     """The real engine: `starter_flow` run by a `Runtime`, exactly as `flower go` does."""
 
     def warm(self) -> None:
-        import claude_agent_sdk  # noqa: F401  (the slowest import of a run)
-        import flower.core.runtime  # noqa: F401
-        import flower.workflow.starter  # noqa: F401
+        # claude_agent_sdk is the slowest import of a run
+        for module in ("claude_agent_sdk", "flower.core.runtime", "flower.workflow.starter"):
+            importlib.import_module(module)
 
     def wake_state(self, workspace: Path, run_dir: Path) -> dict[str, Any]:
         from flower.workflow.starter import wake_state

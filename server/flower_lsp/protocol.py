@@ -210,7 +210,8 @@ class StateResult:
 
 @dataclass
 class BannerParams:
-    """The resume banner, e.g. `<- 在 ~/proj 接上上次  需求已确认 · 目标 7 条 · 干活上下文 71.4K · 第 3 次唤醒`."""
+    """The resume banner, e.g.
+    `<- 在 ~/proj 接上上次  需求已确认 · 目标 7 条 · 干活上下文 71.4K · 第 3 次唤醒`."""
 
     folder: str = _doc("URI of the workspace folder")
     text: str = _doc("the banner line, ready to show")
@@ -554,12 +555,15 @@ def typescript() -> str:
             out.append(f"  {f.name}{'?' if optional else ''}: {ts_type(hints[f.name])};")
         out += ["}", ""]
     for m in METHODS:
-        shape = f"params: {m.params.__name__ if m.params else 'none'}; result: {m.result.__name__ if m.result else 'none'}"
+        params = m.params.__name__ if m.params else "none"
+        result = m.result.__name__ if m.result else "none"
+        shape = f"params: {params}; result: {result}"
         out += _jsdoc(f"{m.kind}, {m.direction}. {m.doc} ({shape})")
         out.append(f"export const {m.const} = {_ts_string(m.name)};")
     out += [
         "",
-        "/** Every command the server registers (executeCommandProvider); the client must not register them again. */",
+        "/** Every command the server registers (executeCommandProvider);"
+        " the client must not register them again. */",
         "export const COMMANDS = ["
         + ", ".join(m.const for m in METHODS if m.kind == "command")
         + "] as const;",

@@ -192,7 +192,7 @@ def build_server(engine: Engine | None = None) -> FlowerServer:
     server = FlowerServer(engine)
 
     @server.feature(types.INITIALIZE)
-    def on_initialize(ls: "FlowerServer", params: types.InitializeParams) -> None:
+    def on_initialize(ls: FlowerServer, params: types.InitializeParams) -> None:
         ls.loop = asyncio.get_running_loop()
         try:
             ls.options = from_json(InitOptions, params.initialization_options, "initializationOptions")
@@ -201,13 +201,13 @@ def build_server(engine: Engine | None = None) -> FlowerServer:
             ls.show(f"flower: ignoring initializationOptions ({exc})", types.MessageType.Warning)
 
     @server.feature(types.INITIALIZED)
-    async def on_initialized(ls: "FlowerServer", params: types.InitializedParams) -> None:
+    async def on_initialized(ls: FlowerServer, params: types.InitializedParams) -> None:
         # the engine's imports are slow: load them now, off the loop, not on the first command
         threading.Thread(target=_warm, args=(ls,), name="flower-warm", daemon=True).start()
         await banner.announce_all(ls)
 
     @server.feature(types.SHUTDOWN)
-    async def on_shutdown(ls: "FlowerServer", params: None) -> None:
+    async def on_shutdown(ls: FlowerServer, params: None) -> None:
         await ls.close()
 
     for module in (runs, state, banner, context, diagnostics, questions, events, documents):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
 import subprocess
@@ -35,7 +36,7 @@ async def no_rm(data: dict[str, Any], tool_use_id: str | None, ctx: Any) -> dict
 async def test_resume_from_the_store_feeds_back_pruned_trimmed_and_expired_history(
     use_sim, workspace, claude_root, tmp_path
 ):
-    subprocess.run(["git", "init", "-q", str(workspace)], check=True)
+    await asyncio.to_thread(subprocess.run, ["git", "init", "-q", str(workspace)], check=True)
     (workspace / "tracked.txt").write_text("x")
     sim = use_sim(
         {

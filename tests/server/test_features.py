@@ -35,7 +35,7 @@ CHECKS = [
 def test_a_failed_item_finds_the_line_of_its_check() -> None:
     assert locate("工作区根目录有 README.md,写了怎么运行", CHECKS) == 5  # verbatim
     assert locate("2. 工作区根目录有 README.md,写了怎么运行。", CHECKS) == 5  # numbered, full stop
-    assert locate("ＲＥＡＤＭＥ.md", CHECKS) == 5  # full width folds
+    assert locate("ＲＥＡＤＭＥ.md", CHECKS) == 5  # noqa: RUF001 (full-width letters on purpose: they must fold)
     assert locate("README.md", CHECKS) == 5  # a fragment of the check
     assert locate("第 3 条", CHECKS) == 6  # by number
     assert locate("判定项 1", CHECKS) == 4

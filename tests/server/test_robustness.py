@@ -8,10 +8,10 @@ import asyncio
 import os
 
 import pytest
+from fake_engine import read_log
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams, JsonRpcMethodNotFound
 
-from fake_engine import read_log
 from flower_lsp.documents import uri_of
 
 BAD_COMMANDS = [

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from fake_engine import read_log
 from lsprotocol import types
 
-from fake_engine import read_log
 from flower.workflow.goal import ACCEPT, AMEND, WRONG
 
 GOAL = (

@@ -135,7 +135,10 @@ def test_version(capsys: pytest.CaptureFixture[str]):
 
 
 def test_building_the_parser_does_not_import_the_sdk():
-    probe = "import sys; from flower.cli import build_parser, parse_args; build_parser(); parse_args(['x']); print('claude_agent_sdk' in sys.modules)"
+    probe = (
+        "import sys; from flower.cli import build_parser, parse_args; build_parser(); parse_args(['x']); "
+        "print('claude_agent_sdk' in sys.modules)"
+    )
     out = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True
     ).stdout.strip()
@@ -206,7 +209,7 @@ def test_isolate_moves_the_workbench_out_of_the_repository(here: Path):
 
 
 def test_isolate_outside_git_is_refused_before_anything_runs(here: Path):
-    screen, out, err = capture_screen()
+    screen, _out, err = capture_screen()
     code = cli.go_command(args("--isolate", "帮我做一个 X"), screen=screen, source=pipe_source(""))
     assert code == 1
     assert "--isolate 要求" in err.getvalue() and "是 git 仓库" in err.getvalue()
@@ -449,7 +452,7 @@ def test_no_credential_is_reported_before_anything_is_asked(here: Path, monkeypa
     (here / ".env").write_text(
         "# no key here\nOTHER=1\n", encoding="utf-8"
     )  # the workspace's .env is the one read
-    screen, out, err = capture_screen()
+    screen, _out, err = capture_screen()
     source = pipe_source("帮我做一个 X\n")
     assert cli.go_command(args(), screen=screen, source=source) == 1
     assert "缺少凭证" in err.getvalue() and "flower setup" in err.getvalue()
@@ -697,8 +700,7 @@ async def test_typed_lines_answer_by_number_by_text_or_skip(here: Path):
 
     async def ask_and_type(line: str, options: list[str]) -> Any:
         task = asyncio.create_task(channel.ask("选哪个?", options))
-        while not channel.pending():
-            await asyncio.sleep(0.01)
+        await asyncio.wait_for(channel.next_ask(), 5)  # the question is waiting now
         await asyncio.to_thread(driver.handle_line, line)  # the reader thread's side
         return await asyncio.wait_for(task, 5)
 

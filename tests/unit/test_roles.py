@@ -12,6 +12,7 @@ from flower.core.agent import AgentSpec, CompactPolicy, build_options
 from flower.core.brief import SECTIONS, Brief
 from flower.core.goal import ACHIEVED, NOT_YET, UNREACHABLE, Goal, Verdict
 from flower.core.guard import wants_isolation
+from flower.core.human import HumanChannel
 from flower.core.roles import (
     CLARIFIER_RULES,
     COORDINATOR_RULES,
@@ -27,7 +28,6 @@ from flower.core.roles import (
     oracle,
     worker,
 )
-from flower.core.human import HumanChannel
 
 ASK = "mcp__human__ask"
 INBOX = "mcp__human__inbox"
@@ -328,7 +328,7 @@ def test_clarifier_template_is_exactly_the_brief_sections() -> None:
     assert names == [name for _, name in SECTIONS]
     # a reply following the template, including "无" for an empty unknowns section
     bodies = ["做一个 md 转 html 的脚本", "运行 conv.py a.md 产出 a.html", "不做 GUI", "无"]
-    reply = "\n".join(f"## {n}\n{body}" for n, body in zip(names, bodies))
+    reply = "\n".join(f"## {n}\n{body}" for n, body in zip(names, bodies, strict=True))
     brief = Brief.parse(reply)
     assert brief.complete(), brief.missing()
     assert brief.goal == "做一个 md 转 html 的脚本"

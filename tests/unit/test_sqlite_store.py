@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import sqlite3
 import tempfile
 import threading
@@ -9,12 +10,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
-
 from claude_agent_sdk import list_sessions_from_store, project_key_for_directory
 from claude_agent_sdk.testing import run_session_store_conformance
 from claude_agent_sdk.types import SessionKey, SessionStore
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from flower.stores.sqlite import SqliteSessionStore
 
 MAIN: SessionKey = {"project_key": "-work-proj", "session_id": "s1"}
@@ -391,7 +392,7 @@ async def test_mtimes_strictly_increase_under_rapid_appends(store: SqliteSession
         key = keys[i % 3]
         await store.append(key, [e(f"u{i}")])
         stamps.append(await mtime_of(store, key))
-    assert all(b > a for a, b in zip(stamps, stamps[1:]))
+    assert all(b > a for a, b in itertools.pairwise(stamps))
     assert stamps[0] > 1e12  # epoch milliseconds
     summaries = {s["session_id"]: s["mtime"] for s in await store.list_session_summaries("-p")}
     listed = {s["session_id"]: s["mtime"] for s in await store.list_sessions("-p")}
@@ -407,7 +408,7 @@ async def test_two_handles_on_one_file_share_the_clock(tmp_path: Path) -> None:
             s = a if i % 2 else b
             await s.append(MAIN, [e(f"u{i}")])
             stamps.append(await mtime_of(s, MAIN))
-        assert all(y > x for x, y in zip(stamps, stamps[1:]))
+        assert all(y > x for x, y in itertools.pairwise(stamps))
         assert len(await a.load(MAIN)) == 100
     finally:
         a.close()

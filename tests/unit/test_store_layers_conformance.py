@@ -6,9 +6,9 @@ import itertools
 from pathlib import Path
 
 import pytest
-
 from claude_agent_sdk.testing import run_session_store_conformance
 from claude_agent_sdk.types import SessionStore
+
 from flower.stores.prune import PruningSessionStore
 from flower.stores.sqlite import SqliteSessionStore
 from flower.stores.trim import TrimmingSessionStore

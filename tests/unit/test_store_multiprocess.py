@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import subprocess
 import sys
@@ -11,6 +12,7 @@ from collections import Counter
 from pathlib import Path
 
 from claude_agent_sdk.types import SessionKey
+
 from flower.stores.sqlite import SqliteSessionStore
 
 SHARED: SessionKey = {"project_key": "-work-proj", "session_id": "shared"}
@@ -120,14 +122,14 @@ def test_parallel_writers_lose_and_duplicate_nothing(tmp_path: Path) -> None:
         assert sorted(x["uuid"] for x in entries) == sorted(expected)
         writers_seen = [x["writer"] for x in entries if "writer" in x]
         # The batches really interleaved rather than running one process after another.
-        switches = sum(1 for a, b in zip(writers_seen, writers_seen[1:]) if a != b)
+        switches = sum(1 for a, b in itertools.pairwise(writers_seen) if a != b)
         assert switches >= len(names)
 
         # Every stamp any process received is unique and each process saw its
         # own stamps strictly increase: the clock is shared through the file.
         stamps = {n: json.loads((tmp_path / f"{n}.json").read_text()) for n in names}
         for own in stamps.values():
-            assert all(b > a for a, b in zip(own, own[1:]))
+            assert all(b > a for a, b in itertools.pairwise(own))
         everything = [s for own in stamps.values() for s in own]
         assert len(everything) == len(set(everything))
         assert sorted(store.projects()) == ["-work-proj"]

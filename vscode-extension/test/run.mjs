@@ -4,10 +4,10 @@
 //   host  Mocha inside the extension host of a real VS Code (code-server), real language
 //         server, engine and Claude Code CLI, flower.sim as the model
 //   ui    headless Chromium driving that VS Code as a person would, with the packaged .vsix;
-//         screenshots go to docs/
+//         its screenshots stay with the run's logs, and replace docs/*.png only with --screenshots
 // Expects the toolchain's environment (scripts/test-vscode.sh sets it up):
 //   FLOWER_CODE_SERVER, FLOWER_PLAYWRIGHT_CORE, FLOWER_CHROMIUM, and FLOWER_PYTHON (default .venv).
-// Usage: node test/run.mjs [--only unit,host,ui] [--keep] [--verbose]
+// Usage: node test/run.mjs [--only unit,host,ui] [--keep] [--verbose] [--screenshots]
 import { spawn, execFile } from 'node:child_process';
 import { once } from 'node:events';
 import * as fs from 'node:fs';
@@ -30,9 +30,10 @@ const REQUEST = '写一个 hello.py,运行时打印问候语';
 
 const argv = process.argv.slice(2);
 const flag = (name) => argv.includes(name);
-const onlyArg = argv.find((a, i) => argv[i - 1] === '--only');
+const onlyArg = argv.find((_, i) => argv[i - 1] === '--only');
 const KINDS = (onlyArg ?? 'unit,host,ui').split(',');
 const KEEP = flag('--keep');
+const SCREENSHOTS = flag('--screenshots'); // the README's pictures: only on request, never by a test run
 const VERBOSE = flag('--verbose') || process.env.FLOWER_TEST_VERBOSE === '1';
 
 const results = []; // { kind, title, ok, ms, error }
@@ -214,7 +215,11 @@ async function startVSCode(name, { vscodeOptions = [], install } = {}) {
     if (Date.now() > end) throw new Error(`code-server did not answer /healthz (see ${server.log})`);
     await sleep(200);
   }
-  return { dir, ws, port, base, env, stop: async () => (await server.stop(), await sim.stop()) };
+  const stop = async () => {
+    await server.stop();
+    await sim.stop();
+  };
+  return { dir, ws, port, base, env, stop };
 }
 
 let browserPromise;
@@ -288,7 +293,7 @@ async function runHost() {
   await page.exposeFunction('codeAutomationLog', (level, args) => {
     // The host forwards console calls as (level, [format, ...values]).
     const text = Array.isArray(args) ? format(...args) : format(level, args);
-    fs.appendFileSync(logFile, text + '\n');
+    fs.appendFileSync(logFile, `${text}\n`);
     if (VERBOSE) say(indent(text, '  [host] '));
   });
   await page.exposeFunction('codeAutomationExit', (code) => exit(code));
@@ -316,7 +321,6 @@ async function runUi() {
   const vs = await startVSCode('ui', { install: VSIX });
   const context = await (await browser()).newContext({ viewport: { width: 1280, height: 800 } });
   const page = await context.newPage();
-  fs.mkdirSync(DOCS, { recursive: true });
   const step = async (title, fn) => {
     const started = Date.now();
     try {
@@ -352,15 +356,26 @@ async function runUi() {
     }
   };
   const toast = (text) => page.locator('.notification-toast', { hasText: text }).first();
+  const picture = async (name) => {
+    await page.mouse.move(640, 500); // no hover tooltip in the picture
+    await page.waitForTimeout(700); // toasts fade in
+    const dir = SCREENSHOTS ? DOCS : vs.dir;
+    fs.mkdirSync(dir, { recursive: true });
+    await page.screenshot({ path: path.join(dir, name) });
+  };
   const meter = page.locator('.statusbar-item', { hasText: /^Flower [\d.]+[KM]? \/ [\d.]+[KM]?/ }).first();
 
-  try {
-    let ok = await step('the workbench opens the folder', async () => {
-      await page.goto(`${vs.base}/?folder=${encodeURIComponent(vs.ws)}`);
-      await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
-      await page.locator('.statusbar').waitFor({ timeout: 30_000 });
-    });
-    ok &&= await step(
+  // each step needs the one before it: the first failure ends the walk
+  const steps = [
+    [
+      'the workbench opens the folder',
+      async () => {
+        await page.goto(`${vs.base}/?folder=${encodeURIComponent(vs.ws)}`);
+        await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
+        await page.locator('.statusbar').waitFor({ timeout: 30_000 });
+      },
+    ],
+    [
       'F1 "Flower: Continue" in a new folder offers a new run; "New run…" is clicked',
       async () => {
         await palette('Flower: Continue');
@@ -368,66 +383,79 @@ async function runUi() {
         await offer.waitFor({ timeout: 60_000 });
         await offer.locator('.monaco-button', { hasText: 'New run' }).click();
       },
-    );
-    ok &&= await step('the request is asked for in a quick pick, typed and entered', async () => {
-      const input = page.locator('.quick-input-widget input');
-      await page.locator('.quick-input-widget', { hasText: 'Flower asks' }).waitFor({ timeout: 30_000 });
-      await input.pressSequentially(REQUEST, { delay: 5 });
-      await page
-        .locator('.quick-input-list .monaco-list-row', { hasText: 'your answer' })
-        .waitFor({ timeout: 5_000 });
-      await page.keyboard.press('Enter');
-    });
-    ok &&= await step(
+    ],
+    [
+      'the request is asked for in a quick pick, typed and entered',
+      async () => {
+        const input = page.locator('.quick-input-widget input');
+        await page.locator('.quick-input-widget', { hasText: 'Flower asks' }).waitFor({ timeout: 30_000 });
+        await input.pressSequentially(REQUEST, { delay: 5 });
+        await page
+          .locator('.quick-input-list .monaco-list-row', { hasText: 'your answer' })
+          .waitFor({ timeout: 5_000 });
+        await page.keyboard.press('Enter');
+      },
+    ],
+    [
       "the agent's question appears as a quick pick and is answered by keyboard",
       async () => {
         const row = page.locator('.quick-input-list .monaco-list-row', { hasText: 'hello, flower' });
         await row.waitFor({ timeout: 120_000 });
-        await page.mouse.move(640, 500); // no hover tooltip in the picture
-        await page.waitForTimeout(700);
-        await page.screenshot({ path: path.join(DOCS, 'vscode-question.png') });
+        await picture('vscode-question.png');
         await page.keyboard.press('ArrowDown'); // "hello, flower"
         await page.keyboard.press('ArrowUp'); // back to "hello": the scripted brief expects it
         await page.keyboard.press('Enter');
         await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: 10_000 });
       },
-    );
-    ok &&= await step('the status bar shows the context meter while the run works', async () => {
-      await meter.waitFor({ timeout: 120_000 });
-    });
-    ok &&= await step('the run finishes (Flower: Show State says it is not running)', async () => {
-      const end = Date.now() + 180_000;
-      for (;;) {
-        if (fs.existsSync(path.join(vs.ws, 'README.md'))) {
-          await palette('Flower: Show State');
-          const editor = page.locator('.editor-instance .view-lines').first();
-          await editor.waitFor({ timeout: 15_000 });
-          if (/Running\*\*: no/.test((await editor.innerText()).replace(/\u00a0/g, ' '))) break; // Monaco renders spaces as nbsp
+    ],
+    [
+      'the status bar shows the context meter while the run works',
+      async () => {
+        await meter.waitFor({ timeout: 120_000 });
+      },
+    ],
+    [
+      'the run finishes (Flower: Show State says it is not running)',
+      async () => {
+        const end = Date.now() + 180_000;
+        for (;;) {
+          if (fs.existsSync(path.join(vs.ws, 'README.md'))) {
+            await palette('Flower: Show State');
+            const editor = page.locator('.editor-instance .view-lines').first();
+            await editor.waitFor({ timeout: 15_000 });
+            // biome-ignore lint/performance/useDomNodeTextContent: the lines as rendered, one per line
+            const shown = await editor.innerText();
+            if (/Running\*\*: no/.test(shown.replace(/\u00a0/g, ' '))) break; // Monaco renders spaces as nbsp
+          }
+          if (Date.now() > end) throw new Error('the run did not finish within 180 s');
+          await page.waitForTimeout(2000);
         }
-        if (Date.now() > end) throw new Error('the run did not finish within 180 s');
-        await page.waitForTimeout(2000);
-      }
-    });
-    ok &&= await step('F1 "Flower: Open Goal" opens 目标.md', async () => {
-      await palette('Flower: Open Goal');
-      await page.locator('.tab.active', { hasText: '目标.md' }).waitFor({ timeout: 15_000 });
-      await page
-        .locator('.editor-instance .view-lines', { hasText: '判定清单' })
-        .first()
-        .waitFor({ timeout: 15_000 });
-    });
-    ok &&= await step(
+      },
+    ],
+    [
+      'F1 "Flower: Open Goal" opens 目标.md',
+      async () => {
+        await palette('Flower: Open Goal');
+        await page.locator('.tab.active', { hasText: '目标.md' }).waitFor({ timeout: 15_000 });
+        await page
+          .locator('.editor-instance .view-lines', { hasText: '判定清单' })
+          .first()
+          .waitFor({ timeout: 15_000 });
+      },
+    ],
+    [
       'F1 "Flower: Continue" wakes the run: the banner notification and the meter',
       async () => {
         await palette('Flower: Continue');
         const banner = toast('接上上次');
         await banner.waitFor({ timeout: 60_000 });
         await meter.waitFor({ timeout: 60_000 });
-        await page.mouse.move(640, 500);
-        await page.waitForTimeout(700); // toasts fade in
-        await page.screenshot({ path: path.join(DOCS, 'vscode-banner.png') });
+        await picture('vscode-banner.png');
       },
-    );
+    ],
+  ];
+  try {
+    for (const [title, fn] of steps) if (!(await step(title, fn))) break;
   } finally {
     await context.close();
     await vs.stop();

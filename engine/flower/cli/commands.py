@@ -7,12 +7,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..core.display import first_line
 from .builders import build_flow, build_runtime, once_call, once_spec, workspace_of
 from .credentials import credential_problem, describe_credentials, looks_like_auth
 from .driver import QUIT_NOTE, Driver, drive
 from .target import TargetError, load_target
 from .terminal import CANCELLED, LineSource, Screen, ask_for_request
-from .text import first_line, format_duration
+from .text import format_duration
 
 WORK_STEP = "干活"  # the starter flow's work step: its session's context goes on the banner
 
@@ -162,7 +163,8 @@ def _outcome(screen: Screen, ctx: dict[str, Any], runtime: Any) -> int:
     last = runtime.results[-1] if runtime.results else None
     if last is not None and looks_like_auth(last.error):
         screen.say(
-            f"! 看起来是凭证不对:{first_line(last.error, 120)}\n  跑 `flower setup` 重配,再跑一次刚才的命令 —— 同一目录会接着上次。",
+            f"! 看起来是凭证不对:{first_line(last.error, 120)}\n"
+            "  跑 `flower setup` 重配,再跑一次刚才的命令 —— 同一目录会接着上次。",
             err=True,
         )
     return 1

@@ -9,6 +9,7 @@ never the Claude Code child (it shares our process group and would interrupt its
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import threading
@@ -234,10 +235,8 @@ class Driver:
             if not work.done():
                 work.cancel()
 
-        try:
+        with contextlib.suppress(RuntimeError):
             loop.call_soon_threadsafe(cancel)
-        except RuntimeError:
-            pass
         # the SDK normally closes its CLI child within a second; never hang the person
         threading.Thread(target=self._watchdog, name="flower-quit", daemon=True).start()
 
@@ -300,10 +299,8 @@ class Driver:
                 rescue(signum, frame)
 
             signal.signal(sig, handler)
-        try:
+        with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(signal.SIGINT, self.ctrl_c)
-        except (NotImplementedError, RuntimeError):
-            pass
         if self.source.tty and self.source.fd is not None and is_terminal(self.screen.err):
             raw = RawTerminal(self.source.fd)
             # before the thread starts: keys typed in between would be swallowed by line mode
@@ -321,10 +318,8 @@ class Driver:
             raise
         finally:
             self._stop.set()
-            try:
+            with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.remove_signal_handler(signal.SIGINT)
-            except (NotImplementedError, RuntimeError):
-                pass
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
             self.restore_terminal()

@@ -5,7 +5,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from .text import first_line, format_duration
+from ..core.display import first_line
+from .text import format_duration
 
 RECEIVED = "+ 收到 (它下次查收件箱时会看到;{where})"
 RECEIVED_AMENDED = "已追加进确认书"

@@ -6,9 +6,10 @@ message types, so swapping the UI never touches the core.
 
 from __future__ import annotations
 
+import contextlib
 import json
-from dataclasses import dataclass, field
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 EventKind = Literal[
@@ -225,10 +226,9 @@ def _compact_reset(message: Any) -> Event:
     if post is None and pre is not None and saved is not None:
         post = pre - saved
     trigger = str(trigger) if trigger else ""
-    shown = lambda n: "?" if n is None else str(n)  # noqa: E731
     return Event(
         "reset",
-        text=f"压缩({trigger}) {shown(pre)} → {shown(post)} tokens",
+        text=f"压缩({trigger}) {_shown(pre)} → {_shown(post)} tokens",
         payload={
             "trigger": trigger,
             "pre_tokens": pre,
@@ -238,6 +238,10 @@ def _compact_reset(message: Any) -> Event:
         },
         raw=message,
     )
+
+
+def _shown(tokens: int | None) -> str:
+    return "?" if tokens is None else str(tokens)
 
 
 def _first(*sources: dict[str, Any], keys: tuple[str, ...]) -> Any:
@@ -261,9 +265,7 @@ def emitter(callback: Callable[[Event], None] | None) -> Callable[[Event], None]
 
     def emit(event: Event) -> None:
         if callback is not None:
-            try:
+            with contextlib.suppress(Exception):
                 callback(event)
-            except Exception:
-                pass
 
     return emit

@@ -18,6 +18,7 @@ Measured with the bundled CLI 2.1.327 (tests/e2e/test_guards_cli.py):
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import hashlib
 import re
@@ -269,10 +270,9 @@ def isolate_guard(agents: dict[str, AgentDefinition], *, on_inject: Any = None) 
         if not isinstance(kind, str) or not wants_isolation(agents.get(kind)):
             return {}
         if on_inject is not None:
-            try:
+            # a failing notifier must not cost the role its isolation
+            with contextlib.suppress(Exception):
                 on_inject(kind, args.get("description"))
-            except Exception:
-                pass  # a failing notifier must not cost the role its isolation
         return {
             "hookSpecificOutput": {
                 "hookEventName": "PreToolUse",

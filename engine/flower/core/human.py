@@ -37,7 +37,10 @@ ASK_TOOL = "ask"
 INBOX_TOOL = "inbox"
 
 OVER_BUDGET = "提问额度已用完。不要再问了 —— 把剩下的不确定项写进「未知与假设」那一段,按你自己的判断继续。"
-TIMEOUT = "无人应答。按你自己的判断继续,并把这个问题和你采用的假设写进「未知与假设」那一段。不要重复提问,也不要停在这里。"
+TIMEOUT = (
+    "无人应答。按你自己的判断继续,并把这个问题和你采用的假设写进「未知与假设」那一段。"
+    "不要重复提问,也不要停在这里。"
+)
 DECLINED = "对方跳过了这个问题。按你自己的判断继续,并把假设写进「未知与假设」。"
 INVALID = "问题是空的。把问题写清楚再问。"
 INBOX_EMPTY = "没有新消息。"
@@ -302,7 +305,7 @@ class HumanChannel:
         with self._lock:
             return [w.ask for w in self._waiting.values()]
 
-    async def next_ask(self, timeout: float | None = None) -> Ask | None:
+    async def next_ask(self, timeout: float | None = None) -> Ask | None:  # noqa: ASYNC109 (the reference fixes this signature)
         """Pull mode: the next ask still waiting for an answer; None on timeout, raises if cancelled."""
         loop = self._remember_loop()
         deadline = None if timeout is None else loop.time() + timeout
@@ -448,10 +451,10 @@ class HumanChannel:
     def _emit(self, event: Event, *, threadsafe: bool = False) -> None:
         if threadsafe:
             loop = self._loop
-            if loop is not None and loop.is_running() and _running_loop() is not loop:
-                # Other threads hand the event to the loop so on_event always runs there.
-                if _call_soon(loop, self._deliver, event):
-                    return
+            # Other threads hand the event to the loop so on_event always runs there.
+            on_other_thread = loop is not None and loop.is_running() and _running_loop() is not loop
+            if on_other_thread and loop is not None and _call_soon(loop, self._deliver, event):
+                return
         self._deliver(event)
 
     def _deliver(self, event: Event) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import fcntl
 import json
 import os
@@ -254,8 +255,9 @@ class Runtime:
                     if len(result.retired) >= self.handoff.max_generations:
                         result.error = (
                             f"handed over {len(result.retired)} times in one step (max_generations="
-                            f"{self.handoff.max_generations}): the window ({self.handoff.window} tokens) is too small "
-                            "for this role to even start; raise HandoffPolicy.window or disable handoff"
+                            f"{self.handoff.max_generations}): the window ({self.handoff.window} tokens) "
+                            "is too small for this role to even start; raise HandoffPolicy.window or "
+                            "disable handoff"
                         )
                         break
                     handoff = await self._handoff(spec, name, prompt, result, emit)
@@ -278,14 +280,17 @@ class Runtime:
                 emit(
                     Event(
                         "retry",
-                        text=f"第 {attempt} 次尝试失败({kind}):{first_line(result.error)};{delay:.0f} 秒后重试",
+                        text=(
+                            f"第 {attempt} 次尝试失败({kind}):{first_line(result.error)};{delay:.0f} 秒后重试"
+                        ),
                         payload={"attempt": attempt, "kind": kind, "error": result.error, "delay": delay},
                     )
                 )
                 if not await self.resilience.wait_online(
                     lambda text: emit(Event("retry", text=text, payload={"phase": "offline"}))
                 ):
-                    result.error = f"the API stayed unreachable for {self.resilience.max_offline_wait:.0f} s: {result.error}"
+                    waited = self.resilience.max_offline_wait
+                    result.error = f"the API stayed unreachable for {waited:.0f} s: {result.error}"
                     break
                 await asyncio.sleep(delay)
                 if result.session_id:
@@ -445,10 +450,9 @@ class Runtime:
         result.session_id = sid
         callback = self.on_session
         if callback is not None:
-            try:
+            # lineage is a bonus: a failing callback never stops the step
+            with contextlib.suppress(Exception):
                 callback(sid)
-            except Exception:
-                pass  # lineage is a bonus: a failing callback never stops the step
 
     @staticmethod
     def _account(result: StepResult, message: Any, reported: float) -> float:
@@ -494,10 +498,8 @@ class Runtime:
         self.stderr_tail.append(line)
         callback = self.on_stderr
         if callback is not None:
-            try:
+            with contextlib.suppress(Exception):
                 callback(line)
-            except Exception:
-                pass
 
     # -- handoff ---------------------------------------------------------------------------
     async def _handoff(
@@ -643,10 +645,8 @@ def _track_tasks(message: Any, outstanding: set[str]) -> None:
 
 
 async def _quiet(coro: Any) -> None:
-    try:
+    with contextlib.suppress(Exception):  # interrupting a session that just ended is not an error
         await coro
-    except Exception:
-        pass  # interrupting a session that just ended is not an error
 
 
 def _safe_name(step: str) -> str:

@@ -81,7 +81,8 @@ async def _one_run(ask: str, ws: Path, run_dir: Path, out: TextIO) -> dict[str, 
         answerer.cancel()
         runtime.close()
     out.write(
-        f"\n  cost ${runtime.total_cost():.4f} (priced by the CLI from simulated usage) · manifest {runtime.manifest_path}\n"
+        f"\n  cost ${runtime.total_cost():.4f} (priced by the CLI from simulated usage)"
+        f" · manifest {runtime.manifest_path}\n"
     )
     return ctx
 
@@ -98,7 +99,8 @@ async def run_demo(out: TextIO, *, keep: bool = False) -> int:
         with SimServer(starter_scenario(context=78_000)) as sim:
             os.environ.update(isolated_env(sim.base_url, root))
             out.write(
-                f"flower demo: the real Claude Code CLI; the model is scripted by flower.sim at {sim.base_url}\n"
+                "flower demo: the real Claude Code CLI; "
+                f"the model is scripted by flower.sim at {sim.base_url}\n"
             )
             out.write(f'workspace: {ws}\n\n$ flower "{REQUEST}"\n')
             first = await _one_run(REQUEST, ws, run_dir, out)

@@ -104,8 +104,8 @@ class Workflow:
             if step.resume_from is not None:
                 if step.resume_from not in sessions:
                     raise ValueError(
-                        f"step {step.name!r} continues the session of {step.resume_from!r}, which produced none "
-                        "(it did not run, failed before starting, or is misspelt)"
+                        f"step {step.name!r} continues the session of {step.resume_from!r}, which "
+                        "produced none (it did not run, failed before starting, or is misspelt)"
                     )
                 resume, fork = sessions[step.resume_from], step.fork
             elif step.name in carried:

@@ -37,7 +37,9 @@ suite('a run from the editor', () => {
       }),
     );
   });
-  suiteTeardown(() => disposables.forEach((d) => d.dispose()));
+  suiteTeardown(() => {
+    for (const d of disposables) d.dispose();
+  });
 
   test('Flower: New Run goes through clarify (answered in the quick pick), goal and work', async function () {
     this.timeout(RUN_TIMEOUT + 30_000);
@@ -100,7 +102,8 @@ suite('progress', () => {
       // The starter scenario is used up by now: this run only has to live long enough to be cancelled.
       await vscode.commands.executeCommand('flower.newRun', '再写一个 bye.py');
       await waitFor('a progress notification', () => (api.server.progress?.active ?? 0) > 0, 30_000, 50);
-      api.server.progress!.cancelAll(); // what the notification's Cancel button does
+      assert.ok(api.server.progress, 'the progress feature is registered');
+      api.server.progress.cancelAll(); // what the notification's Cancel button does
       const end = await waitFor('the run to end', () => runEnded(events, 0), 60_000, 100);
       assert.equal(end.payload.phase, 'stopped', `run ended: ${end.text}`);
       await waitFor('the progress to close', () => api.server.progress?.active === 0, 10_000);
