@@ -154,7 +154,8 @@ async def one_starter_run(sim: TimedSim, root: Path, i: int) -> list[float]:
 async def bench_meter(runs: int, root: Path) -> list[float]:
     out: list[float] = []
     for i in range(runs):
-        with TimedSim(scenarios.starter_scenario()) as sim:
+        sim = TimedSim(scenarios.starter_scenario())
+        with sim:
             out += await one_starter_run(sim, root, i)
     return out
 

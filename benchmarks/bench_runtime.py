@@ -59,7 +59,8 @@ async def main(rounds: int) -> None:
         spec = AgentSpec(name="bench", instructions="", allowed_tools=["Bash", "Read"])
         await bare(ws)  # warm the page cache for the 356 MiB CLI binary
         await flower_step(rt, spec)
-        bare_times, flower_times = [], []
+        bare_times: list[float] = []
+        flower_times: list[float] = []
         for i in range(rounds):
             # alternate the order so neither side always runs on a warmer machine
             pair = [("bare", bare(ws)), ("flower", flower_step(rt, spec))]

@@ -17,7 +17,12 @@ import sys
 import types
 import typing
 from dataclasses import dataclass, field
-from typing import Any, Literal, Union
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, Union
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+Payload = TypeVar("Payload", bound="DataclassInstance")
 
 # -- method names -----------------------------------------------------------------------------
 
@@ -257,8 +262,8 @@ class Method:
     name: str
     kind: Literal["command", "request", "notification"]
     direction: Literal["client->server", "server->client"]
-    params: type | None
-    result: type | None
+    params: type[DataclassInstance] | None
+    result: type[DataclassInstance] | None
     doc: str
 
 
@@ -358,7 +363,7 @@ METHODS: tuple[Method, ...] = (
     ),
 )
 
-PAYLOADS: tuple[type, ...] = (
+PAYLOADS: tuple[type[DataclassInstance], ...] = (
     InitOptions,
     ContinueArgs,
     StartArgs,
@@ -403,7 +408,7 @@ def to_json(obj: Any) -> Any:
     return obj
 
 
-def from_json(cls: type, value: Any, where: str = "") -> Any:
+def from_json(cls: type[Payload], value: object, where: str = "") -> Payload:
     """Build payload `cls` from a JSON value, checking every field; raises ProtocolError."""
     where = where or cls.__name__
     if value is None:
@@ -418,7 +423,7 @@ def from_json(cls: type, value: Any, where: str = "") -> Any:
     kwargs: dict[str, Any] = {}
     for name, f in known.items():
         if name not in value:
-            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:  # type: ignore[misc]
+            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
                 raise ProtocolError(f"{where}: missing required field '{name}'")
             continue
         kwargs[name] = _check(hints[name], value[name], f"{where}.{name}")
@@ -453,7 +458,7 @@ def _check(tp: Any, value: Any, where: str) -> Any:
         if not isinstance(value, dict):
             raise ProtocolError(f"{where}: expected an object, got {_json_type(value)}")
         return {k: _check(args[1], v, f"{where}.{k}") for k, v in value.items()}
-    if dataclasses.is_dataclass(tp):
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         return from_json(tp, value, where)
     if tp is bool:
         if not isinstance(value, bool):
@@ -492,7 +497,7 @@ def _json_type(value: Any) -> str:
     return type(value).__name__
 
 
-def command_args(cls: type, command: str, args: tuple[Any, ...]) -> Any:
+def command_args(cls: type[Payload], command: str, args: tuple[object, ...]) -> Payload:
     """A command's arguments (none, or one object) as `cls`; raises ProtocolError."""
     if len(args) > 1:
         raise ProtocolError(f"{command}: expected at most one argument (an object), got {len(args)}")
@@ -522,7 +527,7 @@ def ts_type(tp: Any) -> str:
         return f"({inner})[]" if "|" in inner else f"{inner}[]"
     if origin is dict:
         return f"Record<string, {ts_type(args[1])}>"
-    if dataclasses.is_dataclass(tp):
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         return tp.__name__
     return {str: "string", bool: "boolean", int: "number", float: "number"}[tp]
 
@@ -550,7 +555,7 @@ def typescript() -> str:
         out += _jsdoc(cls.__doc__ or cls.__name__)
         out.append(f"export interface {cls.__name__} {{")
         for f in dataclasses.fields(cls):
-            optional = f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING  # type: ignore[misc]
+            optional = f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
             out += _jsdoc(f.metadata.get("doc", f.name), "  ")
             out.append(f"  {f.name}{'?' if optional else ''}: {ts_type(hints[f.name])};")
         out += ["}", ""]

@@ -6,10 +6,12 @@ import asyncio
 import json
 import shutil
 import subprocess
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
 from claude_agent_sdk import HookMatcher
+from claude_agent_sdk.types import SyncHookJSONOutput
 
 from flower import AgentSpec, EphemeralPolicy, Resilience, Runtime, TrimPolicy
 from flower.stores.sqlite import SqliteSessionStore
@@ -21,7 +23,7 @@ def bash(command: str) -> dict[str, Any]:
     return {"tool": {"name": "Bash", "input": {"command": command, "description": "run"}}}
 
 
-async def no_rm(data: dict[str, Any], tool_use_id: str | None, ctx: Any) -> dict[str, Any]:
+async def no_rm(data: Mapping[str, Any], tool_use_id: str | None, ctx: object) -> SyncHookJSONOutput:
     if data["tool_input"].get("command", "").startswith("rm "):
         return {
             "hookSpecificOutput": {

@@ -166,6 +166,7 @@ async def open_session(
     box: list[Session] = []
     config = ClientServerConfig(server_command=SERVER, client_factory=lambda: _client(box), server_env=env)
     client = await config.start()
+    assert isinstance(client, LanguageClient)  # what client_factory makes
     session = Session(client, workspace, workspace / "runs")
     box.append(session)
     try:

@@ -23,7 +23,9 @@ def goal_path(workspace: Path) -> Path:
     return workspace / ".flower" / "notes" / "目标.md"
 
 
-def lines(diags: list[types.Diagnostic]) -> list[tuple[int, types.DiagnosticSeverity, str]]:
+def lines(
+    diags: list[types.Diagnostic],
+) -> list[tuple[int, types.DiagnosticSeverity | None, int | str | None]]:
     return [(d.range.start.line, d.severity, d.code) for d in diags]
 
 

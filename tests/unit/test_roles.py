@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from typing import Any
 
 import pytest
 from claude_agent_sdk import AgentDefinition
@@ -77,7 +78,7 @@ def test_coordinator_empty_instructions_is_just_the_rules() -> None:
 
 def test_coordinator_passes_the_rest_through() -> None:
     compact = CompactPolicy(mode="off")
-    hooks = {"PreToolUse": []}
+    hooks: dict[str, list[Any]] = {"PreToolUse": []}
     env = {"X": "1"}
     spec = coordinator(
         "c",
@@ -193,7 +194,9 @@ def test_worker_defaults() -> None:
 
 
 def test_worker_default_tools_are_a_copy() -> None:
-    worker("d", "p").tools.append("Agent")
+    tools = worker("d", "p").tools
+    assert tools is not None
+    tools.append("Agent")
     assert "Agent" not in WORKER_TOOLS
 
 

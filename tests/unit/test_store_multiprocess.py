@@ -10,6 +10,7 @@ import sys
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 from claude_agent_sdk.types import SessionKey
 
@@ -91,7 +92,7 @@ def finish(procs: list) -> None:
         assert p.returncode == 0, err
 
 
-def check_snapshot(entries: list[dict], names: list[str]) -> None:
+def check_snapshot(entries: list[dict[str, Any]], names: list[str]) -> None:
     """What any reader may see at any instant: whole batches, no duplicates,
     each writer's batches in the order it appended them."""
     uuids = [x["uuid"] for x in entries]
@@ -114,8 +115,9 @@ def test_parallel_writers_lose_and_duplicate_nothing(tmp_path: Path) -> None:
 
     store = SqliteSessionStore(db)
     try:
-        entries = asyncio.run(store.load(SHARED))
-        assert entries is not None
+        loaded = asyncio.run(store.load(SHARED))
+        assert loaded is not None
+        entries: list[dict[str, Any]] = [dict(x) for x in loaded]
         check_snapshot(entries, names)
         expected = {f"{n}-{b}-{i}" for n in names for b in range(BATCHES) for i in range(BATCH_SIZE)}
         expected |= {f"common-{b}" for b in range(OVERLAP)}
@@ -152,7 +154,7 @@ def test_reader_sees_consistent_snapshots_while_writers_write(tmp_path: Path) ->
             go.touch()
             deadline = time.monotonic() + 120
             while any(p.poll() is None for p in procs) and time.monotonic() < deadline:
-                entries = await reader.load(SHARED) or []
+                entries = [dict(x) for x in await reader.load(SHARED) or []]
                 check_snapshot(entries, names)
                 sizes.append(len(entries))
                 reader.has_session(SHARED["project_key"], SHARED["session_id"])

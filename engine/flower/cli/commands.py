@@ -8,6 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from ..core.display import first_line
+from ..core.goal import Verdict
+from ..workflow.goal import VERDICT_KEY
 from .builders import build_flow, build_runtime, once_call, once_spec, workspace_of
 from .credentials import credential_problem, describe_credentials, looks_like_auth
 from .driver import QUIT_NOTE, Driver, drive
@@ -156,8 +158,8 @@ def _outcome(screen: Screen, ctx: dict[str, Any], runtime: Any) -> int:
     message = ABORTED_AT.format(step=failed or "?")
     if aborted:
         message += f":{aborted}"
-    verdict = ctx.get("_verdict")
-    if verdict is not None and not getattr(verdict, "achieved", False) and getattr(verdict, "reason", ""):
+    verdict = ctx.get(VERDICT_KEY)
+    if isinstance(verdict, Verdict) and not verdict.achieved and verdict.reason:
         message += f"\n  最后一轮判定:{first_line(verdict.reason, 200)}"
     screen.say(message, err=True)
     last = runtime.results[-1] if runtime.results else None

@@ -15,12 +15,16 @@ import signal
 import threading
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.display import format_tokens
+from ..core.human import Ask, HumanChannel
 from .render import Render
 from .terminal import LineEditor, LineSource, RawTerminal, Screen, is_terminal
 from .text import step_label
+
+if TYPE_CHECKING:  # the runtime module imports the SDK stores: only a type here
+    from ..core.runtime import Runtime
 
 ANSWER_PROMPT = "你的回答 (回车=跳过,让它自己判断) > "
 IDLE_PROMPT = "(直接说 = 加需求,下个检查点送达) > "
@@ -41,11 +45,11 @@ class Driver:
 
     def __init__(
         self,
-        runtime: Any,
+        runtime: Runtime,
         *,
         screen: Screen,
         source: LineSource,
-        channel: Any = None,
+        channel: HumanChannel | None = None,
         verbose: bool = False,
     ) -> None:
         self.rt = runtime
@@ -105,7 +109,7 @@ class Driver:
         self.screen.status(self.status_text())
 
     def _track_cost(self, ev: Any) -> None:
-        done = len(getattr(self.rt, "results", []))
+        done = len(self.rt.results)
         if done != self._results_seen:
             self._results_seen, self._attempt_base, self._attempt_cost = done, 0.0, 0.0
         if ev.kind == "system" and ev.text == "init":
@@ -118,7 +122,7 @@ class Driver:
                 self._attempt_cost = max(self._attempt_cost, float(cost))
 
     def cost_so_far(self) -> float:
-        if len(getattr(self.rt, "results", [])) != self._results_seen:
+        if len(self.rt.results) != self._results_seen:
             return round(self.rt.total_cost(), 4)  # the in-flight step has landed in the books
         return round(self.rt.total_cost() + self._attempt_base + self._attempt_cost, 4)
 
@@ -129,7 +133,7 @@ class Driver:
         return "- " + " · ".join(parts)
 
     # -- the person ----------------------------------------------------------------------
-    def _pending(self) -> list[Any]:
+    def _pending(self) -> list[Ask]:
         if self.channel is None:
             return []
         try:
@@ -177,27 +181,29 @@ class Driver:
                 self.screen.say(". 不说话,接着跑")
             self._refresh_prompt()
             return
-        pending = self._pending()
-        if pending:
+        channel, pending = self.channel, self._pending()
+        if channel is not None and pending:
             ask = pending[0]
             if not text:
-                self.channel.decline(ask.id, "")
+                channel.decline(ask.id, "")
             else:
-                options = list(getattr(ask, "options", []) or [])
+                options = list(ask.options)
                 if text.isdigit() and 1 <= int(text) <= len(options):
                     text = options[int(text) - 1]
-                self.channel.answer(ask.id, text)
+                channel.answer(ask.id, text)
         elif text:
-            if self.channel is not None:
-                self.channel.send(text)  # the receipt comes back as a "mail" event
+            if channel is not None:
+                channel.send(text)  # the receipt comes back as a "mail" event
             else:
                 self.screen.say("  . 这个流程没有收件箱,这句话没送出去;想打断它就按 Ctrl-C")
         self._refresh_prompt()
 
     def handle_eof(self) -> None:
         """stdin closed: nobody can answer; whatever is waiting is skipped, not waited out."""
-        for ask in self._pending():
-            self.channel.decline(ask.id, "标准输入已关闭")
+        channel = self.channel
+        if channel is not None:
+            for ask in self._pending():
+                channel.decline(ask.id, "标准输入已关闭")
         with self._lock:
             self._awaiting_words = False
         self._refresh_prompt()
@@ -320,8 +326,8 @@ class Driver:
             self._stop.set()
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.remove_signal_handler(signal.SIGINT)
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
+            for sig, saved in previous.items():
+                signal.signal(sig, saved)
             self.restore_terminal()
             self.screen.close_prompt()
             self.screen.status("")

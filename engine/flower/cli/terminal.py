@@ -299,15 +299,16 @@ def ask_for_request(source: LineSource, screen: Screen, *, waking: bool) -> tupl
         if source.tty:
             try:
                 screen.say(header)
-                line: str | None = input("> ")
+                line = input("> ")
             except (KeyboardInterrupt, EOFError):  # also a Ctrl-C between the header and the prompt
                 screen.say("")
                 return None
         else:
             # a pipe: no header, just the first line
-            line = source.read_line()
-            if line is None:
+            piped = source.read_line()
+            if piped is None:
                 return ("", new)
+            line = piped
         text = line.strip()
         if text == NEW_COMMAND and not new:
             new = True

@@ -267,7 +267,12 @@ class Brief:
     def parse(cls, text: str) -> Brief:
         """Recover the four sections from a model reply; whatever cannot be found stays empty."""
         found = split_sections(text or "", ALIASES)
-        return cls(**{attr: found.get(attr, "") for attr, _ in SECTIONS})
+        return cls(
+            goal=found.get("goal", ""),
+            accept=found.get("accept", ""),
+            bounds=found.get("bounds", ""),
+            unknowns=found.get("unknowns", ""),
+        )
 
     def to_markdown(self) -> str:
         """The full document for humans: a short header, then all four sections."""

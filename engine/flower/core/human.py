@@ -215,8 +215,9 @@ class HumanChannel:
         return sdk.create_sdk_mcp_server(name=SERVER, tools=[ask_tool, inbox_tool])
 
     async def _ask_tool(self, args: dict[str, Any]) -> dict[str, Any]:
-        ask = await self.ask(args.get("question"), args.get("options"))  # type: ignore[arg-type]
-        reply = {"content": [{"type": "text", "text": self._reply_text(ask)}]}
+        question = args.get("question")  # the model's input: anything but a string is an empty question
+        ask = await self.ask(question if isinstance(question, str) else "", args.get("options"))
+        reply: dict[str, Any] = {"content": [{"type": "text", "text": self._reply_text(ask)}]}
         if ask.state == "invalid":
             reply["is_error"] = True
         return reply

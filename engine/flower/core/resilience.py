@@ -149,7 +149,7 @@ class Resilience:
     resume_prompt: str = RESUME_PROMPT
 
     def delay_for(self, attempt: int) -> float:
-        base = min(self.base_delay * 2 ** (attempt - 1), self.max_delay)
+        base = min(self.base_delay * 2.0 ** (attempt - 1), self.max_delay)
         return base * (0.75 + random.random() * 0.5)
 
     def should_retry(self, kind: str) -> bool:

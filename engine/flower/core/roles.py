@@ -7,12 +7,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from .agent import AgentSpec
 
 if TYPE_CHECKING:  # the SDK is slow to import; only worker() needs it at run time
     from claude_agent_sdk import AgentDefinition
+    from claude_agent_sdk.types import EffortLevel, PermissionMode
 
 COORDINATOR_TOOLS = ["Agent", "TodoWrite", "Read"]
 WEB_TOOLS = ["WebFetch", "WebSearch"]
@@ -200,9 +201,10 @@ def worker(
         prompt=f"{prompt}\n\n{WORKER_RULES}" if discipline else prompt,
         tools=list(WORKER_TOOLS if tools is None else tools),
         model=model,
-        effort=effort,
+        # the reference types both as plain strings; the CLI rejects an unknown value itself
+        effort=cast("EffortLevel | int | None", effort),
         maxTurns=max_turns,
-        permissionMode=permission_mode,
+        permissionMode=cast("PermissionMode | None", permission_mode),
         skills=list(skills) if skills is not None else None,
     )
     if isolate:

@@ -80,7 +80,7 @@ def clarify_step(
         return True
 
     def reduce(result: Any, ctx: Ctx) -> str:
-        return ctx[name]  # the parsed brief, not the model's raw reply
+        return str(ctx[name])  # the parsed brief, not the model's raw reply
 
     return Step(
         name,

@@ -93,7 +93,7 @@ def goal_step(
         return True
 
     def reduce(result: Any, ctx: Ctx) -> str:
-        return ctx[name]
+        return str(ctx[name])
 
     return Step(name, spec, prompt, retries=retries, gate=gate, on_fail=on_fail, when=when, reduce=reduce)
 
