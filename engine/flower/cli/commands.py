@@ -8,8 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.display import first_line
-from ..core.goal import Verdict
-from ..workflow.goal import VERDICT_KEY
+from ..workflow.outcome import Outcome
 from .builders import build_flow, build_runtime, once_call, once_spec, workspace_of
 from .credentials import credential_problem, describe_credentials, looks_like_auth
 from .driver import QUIT_NOTE, Driver, drive
@@ -151,15 +150,14 @@ def _on_step(screen: Screen) -> Callable[[Any, Any], None]:
 
 
 def _outcome(screen: Screen, ctx: dict[str, Any], runtime: Any) -> int:
-    failed = ctx.get("_failed_at")
-    aborted = ctx.get("_aborted")
-    if not failed and not aborted:
+    outcome = Outcome.of(ctx)
+    if outcome.ok:
         return 0
-    message = ABORTED_AT.format(step=failed or "?")
-    if aborted:
-        message += f":{aborted}"
-    verdict = ctx.get(VERDICT_KEY)
-    if isinstance(verdict, Verdict) and not verdict.achieved and verdict.reason:
+    message = ABORTED_AT.format(step=outcome.failed_at or "?")
+    if outcome.aborted:
+        message += f":{outcome.aborted}"
+    verdict = outcome.verdict
+    if verdict is not None and not verdict.achieved and verdict.reason:
         message += f"\n  最后一轮判定:{first_line(verdict.reason, 200)}"
     screen.say(message, err=True)
     last = runtime.results[-1] if runtime.results else None

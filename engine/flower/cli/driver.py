@@ -18,6 +18,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from ..core.display import format_tokens
+from ..core.events import ContextUpdate, Event, Question, Result, StepStarted, SystemNote, ToolResult
 from ..core.human import Ask, HumanChannel
 from .render import Render
 from .terminal import LineEditor, LineSource, RawTerminal, Screen, is_terminal
@@ -74,52 +75,47 @@ class Driver:
         self._attempt_cost = 0.0
 
     # -- events ------------------------------------------------------------------------
-    def on_event(self, ev: Any) -> None:
+    def on_event(self, ev: Event) -> None:
         try:
             self._on_event(ev)
         except Exception as exc:  # a broken renderer must never stop hours of work
             self.screen.say(f"  x (显示出错:{type(exc).__name__}: {exc})", err=True)
 
-    def _on_event(self, ev: Any) -> None:
+    def _on_event(self, ev: Event) -> None:
         self._track_cost(ev)
-        p = ev.payload or {}
-        if ev.kind == "step":
+        if isinstance(ev, StepStarted):
             self._step = ev.text
-        if ev.kind == "system" and p.get("subtype") == "context":
-            self._step = step_label(str(p.get("step") or self._step))
-            self._context = (
-                f"上下文 {format_tokens(int(p.get('used') or 0))}/{format_tokens(int(p.get('window') or 0))}"
-            )
-        if ev.kind == "result" and self._interrupting:
+        if isinstance(ev, ContextUpdate):
+            self._step = step_label(ev.step or self._step)
+            self._context = f"上下文 {format_tokens(ev.used)}/{format_tokens(ev.window)}"
+        if isinstance(ev, Result) and self._interrupting:
             self._interrupting = False
             lines = ["  ! 这一轮被你打断了,带着你的话接着跑"]
-        elif ev.kind == "tool_result" and self._interrupting and p.get("is_error"):
+        elif isinstance(ev, ToolResult) and self._interrupting and ev.is_error:
             lines = ["  . (打断了:这个工具调用没跑完)"]
         else:
             lines = self.render.lines(ev)
         for line in lines:
             self.screen.say(line)
-        if ev.kind == "result" and not self.screen.live:
+        if isinstance(ev, Result) and not self.screen.live:
             self.screen.say(f"  {self.status_text()}")
-        if ev.kind == "ask" and p.get("kind") != "mail":
-            if p.get("state") == "asked" and self.source.closed and self.channel is not None:
+        if isinstance(ev, Question):
+            if ev.state == "asked" and self.source.closed and self.channel is not None:
                 # nobody can answer any more: skip at once instead of waiting out the timeout
-                self.channel.decline(p.get("id"), "标准输入已关闭")
+                self.channel.decline(ev.id, "标准输入已关闭")
             self._refresh_prompt()
         self.screen.status(self.status_text())
 
-    def _track_cost(self, ev: Any) -> None:
+    def _track_cost(self, ev: Event) -> None:
         done = len(self.rt.results)
         if done != self._results_seen:
             self._results_seen, self._attempt_base, self._attempt_cost = done, 0.0, 0.0
-        if ev.kind == "system" and ev.text == "init":
+        if isinstance(ev, SystemNote) and ev.text == "init":
             # a new CLI process: its reported total starts from zero again
             self._attempt_base += self._attempt_cost
             self._attempt_cost = 0.0
-        elif ev.kind == "result":
-            cost = ev.payload.get("cost_usd")
-            if isinstance(cost, (int, float)):
-                self._attempt_cost = max(self._attempt_cost, float(cost))
+        elif isinstance(ev, Result) and ev.cost_usd is not None:
+            self._attempt_cost = max(self._attempt_cost, float(ev.cost_usd))
 
     def cost_so_far(self) -> float:
         if len(self.rt.results) != self._results_seen:

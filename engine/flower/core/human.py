@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .events import Event
+from .events import Event, MailNote, MailState, Question, ask_state
 
 SERVER = "human"
 ASK_TOOL = "ask"
@@ -92,16 +92,17 @@ class Ask:
         end = self._settled_at if self._settled_at is not None else time.time()
         return round(max(0.0, end - self.asked_at), 1)
 
-    def event(self, remaining: int = 0) -> Event:
-        payload = {
-            "id": self.id,
-            "options": list(self.options),
-            "state": self.state,
-            "answer": self.answer,
-            "remaining": remaining,
-            "asked_at": self.asked_at,
-        }
-        return Event("ask", text=self.question, payload=payload, raw=self)
+    def event(self, remaining: int = 0) -> Question:
+        return Question(
+            text=self.question,
+            id=self.id,
+            options=list(self.options),
+            state=ask_state(self.state),
+            answer=self.answer,
+            remaining=remaining,
+            asked_at=self.asked_at,
+            raw=self,
+        )
 
 
 @dataclass
@@ -397,11 +398,10 @@ class HumanChannel:
         lines += [f"{i}. {m.text}" for i, m in enumerate(fresh, 1)]
         return "\n".join(lines)
 
-    def _mail_event(self, mail: Mail, state: str) -> Event:
+    def _mail_event(self, mail: Mail, state: MailState) -> MailNote:
         with self._lock:
             amended = self._amended.get(mail.id, "")
-        payload = {"kind": "mail", "state": state, "id": mail.id, "amended": amended}
-        return Event("ask", text=mail.text, payload=payload, raw=mail)
+        return MailNote(text=mail.text, state=state, id=mail.id, amended=amended, raw=mail)
 
     # -- records -----------------------------------------------------------------------
     def transcript(self) -> str:
