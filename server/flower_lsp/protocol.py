@@ -19,6 +19,9 @@ import typing
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, Union
 
+# the judge's conclusions are the engine's: one definition for the engine, the wire and TypeScript
+from flower.core.events import VerdictState
+
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
@@ -46,7 +49,6 @@ DocumentName = Literal["brief", "goal", "handoff"]
 EventKind = Literal[
     "run", "step", "retry", "handoff", "task", "verdict", "result", "ask", "mail", "text", "tool", "error"
 ]
-VerdictState = Literal["achieved", "not_yet", "unreachable", ""]
 Offer = Literal["start"]
 
 
