@@ -2,7 +2,8 @@
 # Build, package and test the VS Code extension in a real VS Code (code-server) driven by
 # headless Chromium. Installs its toolchain on first use (cached under .cache/vscode-toolchain/).
 # Needs flower installed in .venv (or FLOWER_PYTHON pointing at a Python that has it).
-# Usage: bash scripts/test-vscode.sh [--only unit,host,ui] [--keep] [--verbose]
+# Usage: bash scripts/test-vscode.sh [--only unit,host,ui] [--keep] [--verbose] [--screenshots]
+# (--screenshots: the UI walk replaces docs/vscode-*.png; without it no tracked file is written)
 # The last line printed is "N passed, M failed"; the exit code is non-zero on any failure.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

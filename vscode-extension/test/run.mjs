@@ -2,7 +2,8 @@
 // Runs every test of the extension and prints `N passed, M failed` last:
 //   unit  pure helpers, and src/protocol.ts against the server's generator (node:test)
 //   host  Mocha inside the extension host of a real VS Code (code-server), real language
-//         server, engine and Claude Code CLI, flower.sim as the model
+//         server, engine and Claude Code CLI, flower.sim as the model; each suite file in a
+//         VS Code, workspace and sim of its own, so no suite depends on another's order or leftovers
 //   ui    headless Chromium driving that VS Code as a person would, with the packaged .vsix;
 //         its screenshots stay with the run's logs, and replace docs/*.png only with --screenshots
 // Expects the toolchain's environment (scripts/test-vscode.sh sets it up):
@@ -155,7 +156,7 @@ const USER_SETTINGS = {
 };
 
 /** One code-server with isolated XDG folders, user data, extensions and a sim of its own. */
-async function startVSCode(name, { vscodeOptions = [], install } = {}) {
+async function startVSCode(name, { vscodeOptions = [], install, extraEnv = {} } = {}) {
   const dir = path.join(root, name);
   const ws = path.join(dir, 'workspace');
   for (const d of ['xdg-config', 'xdg-data', 'xdg-cache', 'user-data/User', 'extensions', 'workspace'])
@@ -178,6 +179,7 @@ async function startVSCode(name, { vscodeOptions = [], install } = {}) {
     XDG_DATA_HOME: path.join(dir, 'xdg-data'),
     XDG_CACHE_HOME: path.join(dir, 'xdg-cache'),
     FLOWER_TEST_RESULTS: path.join(dir, 'results.json'),
+    ...extraEnv,
   });
   const common = [
     '--user-data-dir',
@@ -277,8 +279,20 @@ async function runUnit() {
 // -- in-host -----------------------------------------------------------------------------------
 
 async function runHost() {
+  const suites = fs
+    .readdirSync(path.join(EXT, 'out/test/suite'))
+    .filter((f) => f.endsWith('.test.js'))
+    .sort();
+  if (suites.length === 0) throw new Error('no in-host suites in out/test/suite: build the tests first');
+  for (const suite of suites) await runHostSuite(suite);
+}
+
+async function runHostSuite(suite) {
   const started = Date.now();
-  const vs = await startVSCode('host', { vscodeOptions: ['enable-smoke-test-driver'] });
+  const vs = await startVSCode(`host-${path.basename(suite, '.test.js')}`, {
+    vscodeOptions: ['enable-smoke-test-driver'],
+    extraEnv: { FLOWER_TEST_FILE: suite },
+  });
   const authority = `127.0.0.1:${vs.port}`;
   const payload = [
     ['extensionDevelopmentPath', `vscode-remote://${authority}${EXT}`],
@@ -310,7 +324,13 @@ async function runHost() {
       code === 'timeout'
         ? `no exit after ${limit / 1000} s`
         : `exit code ${code}, ${outcomes.length} results`;
-    record('host', 'the in-host test run completes', false, Date.now() - started, `${why}; logs: ${vs.dir}`);
+    record(
+      'host',
+      `the in-host suite ${suite} completes`,
+      false,
+      Date.now() - started,
+      `${why}; logs: ${vs.dir}`,
+    );
   }
 }
 
