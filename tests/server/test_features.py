@@ -48,16 +48,22 @@ CHECKS = [
 ]
 
 
-def test_a_failed_item_finds_the_line_of_its_check() -> None:
-    assert locate("工作区根目录有 README.md,写了怎么运行", CHECKS) == 5  # verbatim
-    assert locate("2. 工作区根目录有 README.md,写了怎么运行。", CHECKS) == 5  # numbered, full stop
-    assert locate("ＲＥＡＤＭＥ.md", CHECKS) == 5  # noqa: RUF001 (full-width letters on purpose: they must fold)
-    assert locate("README.md", CHECKS) == 5  # a fragment of the check
-    assert locate("第 3 条", CHECKS) == 6  # by number
-    assert locate("判定项 1", CHECKS) == 4
-    assert locate("工作区根目录有README,写了如何运行", CHECKS) == 5  # paraphrase
-    assert locate("数据库迁移脚本可以回滚", CHECKS) is None
-    assert locate("第 9 条", CHECKS) is None
+@pytest.mark.parametrize(
+    "item, line",
+    [
+        pytest.param("工作区根目录有 README.md,写了怎么运行", 5, id="verbatim"),
+        pytest.param("2. 工作区根目录有 README.md,写了怎么运行。", 5, id="numbered, with a full stop"),
+        pytest.param("ＲＥＡＤＭＥ.md", 5, id="full width folds"),  # noqa: RUF001 (full-width letters on purpose: they must fold)
+        pytest.param("README.md", 5, id="a fragment of the check"),
+        pytest.param("第 3 条", 6, id="by number"),
+        pytest.param("判定项 1", 4, id="by its checklist number"),
+        pytest.param("工作区根目录有README,写了如何运行", 5, id="a paraphrase"),
+        pytest.param("数据库迁移脚本可以回滚", None, id="a check that is not there"),
+        pytest.param("第 9 条", None, id="a number past the end"),
+    ],
+)
+def test_a_failed_item_finds_the_line_of_its_check(item: str, line: int | None) -> None:
+    assert locate(item, CHECKS) == line
 
 
 def test_not_yet_warns_on_each_failed_line_unreachable_is_an_error() -> None:

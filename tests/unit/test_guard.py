@@ -193,10 +193,10 @@ async def test_delegate_denies_main_thread_and_points_the_way(tool: str) -> None
     assert "路径和结论" in reason
 
 
-async def test_delegate_lets_every_subagent_call_through() -> None:
+@pytest.mark.parametrize("tool", ["Bash", "Write", "Edit", "NotebookEdit"])
+async def test_delegate_lets_every_subagent_call_through(tool: str) -> None:
     m = delegate_guard()
-    for tool in ("Bash", "Write", "Edit", "NotebookEdit"):
-        assert await call(m, pre(tool, agent_id="agent-7", command="rm -rf build", file_path="/x")) == {}
+    assert await call(m, pre(tool, agent_id="agent-7", command="rm -rf build", file_path="/x")) == {}
 
 
 async def test_delegate_without_glance_denies_even_a_glance() -> None:

@@ -380,27 +380,44 @@ def test_worker_rules_cover_the_report_discipline() -> None:
     assert "artifacts" not in WORKER_RULES
 
 
-def test_coordinator_rules_cover_the_delegation_points() -> None:
-    needles = (
-        "Claude Code",
-        "不是干活的 worker",
-        "Bash",
-        "过期",
-        "任务书",
-        "artifacts/",
-        "路径",
-        "inbox",
-        "ask",
-        "岔路口",
-    )
-    for needle in needles:
-        assert needle in COORDINATOR_RULES, needle
+# The key points each role's rule text must make: (rules, phrase).
+KEY_POINTS = [
+    *[
+        ("COORDINATOR_RULES", needle)
+        for needle in (
+            "Claude Code",
+            "不是干活的 worker",
+            "Bash",
+            "过期",
+            "任务书",
+            "artifacts/",
+            "路径",
+            "inbox",
+            "ask",
+            "岔路口",
+        )
+    ],
+    *[
+        ("JUDGE_RULES", needle)
+        for needle in ("产出物,不是源码", "不相信", "边界不是判定项", "uname", "失败方式", "无法达成")
+    ],
+    *[
+        ("ORACLE_RULES", needle)
+        for needle in ("旁路", "只读", "不会进入", "事件", "工作台", "先看再答", "答不了", "简短")
+    ],
+    *[
+        ("CLARIFIER_RULES", needle)
+        for needle in ("只提问", "没有上限", "人可能不在", "未知与假设", "不写代码")
+    ],
+]
+RULES = {
+    "COORDINATOR_RULES": COORDINATOR_RULES,
+    "JUDGE_RULES": JUDGE_RULES,
+    "ORACLE_RULES": ORACLE_RULES,
+    "CLARIFIER_RULES": CLARIFIER_RULES,
+}
 
 
-def test_judge_oracle_and_clarifier_rules_cover_their_key_points() -> None:
-    for needle in ("产出物,不是源码", "不相信", "边界不是判定项", "uname", "失败方式", "无法达成"):
-        assert needle in JUDGE_RULES, needle
-    for needle in ("旁路", "只读", "不会进入", "事件", "工作台", "先看再答", "答不了", "简短"):
-        assert needle in ORACLE_RULES, needle
-    for needle in ("只提问", "没有上限", "人可能不在", "未知与假设", "不写代码"):
-        assert needle in CLARIFIER_RULES, needle
+@pytest.mark.parametrize("rules, phrase", KEY_POINTS)
+def test_each_role_text_makes_its_key_points(rules: str, phrase: str) -> None:
+    assert phrase in RULES[rules]
