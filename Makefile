@@ -25,12 +25,14 @@ system-deps:
 	@sh scripts/system-deps.sh
 
 # The gates: ruff (lint, then format), mypy (strict on the packages), the extension's Biome + tsc.
-# Any finding fails the target, and so `make test` and CI.
+# Every gate runs and reports; any finding fails the target, and so `make test` and CI.
+LINTS := "$(BIN)/ruff check ." "$(BIN)/ruff format --check ." "$(BIN)/mypy" "bash scripts/lint-vscode.sh"
+
 lint: $(VENV)/.test
-	$(BIN)/ruff check .
-	$(BIN)/ruff format --check .
-	$(BIN)/mypy
-	bash scripts/lint-vscode.sh
+	@failed=""; for gate in $(LINTS); do \
+		echo "== $$gate"; sh -c "$$gate" || failed="$$failed\n  $$gate"; \
+	done; \
+	if [ -n "$$failed" ]; then printf "make lint: failed:$$failed\n" >&2; exit 1; fi
 
 # The gates, the Python suite, then the extension inside a real VS Code (code-server + headless Chromium).
 test: lint system-deps
