@@ -19,11 +19,6 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from flower.core.events import Event, GoalUnverifiable, VerdictGiven
-from flower.core.goal import Goal, check_item, check_lines
-from flower.core.human import Ask
-
-# with_goal's question on an unreachable verdict: recognised by its first option
-from flower.workflow.goal import ACCEPT
 
 from . import protocol as p
 from .common import Folder
@@ -32,6 +27,8 @@ from .host import Feature, FlowerServer
 from .run import verdict_info
 
 if TYPE_CHECKING:
+    from flower.core.human import Ask
+
     from .run import Run, RunEnded
 
 log = logging.getLogger(__name__)
@@ -56,6 +53,8 @@ class Published:
 
 
 def _normal(text: str) -> str:
+    from flower.core.goal import check_item  # the engine's documents load on the first verdict, not at start
+
     # NFKC folds full-width letters and punctuation: judges quote checks in either width
     item = unicodedata.normalize("NFKC", check_item(text) or text)
     return " ".join(item.split()).lower().rstrip("。.;")
@@ -112,6 +111,8 @@ def verdict_diagnostics(
     verdict: p.VerdictInfo, markdown: str, *, folder: str, encoding: str = "utf-16"
 ) -> list[types.Diagnostic]:
     """One diagnostic per failed check of a verdict that is not achieved."""
+    from flower.core.goal import check_lines
+
     if verdict.state == "achieved":
         return []
     lines = markdown.splitlines()
@@ -145,6 +146,8 @@ def unverifiable_diagnostics(
     items: list[str] | None, markdown: str, *, encoding: str = "utf-16"
 ) -> list[types.Diagnostic]:
     """Information on every [此环境无法验证:…] check, known to fail here from the moment the goal is set."""
+    from flower.core.goal import Goal, check_lines
+
     lines = markdown.splitlines()
     checks = check_lines(markdown)
     wanted = items if items else Goal.parse(markdown).unverifiable
@@ -291,7 +294,9 @@ class VerdictDiagnostics(Feature):
 
 
 def unreachable_ask(run: Run) -> Ask | None:
-    """The engine's pending "unreachable: what now?" question, recognised by its three options."""
+    """The engine's pending "unreachable: what now?" question, recognised by its first option."""
+    from flower.workflow.goal import ACCEPT
+
     try:
         pending = run.channel.pending()
     except Exception:

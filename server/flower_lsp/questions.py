@@ -16,12 +16,13 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 
 from flower.core.events import Event, Question
-from flower.core.human import Ask
 
 from . import protocol as p
 from .host import Feature, FlowerServer
 
 if TYPE_CHECKING:
+    from flower.core.human import Ask
+
     from .run import Run, RunEnded
 
 log = logging.getLogger(__name__)

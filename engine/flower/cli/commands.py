@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 from ..core.display import first_line
-from ..workflow.outcome import Outcome
 from .builders import build_flow, build_runtime, once_call, once_spec, workspace_of
 from .credentials import credential_problem, describe_credentials, looks_like_auth
 from .driver import QUIT_NOTE, Driver, drive
@@ -150,6 +149,8 @@ def _on_step(screen: Screen) -> Callable[[Any, Any], None]:
 
 
 def _outcome(screen: Screen, ctx: dict[str, Any], runtime: Any) -> int:
+    from ..workflow.outcome import Outcome  # the workflow package is slow to import: only at the end
+
     outcome = Outcome.of(ctx)
     if outcome.ok:
         return 0

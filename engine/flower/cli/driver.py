@@ -19,12 +19,12 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.display import format_tokens
 from ..core.events import ContextUpdate, Event, Question, Result, StepStarted, SystemNote, ToolResult
-from ..core.human import Ask, HumanChannel
 from .render import Render
 from .terminal import LineEditor, LineSource, RawTerminal, Screen, is_terminal
 from .text import step_label
 
-if TYPE_CHECKING:  # the runtime module imports the SDK stores: only a type here
+if TYPE_CHECKING:  # types only: `flower --help` must not pay for these imports
+    from ..core.human import Ask, HumanChannel
     from ..core.runtime import Runtime
 
 ANSWER_PROMPT = "你的回答 (回车=跳过,让它自己判断) > "
