@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from pathlib import Path
-from typing import Any
 
 from lsprotocol import types
 from pygls.uris import to_fs_path
@@ -52,7 +51,7 @@ class Documents(Feature):
 
     def register(self) -> None:
         @self.server.command(p.OPEN_DOCUMENT)
-        async def flower_open_document(ls: FlowerServer, *args: Any) -> object:
+        async def flower_open_document(ls: FlowerServer, *args: object) -> object:
             return await self._open_command(args)
 
     async def locate(self, folder: Folder, which: p.DocumentName) -> Path | None:

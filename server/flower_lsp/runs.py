@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
@@ -49,23 +49,23 @@ class Runs(Feature):
         command = self.server.command
 
         @command(p.CONTINUE)
-        async def flower_continue(ls: FlowerServer, *args: Any) -> object:
+        async def flower_continue(ls: FlowerServer, *args: object) -> object:
             return await self._continue_command(args)
 
         @command(p.START)
-        async def flower_start(ls: FlowerServer, *args: Any) -> object:
+        async def flower_start(ls: FlowerServer, *args: object) -> object:
             return await self._start_command(args)
 
         @command(p.SAY)
-        def flower_say(ls: FlowerServer, *args: Any) -> object:
+        def flower_say(ls: FlowerServer, *args: object) -> object:
             return self._say_command(args)
 
         @command(p.STOP)
-        async def flower_stop(ls: FlowerServer, *args: Any) -> object:
+        async def flower_stop(ls: FlowerServer, *args: object) -> object:
             return await self._stop_command(args)
 
         @command(p.ANSWER)
-        def flower_answer(ls: FlowerServer, *args: Any) -> object:
+        def flower_answer(ls: FlowerServer, *args: object) -> object:
             return self._answer_command(args)
 
     def memory_of(self, folder: Folder) -> Memory:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
 from . import protocol as p
 from .common import Folder, parse_params
@@ -15,7 +14,7 @@ from .runs import Runs
 class State(Feature):
     def register(self) -> None:
         @self.server.feature(p.STATE)
-        async def flower_state(ls: FlowerServer, params: Any) -> object:
+        async def flower_state(ls: FlowerServer, params: object) -> object:
             return await self.state(params)
 
     async def state_of(self, folder: Folder) -> p.StateResult:
