@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test system-deps
+.PHONY: demo test lint system-deps
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -24,8 +24,18 @@ demo: $(VENV)/.runtime
 system-deps:
 	@sh scripts/system-deps.sh
 
-# The Python suite, then the extension inside a real VS Code (code-server + headless Chromium).
-test: $(VENV)/.test system-deps
+# The gates: ruff (lint, then format), mypy (strict on the packages), the extension's Biome + tsc.
+# Every gate runs and reports; any finding fails the target, and so `make test` and CI.
+LINTS := "$(BIN)/ruff check ." "$(BIN)/ruff format --check ." "$(BIN)/mypy" "bash scripts/lint-vscode.sh"
+
+lint: $(VENV)/.test
+	@failed=""; for gate in $(LINTS); do \
+		echo "== $$gate"; sh -c "$$gate" || failed="$$failed\n  $$gate"; \
+	done; \
+	if [ -n "$$failed" ]; then printf "make lint: failed:$$failed\n" >&2; exit 1; fi
+
+# The gates, the Python suite, then the extension inside a real VS Code (code-server + headless Chromium).
+test: lint system-deps
 	$(BIN)/python -m pytest
 	bash scripts/test-vscode.sh
 

@@ -154,7 +154,8 @@ async def one_starter_run(sim: TimedSim, root: Path, i: int) -> list[float]:
 async def bench_meter(runs: int, root: Path) -> list[float]:
     out: list[float] = []
     for i in range(runs):
-        with TimedSim(scenarios.starter_scenario()) as sim:
+        sim = TimedSim(scenarios.starter_scenario())
+        with sim:
             out += await one_starter_run(sim, root, i)
     return out
 
@@ -163,9 +164,15 @@ def _describe(values: list[float], unit: str, scale: float, digits: int) -> str:
     if not values:
         return "no samples"
     ordered = sorted(values)
-    p90 = ordered[min(len(ordered) - 1, int(round(0.9 * (len(ordered) - 1))))]
-    f = lambda v: f"{v * scale:.{digits}f}"  # noqa: E731
-    return f"median {f(statistics.median(values))} {unit} (n={len(values)}, min {f(ordered[0])}, p90 {f(p90)}, max {f(ordered[-1])})"
+    p90 = ordered[min(len(ordered) - 1, round(0.9 * (len(ordered) - 1)))]
+
+    def f(v: float) -> str:
+        return f"{v * scale:.{digits}f}"
+
+    return (
+        f"median {f(statistics.median(values))} {unit} "
+        f"(n={len(values)}, min {f(ordered[0])}, p90 {f(p90)}, max {f(ordered[-1])})"
+    )
 
 
 async def main() -> None:
@@ -182,7 +189,8 @@ async def main() -> None:
         )
         meter = await bench_meter(args.runs, root)
         print(
-            f"model turn in flower.sim -> flower/context at the client: {_describe(meter, 'ms', 1000, 1)}   target < 50 ms"
+            "model turn in flower.sim -> flower/context at the client: "
+            f"{_describe(meter, 'ms', 1000, 1)}   target < 50 ms"
         )
 
 

@@ -59,7 +59,8 @@ async def main(rounds: int) -> None:
         spec = AgentSpec(name="bench", instructions="", allowed_tools=["Bash", "Read"])
         await bare(ws)  # warm the page cache for the 356 MiB CLI binary
         await flower_step(rt, spec)
-        bare_times, flower_times = [], []
+        bare_times: list[float] = []
+        flower_times: list[float] = []
         for i in range(rounds):
             # alternate the order so neither side always runs on a warmer machine
             pair = [("bare", bare(ws)), ("flower", flower_step(rt, spec))]
@@ -69,10 +70,12 @@ async def main(rounds: int) -> None:
     b, f = statistics.median(bare_times), statistics.median(flower_times)
     print(f"rounds: {rounds} (alternating order)")
     print(
-        f"bare claude_agent_sdk.query : median {b:.3f} s  (min {min(bare_times):.3f}, max {max(bare_times):.3f})"
+        f"bare claude_agent_sdk.query : median {b:.3f} s  "
+        f"(min {min(bare_times):.3f}, max {max(bare_times):.3f})"
     )
     print(
-        f"flower Runtime.run          : median {f:.3f} s  (min {min(flower_times):.3f}, max {max(flower_times):.3f})"
+        f"flower Runtime.run          : median {f:.3f} s  "
+        f"(min {min(flower_times):.3f}, max {max(flower_times):.3f})"
     )
     print(f"ratio flower / bare         : {f / b:.3f}  (target <= 1.05)")
 

@@ -4,7 +4,7 @@
 # 20+ with the extension's lockfile (npm ci): none of the test toolchain.
 #   1. the wheel and sdist (scripts/dist.sh --build-only; `make dist` also checks them)
 #   2. the extension's version must equal flower's: a mismatch stops here
-#   3. npm ci (only when the lockfile changed), typecheck, bundle, wheel into wheels/, vsce package
+#   3. npm ci (scripts/vscode-deps.sh: only when the lockfile changed), typecheck, bundle, wheel into wheels/, vsce package
 #   4. the .vsix holds the bundle, the wheel and the right version, and nothing of the sources
 # Usage: bash scripts/vsix.sh     (prints "[vsix] ok: ..." lines on stdout)
 set -euo pipefail
@@ -28,14 +28,7 @@ EXT_VERSION="$(node -p 'require(process.argv[1]).version' "$EXT/package.json")"
 ok "the extension's version equals flower's ($VERSION)"
 
 cd "$EXT"
-# node_modules follows package-lock.json: reinstall only when the lockfile changed.
-stamp=node_modules/.flower-lock-hash
-want="$(sha256sum package-lock.json | cut -d' ' -f1)"
-if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
-    log "npm ci"
-    out="$(npm ci --no-audit --no-fund --loglevel=error 2>&1)" || fail "npm ci" "$out"
-    echo "$want" >"$stamp"
-fi
+out="$(bash "$ROOT/scripts/vscode-deps.sh" 2>&1)" || fail "npm ci" "$out"
 
 log "typecheck, bundle"
 out="$(npx tsc -p . --noEmit 2>&1)" || fail "tsc --noEmit" "$out"

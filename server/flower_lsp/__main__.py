@@ -28,8 +28,11 @@ def main(argv: list[str] | None = None) -> int:
         "-v", "--verbose", action="store_true", help="log at INFO (pygls then logs message bodies)"
     )
     args = parser.parse_args(argv)
-    target = {"filename": args.log_file} if args.log_file else {"stream": sys.stderr}
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, **target)  # type: ignore[arg-type]
+    level = logging.INFO if args.verbose else logging.WARNING
+    if args.log_file:
+        logging.basicConfig(level=level, filename=args.log_file)
+    else:
+        logging.basicConfig(level=level, stream=sys.stderr)
     channel = _claim_stdout()
     from .server import build_server
 

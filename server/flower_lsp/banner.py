@@ -9,27 +9,29 @@ import logging
 from typing import TYPE_CHECKING
 
 from . import protocol as p
+from .common import Folder
+from .host import Feature
 
 if TYPE_CHECKING:
-    from .server import FlowerServer, Folder
+    from .run import Run
 
 log = logging.getLogger(__name__)
 
 
-def announce(server: FlowerServer, folder: Folder, text: str) -> None:
-    server.send(p.BANNER, p.BannerParams(folder=folder.uri, text=text))
+class Banner(Feature):
+    async def on_initialized(self) -> None:
+        for folder in self.server.folders():
+            try:
+                text = await asyncio.to_thread(self.server.engine.banner, folder.path, folder.run_dir)
+            except Exception:
+                log.warning("no banner for %s", folder.path, exc_info=True)
+                continue
+            if text:
+                self.announce(folder, text)
 
+    async def on_run_start(self, run: Run) -> None:
+        if run.banner:
+            self.announce(run.folder, run.banner)
 
-async def announce_all(server: FlowerServer) -> None:
-    for folder in server.folders():
-        try:
-            text = await asyncio.to_thread(server.engine.banner, folder.path, folder.run_dir)
-        except Exception:
-            log.warning("no banner for %s", folder.path, exc_info=True)
-            continue
-        if text:
-            announce(server, folder, text)
-
-
-def register(server: FlowerServer) -> None:
-    """Nothing to register: the server calls announce_all on initialized, runs call announce."""
+    def announce(self, folder: Folder, text: str) -> None:
+        self.server.client.send(p.BANNER, p.BannerParams(folder=folder.uri, text=text))

@@ -6,13 +6,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from flower.core.events import ContextUpdate, Event, HandoffDone, HandoffNear, HandoffWriting
+
 from . import protocol as p
+from .host import Feature
 
 if TYPE_CHECKING:
-    from flower.core.events import Event
+    from .run import Run
 
-    from .runs import Run
-    from .server import FlowerServer
+
+class ContextMeter(Feature):
+    def on_event(self, run: Run, event: Event) -> None:
+        if isinstance(event, (ContextUpdate, HandoffNear, HandoffWriting, HandoffDone)):
+            self.server.client.send(p.CONTEXT, meter(run))
 
 
 def meter(run: Run) -> p.ContextParams:
@@ -30,12 +36,3 @@ def meter(run: Run) -> p.ContextParams:
         near=live.near,
         handing_off=live.handing_off,
     )
-
-
-def register(server: FlowerServer) -> None:
-    def on_event(run: Run, event: Event) -> None:
-        turn = event.kind == "system" and event.payload.get("subtype") == "context"
-        if turn or event.kind == "handoff":
-            run.server.send(p.CONTEXT, meter(run))
-
-    server.event_listeners.append(on_event)

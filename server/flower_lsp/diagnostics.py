@@ -14,24 +14,26 @@ import re
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
+from flower.core.events import Event, GoalUnverifiable, VerdictGiven
+
 from . import protocol as p
+from .common import Folder
 from .documents import same_document, uri_of
+from .host import Feature, FlowerServer
+from .run import verdict_info
 
 if TYPE_CHECKING:
-    from flower.core.events import Event
+    from flower.core.human import Ask
 
-    from .runs import Run
-    from .server import FlowerServer, Folder
+    from .run import Run, RunEnded
 
 log = logging.getLogger(__name__)
 
 SOURCE = "flower"
-# with_goal's question on an unreachable verdict: recognised by its first option (the engine's text)
-ACCEPT = "接受这个结果,就这样往下走"
 SEVERITY = {
     "not_yet": types.DiagnosticSeverity.Warning,
     "unreachable": types.DiagnosticSeverity.Error,
@@ -51,7 +53,7 @@ class Published:
 
 
 def _normal(text: str) -> str:
-    from flower.core.goal import check_item
+    from flower.core.goal import check_item  # the engine's documents load on the first verdict, not at start
 
     # NFKC folds full-width letters and punctuation: judges quote checks in either width
     item = unicodedata.normalize("NFKC", check_item(text) or text)
@@ -166,12 +168,37 @@ def unverifiable_diagnostics(
     return out
 
 
-class VerdictDiagnostics:
-    """Per-folder published diagnostics; publishes the union of verdict + unverifiable ones."""
+class VerdictDiagnostics(Feature):
+    """Per-folder published diagnostics (the union of verdict + unverifiable ones), and the code
+    actions of an unreachable verdict while its run waits for the answer."""
 
     def __init__(self, server: FlowerServer) -> None:
-        self.server = server
+        super().__init__(server)
         self.published: dict[str, Published] = {}
+        self.runs: dict[str, Run] = {}  # folder URI -> the run in progress there
+
+    def register(self) -> None:
+        @self.server.feature(
+            types.TEXT_DOCUMENT_CODE_ACTION,
+            types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
+        )
+        def code_action(ls: FlowerServer, params: types.CodeActionParams) -> list[types.CodeAction]:
+            return self.actions(params)
+
+    async def on_run_start(self, run: Run) -> None:
+        self.runs[run.folder.uri] = run
+        if not run.waking:
+            self.clear(run.folder)  # a fresh run: the last run's goal (maybe archived) is gone
+
+    def on_event(self, run: Run, event: Event) -> None:
+        if isinstance(event, VerdictGiven):
+            self.on_verdict(run, verdict_info(event))
+        elif isinstance(event, GoalUnverifiable):
+            self.on_goal_set(run, event)
+
+    def on_run_end(self, run: Run, ended: RunEnded) -> None:
+        if self.runs.get(run.folder.uri) is run:
+            del self.runs[run.folder.uri]
 
     def _encoding(self) -> str:
         try:
@@ -179,20 +206,19 @@ class VerdictDiagnostics:
         except RuntimeError:
             return "utf-16"
 
-    def _goal_path(self, folder: Folder, raw: Any) -> Path | None:
+    def _goal_path(self, folder: Folder, raw: str) -> Path | None:
         if not raw:
             return None
-        path = Path(str(raw)).expanduser()
+        path = Path(raw).expanduser()
         return path if path.is_absolute() else folder.path / path
 
-    def _publish(self, folder: Folder, pub: Published) -> None:
+    def _publish(self, pub: Published) -> None:
         if pub.path is None:
             return
-        self.server.send(
+        self.server.client.send(
             types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS,
             types.PublishDiagnosticsParams(
-                uri=uri_of(pub.path),
-                diagnostics=[*pub.verdict, *pub.unverifiable],
+                uri=uri_of(pub.path), diagnostics=[*pub.verdict, *pub.unverifiable]
             ),
         )
 
@@ -208,7 +234,7 @@ class VerdictDiagnostics:
         pub = self.published.pop(folder.uri, None)
         if pub is not None and pub.path is not None:
             pub.verdict, pub.unverifiable = [], []
-            self._publish(folder, pub)
+            self._publish(pub)
 
     def on_verdict(self, run: Run, verdict: p.VerdictInfo) -> None:
         path = self._goal_path(run.folder, verdict.goal_path)
@@ -218,26 +244,22 @@ class VerdictDiagnostics:
         pub.verdict = verdict_diagnostics(
             verdict, _read(path), folder=run.folder.uri, encoding=self._encoding()
         )
-        self._publish(run.folder, pub)
+        self._publish(pub)
 
-    def on_goal_set(self, run: Run, data: dict[str, Any]) -> None:
-        path = self._goal_path(run.folder, data.get("path"))
+    def on_goal_set(self, run: Run, event: GoalUnverifiable) -> None:
+        path = self._goal_path(run.folder, event.path)
         if path is None:
             return
-        items = data.get("unverifiable")
         pub = self._switch(run.folder, path)
         pub.verdict = []  # a new goal: the last verdict's lines no longer mean anything
         pub.unverifiable = unverifiable_diagnostics(
-            [str(i) for i in items] if isinstance(items, list) else None,
-            _read(path),
-            encoding=self._encoding(),
+            event.unverifiable, _read(path), encoding=self._encoding()
         )
-        self._publish(run.folder, pub)
+        self._publish(pub)
 
     # -- code actions ------------------------------------------------------------------------
     def actions(self, params: types.CodeActionParams) -> list[types.CodeAction]:
-        runs = self.server.runs
-        for uri, run in list(runs.active.items()):
+        for uri, run in list(self.runs.items()):
             pub = self.published.get(uri)
             if pub is None or pub.path is None or not same_document(params.text_document.uri, pub.path):
                 continue
@@ -271,18 +293,16 @@ class VerdictDiagnostics:
         return []
 
 
-def unreachable_ask(run: Run) -> Any:
-    """The engine's pending "unreachable: what now?" question, recognised by its three options."""
+def unreachable_ask(run: Run) -> Ask | None:
+    """The engine's pending "unreachable: what now?" question, recognised by its first option."""
+    from flower.workflow.goal import ACCEPT
+
     try:
         pending = run.channel.pending()
     except Exception:
         return None
-    try:
-        from flower.workflow.goal import ACCEPT as accept
-    except ImportError:
-        accept = ACCEPT
     for ask in pending:
-        if accept in ask.options:
+        if ACCEPT in ask.options:
             return ask
     return None
 
@@ -292,32 +312,3 @@ def _overlaps(a: types.Range, b: types.Range) -> bool:
         b.start.line,
         b.start.character,
     ) <= (a.end.line, a.end.character)
-
-
-def register(server: FlowerServer) -> None:
-    desk = VerdictDiagnostics(server)
-    server.verdict_diagnostics = desk  # type: ignore[attr-defined]
-
-    def on_event(run: Run, event: Event) -> None:
-        from .runs import verdict_info
-
-        if event.kind != "task":
-            return
-        if event.payload.get("kind") == "verdict":
-            desk.on_verdict(run, verdict_info(event.payload))
-        elif "unverifiable" in event.payload:
-            desk.on_goal_set(run, event.payload)
-
-    def on_start(run: Run) -> None:
-        if not run.waking:
-            desk.clear(run.folder)  # a fresh run: the last run's goal (maybe archived) is gone
-
-    server.event_listeners.append(on_event)
-    server.runs.on_start.append(on_start)
-
-    @server.feature(
-        types.TEXT_DOCUMENT_CODE_ACTION,
-        types.CodeActionOptions(code_action_kinds=[types.CodeActionKind.QuickFix]),
-    )
-    def code_action(ls, params: types.CodeActionParams) -> list[types.CodeAction]:
-        return desk.actions(params)

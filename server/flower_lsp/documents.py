@@ -7,15 +7,14 @@ from __future__ import annotations
 import asyncio
 import logging
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from . import protocol as p
-
-if TYPE_CHECKING:
-    from .server import FlowerServer, Folder
+from .common import Folder, parse_args
+from .host import Feature, FlowerServer
+from .runs import Runs
 
 log = logging.getLogger(__name__)
 
@@ -32,7 +31,9 @@ def same_document(uri: str, path: str | Path) -> bool:
     if uri == uri_of(path):
         return True
     fs = to_fs_path(uri)
-    return bool(fs) and Path(fs).resolve() == Path(path).expanduser().resolve()
+    if not fs:
+        return False
+    return Path(fs).resolve() == Path(path).expanduser().resolve()
 
 
 def latest_handoff(notes: Path, remembered: str | None) -> Path | None:
@@ -45,44 +46,42 @@ def latest_handoff(notes: Path, remembered: str | None) -> Path | None:
     return max(found, key=lambda f: f.stat().st_mtime) if found else None
 
 
-async def locate(server: FlowerServer, folder: Folder, which: str) -> Path | None:
-    wake: dict[str, Any] = await asyncio.to_thread(server.engine.wake_state, folder.path, folder.run_dir)
-    brief = Path(wake["brief"])
-    if which == "brief":
-        return brief
-    if which == "goal":
-        return Path(wake["goal"])
-    return latest_handoff(brief.parent, server.runs.memory_of(folder).handoff)
+class Documents(Feature):
+    """flower.openDocument: the run's documents, opened in the editor."""
 
+    def register(self) -> None:
+        @self.server.command(p.OPEN_DOCUMENT)
+        async def flower_open_document(ls: FlowerServer, *args: object) -> object:
+            return await self._open_command(args)
 
-async def open_document(server: FlowerServer, folder: Folder, which: str) -> p.CommandResult:
-    label = {"brief": "需求.md", "goal": "目标.md", "handoff": "a handoff document"}[which]
-    try:
-        path = await locate(server, folder, which)
-    except Exception as exc:
-        return p.CommandResult(False, f"Cannot find {label} in {folder.name}: {exc}")
-    if path is None or not path.is_file():
-        return p.CommandResult(False, f"There is no {label} in {folder.name} yet.")
-    uri = uri_of(path)
-    try:
-        shown = await asyncio.wait_for(
-            server.window_show_document_async(types.ShowDocumentParams(uri=uri, take_focus=True)), 30
-        )
-    except Exception as exc:
-        log.info("showDocument failed", exc_info=True)
-        return p.CommandResult(False, f"The editor could not open {path}: {exc}", uri=uri)
-    ok = bool(getattr(shown, "success", False))
-    return p.CommandResult(ok, f"Opened {path}." if ok else f"The editor did not open {path}.", uri=uri)
+    async def locate(self, folder: Folder, which: p.DocumentName) -> Path | None:
+        wake = await asyncio.to_thread(self.server.engine.wake_state, folder.path, folder.run_dir)
+        if which == "brief":
+            return wake["brief"]
+        if which == "goal":
+            return wake["goal"]
+        remembered = self.server.get(Runs).memory_of(folder).handoff
+        return latest_handoff(wake["brief"].parent, remembered)
 
-
-def register(server: FlowerServer) -> None:
-    from .server import invalid_params
-
-    @server.command(p.OPEN_DOCUMENT)
-    async def cmd_open(ls, *args: Any) -> dict[str, Any]:
+    async def open(self, folder: Folder, which: p.DocumentName) -> p.CommandResult:
+        label = {"brief": "需求.md", "goal": "目标.md", "handoff": "a handoff document"}[which]
         try:
-            a = p.command_args(p.OpenDocumentArgs, p.OPEN_DOCUMENT, args)
-            folder = ls.folder(a.folder)
-        except p.ProtocolError as exc:
-            raise invalid_params(exc) from exc
-        return p.to_json(await open_document(ls, folder, a.which))
+            path = await self.locate(folder, which)
+        except Exception as exc:
+            return p.CommandResult(False, f"Cannot find {label} in {folder.name}: {exc}")
+        if path is None or not path.is_file():
+            return p.CommandResult(False, f"There is no {label} in {folder.name} yet.")
+        uri = uri_of(path)
+        try:
+            shown = await asyncio.wait_for(
+                self.server.window_show_document_async(types.ShowDocumentParams(uri=uri, take_focus=True)), 30
+            )
+        except Exception as exc:
+            log.info("showDocument failed", exc_info=True)
+            return p.CommandResult(False, f"The editor could not open {path}: {exc}", uri=uri)
+        ok = shown.success
+        return p.CommandResult(ok, f"Opened {path}." if ok else f"The editor did not open {path}.", uri=uri)
+
+    async def _open_command(self, args: tuple[object, ...]) -> object:
+        a = parse_args(p.OpenDocumentArgs, p.OPEN_DOCUMENT, args)
+        return p.to_json(await self.open(self.server.folder_arg(a.folder), a.which))

@@ -1,83 +1,121 @@
-"""Events for the client's output log (flower/event): the engine's Event stream, filtered to
-what a person follows (lifecycle, steps, retries, handoffs, verdicts, questions, the main
-thread's text and every tool call), each with a readable line and a JSON-safe payload."""
+"""The output log (flower/event): the run's life and the engine's events, filtered to what a
+person follows (steps, retries, handoffs, verdicts, questions, the main thread's text and every
+tool call), each with a readable line and a JSON-safe payload."""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from flower.core.events import (
+    Event,
+    GoalUnverifiable,
+    HandoffDone,
+    HandoffNear,
+    HandoffWriting,
+    MailNote,
+    Offline,
+    Question,
+    Result,
+    Retry,
+    StepFinished,
+    StepStarted,
+    SyntheticError,
+    Text,
+    ToolCall,
+    VerdictGiven,
+)
 
 from . import protocol as p
+from .host import Feature
 
 if TYPE_CHECKING:
-    from flower.core.events import Event
-
-    from .runs import Run
-    from .server import FlowerServer
+    from .run import Run, RunEnded
 
 MAX_TEXT = 2000
 
 
+class EventLog(Feature):
+    async def on_run_start(self, run: Run) -> None:
+        self._send(
+            run, "run", f"run started in {run.folder.name}", {"phase": "started", "waking": run.waking}
+        )
+
+    def on_event(self, run: Run, event: Event) -> None:
+        params = to_params(run.folder.uri, event)
+        if params is not None:
+            self.server.client.send(p.EVENT, params)
+
+    def on_run_end(self, run: Run, ended: RunEnded) -> None:
+        self._send(run, "run", ended.text, ended.details())
+
+    def _send(self, run: Run, kind: p.EventKind, text: str, payload: dict[str, object]) -> None:
+        params = p.EventParams(
+            folder=run.folder.uri, kind=kind, text=text[:MAX_TEXT], payload=json_object(payload)
+        )
+        self.server.client.send(p.EVENT, params)
+
+
 def to_params(folder_uri: str, event: Event) -> p.EventParams | None:
     """The log line for one engine event, or None for what the log leaves out."""
-    data = event.payload if isinstance(event.payload, dict) else {}
-    kind, text = _describe(event, data)
-    if kind is None:
+    described = describe(event)
+    if described is None:
         return None
-    return p.EventParams(folder=folder_uri, kind=kind, text=text[:MAX_TEXT], payload=json_safe(data))
+    kind, text = described
+    return p.EventParams(
+        folder=folder_uri, kind=kind, text=text[:MAX_TEXT], payload=json_object(event.payload)
+    )
 
 
-def _describe(event: Event, data: dict[str, Any]) -> tuple[Any, str]:
-    k = event.kind
-    if k == "run":
-        return "run", event.text
-    if k == "step":
-        if data.get("phase") == "done":
-            state = "ok" if data.get("ok") else f"not ok: {data.get('error') or 'failed'}"
-            return "step", f"{event.text} done ({state}, ${_float(data.get('cost_usd')):.4f})"
-        line = f"== {event.text} ==  {data.get('index', '?')}/{data.get('total', '?')}"
-        if data.get("resumed"):
-            line += f"  <- 接上次 · 第 {data.get('woke', '?')} 次唤醒"
+def describe(event: Event) -> tuple[p.EventKind, str] | None:
+    if isinstance(event, StepStarted):
+        line = f"== {event.text} ==  {event.index}/{event.total}"
+        if event.resumed:
+            line += f"  <- 接上次 · 第 {event.woke} 次唤醒"
         return "step", line
-    if k in ("retry", "handoff"):
-        return k, event.text
-    if k == "task":
-        if data.get("kind") == "verdict":
-            failed = data.get("failed") or []
-            line = f"判定 #{data.get('round', '?')}: {data.get('state') or '(no conclusion)'}"
-            if data.get("reason"):
-                line += f" — {data['reason']}"
-            if failed:
-                line += f" ({len(failed)} failed)"
-            return "verdict", line
-        if "unverifiable" in data:
-            items = data["unverifiable"]
-            count = len(items) if isinstance(items, list) else items
-            return "task", f"目标有 {count}/{data.get('total', '?')} 条判定项此环境无法验证"
-        return None, ""  # the SDK's subagent bookkeeping: the [Agent] tool call already says it
-    if k == "result":
-        cost = data.get("cost_usd")
-        cost_text = f" · ${_float(cost):.4f}" if cost is not None else ""
-        return "result", f"{event.text}{cost_text} · {data.get('num_turns', '?')} turns"
-    if k == "ask":
-        if data.get("kind") == "mail":
-            return "mail", event.text
-        state = data.get("state", "asked")
-        if state == "asked":
+    if isinstance(event, StepFinished):
+        state = "ok" if event.ok else f"not ok: {event.error or 'failed'}"
+        return "step", f"{event.text} done ({state}, ${event.cost_usd:.4f})"
+    if isinstance(event, (Retry, Offline)):
+        return "retry", event.text
+    if isinstance(event, (HandoffNear, HandoffWriting, HandoffDone)):
+        return "handoff", event.text
+    if isinstance(event, VerdictGiven):
+        line = f"判定 #{event.round}: {event.state or '(no conclusion)'}"
+        if event.reason:
+            line += f" — {event.reason}"
+        if event.failed:
+            line += f" ({len(event.failed)} failed)"
+        return "verdict", line
+    if isinstance(event, GoalUnverifiable):
+        return "task", f"目标有 {len(event.unverifiable)}/{event.total} 条判定项此环境无法验证"
+    if isinstance(event, Result):
+        cost = f" · ${event.cost_usd:.4f}" if event.cost_usd is not None else ""
+        return "result", f"{event.text}{cost} · {event.num_turns} turns"
+    if isinstance(event, MailNote):
+        return "mail", event.text
+    if isinstance(event, Question):
+        if event.state == "asked":
             return "ask", f"? {event.text}"
-        answer = f": {data['answer']}" if data.get("answer") else ""
-        return "ask", f"? {event.text} -> {state}{answer}"
-    if k == "text" and not data.get("subagent"):
+        answer = f": {event.answer}" if event.answer else ""
+        return "ask", f"? {event.text} -> {event.state}{answer}"
+    if isinstance(event, Text) and not event.subagent:
         return "text", event.text
-    if k == "tool_call":
+    if isinstance(event, ToolCall):
         return "tool", f"[{event.tool}] {event.text}"
-    if k == "error":
+    if isinstance(event, SyntheticError):
         return "error", event.text
-    return None, ""
+    return None  # subagent chatter, the meter's readings, the SDK's task bookkeeping, ...
 
 
-def json_safe(value: Any, depth: int = 0) -> Any:
+def json_object(payload: Mapping[str, object]) -> dict[str, object]:
+    """An event payload as a JSON object."""
+    return {str(k): json_safe(v, 1) for k, v in payload.items()}
+
+
+def json_safe(value: object, depth: int = 0) -> object:
     """A copy of an event payload that json.dumps accepts (paths as strings, no SDK objects)."""
     if depth > 8:
         return None
@@ -92,18 +130,3 @@ def json_safe(value: Any, depth: int = 0) -> Any:
     if isinstance(value, (list, tuple, set)):
         return [json_safe(v, depth + 1) for v in value]
     return str(value)
-
-
-def _float(value: Any) -> float:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
-
-
-def register(server: FlowerServer) -> None:
-    def forward(run: Run, event: Event) -> None:
-        params = to_params(run.folder.uri, event)
-        if params is not None:
-            run.server.send(p.EVENT, params)
-        if event.kind in ("step", "task"):
-            run.report_progress()
-
-    server.event_listeners.append(forward)

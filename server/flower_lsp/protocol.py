@@ -17,7 +17,15 @@ import sys
 import types
 import typing
 from dataclasses import dataclass, field
-from typing import Any, Literal, Union
+from typing import TYPE_CHECKING, Any, Literal, TypeVar, Union
+
+# the judge's conclusions are the engine's: one definition for the engine, the wire and TypeScript
+from flower.core.events import VerdictState
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+Payload = TypeVar("Payload", bound="DataclassInstance")
 
 # -- method names -----------------------------------------------------------------------------
 
@@ -41,7 +49,6 @@ DocumentName = Literal["brief", "goal", "handoff"]
 EventKind = Literal[
     "run", "step", "retry", "handoff", "task", "verdict", "result", "ask", "mail", "text", "tool", "error"
 ]
-VerdictState = Literal["achieved", "not_yet", "unreachable", ""]
 Offer = Literal["start"]
 
 
@@ -210,7 +217,8 @@ class StateResult:
 
 @dataclass
 class BannerParams:
-    """The resume banner, e.g. `<- 在 ~/proj 接上上次  需求已确认 · 目标 7 条 · 干活上下文 71.4K · 第 3 次唤醒`."""
+    """The resume banner, e.g.
+    `<- 在 ~/proj 接上上次  需求已确认 · 目标 7 条 · 干活上下文 71.4K · 第 3 次唤醒`."""
 
     folder: str = _doc("URI of the workspace folder")
     text: str = _doc("the banner line, ready to show")
@@ -256,8 +264,8 @@ class Method:
     name: str
     kind: Literal["command", "request", "notification"]
     direction: Literal["client->server", "server->client"]
-    params: type | None
-    result: type | None
+    params: type[DataclassInstance] | None
+    result: type[DataclassInstance] | None
     doc: str
 
 
@@ -357,7 +365,7 @@ METHODS: tuple[Method, ...] = (
     ),
 )
 
-PAYLOADS: tuple[type, ...] = (
+PAYLOADS: tuple[type[DataclassInstance], ...] = (
     InitOptions,
     ContinueArgs,
     StartArgs,
@@ -402,7 +410,7 @@ def to_json(obj: Any) -> Any:
     return obj
 
 
-def from_json(cls: type, value: Any, where: str = "") -> Any:
+def from_json(cls: type[Payload], value: object, where: str = "") -> Payload:
     """Build payload `cls` from a JSON value, checking every field; raises ProtocolError."""
     where = where or cls.__name__
     if value is None:
@@ -417,7 +425,7 @@ def from_json(cls: type, value: Any, where: str = "") -> Any:
     kwargs: dict[str, Any] = {}
     for name, f in known.items():
         if name not in value:
-            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:  # type: ignore[misc]
+            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
                 raise ProtocolError(f"{where}: missing required field '{name}'")
             continue
         kwargs[name] = _check(hints[name], value[name], f"{where}.{name}")
@@ -452,7 +460,7 @@ def _check(tp: Any, value: Any, where: str) -> Any:
         if not isinstance(value, dict):
             raise ProtocolError(f"{where}: expected an object, got {_json_type(value)}")
         return {k: _check(args[1], v, f"{where}.{k}") for k, v in value.items()}
-    if dataclasses.is_dataclass(tp):
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         return from_json(tp, value, where)
     if tp is bool:
         if not isinstance(value, bool):
@@ -491,7 +499,7 @@ def _json_type(value: Any) -> str:
     return type(value).__name__
 
 
-def command_args(cls: type, command: str, args: tuple[Any, ...]) -> Any:
+def command_args(cls: type[Payload], command: str, args: tuple[object, ...]) -> Payload:
     """A command's arguments (none, or one object) as `cls`; raises ProtocolError."""
     if len(args) > 1:
         raise ProtocolError(f"{command}: expected at most one argument (an object), got {len(args)}")
@@ -521,7 +529,7 @@ def ts_type(tp: Any) -> str:
         return f"({inner})[]" if "|" in inner else f"{inner}[]"
     if origin is dict:
         return f"Record<string, {ts_type(args[1])}>"
-    if dataclasses.is_dataclass(tp):
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         return tp.__name__
     return {str: "string", bool: "boolean", int: "number", float: "number"}[tp]
 
@@ -549,17 +557,20 @@ def typescript() -> str:
         out += _jsdoc(cls.__doc__ or cls.__name__)
         out.append(f"export interface {cls.__name__} {{")
         for f in dataclasses.fields(cls):
-            optional = f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING  # type: ignore[misc]
+            optional = f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
             out += _jsdoc(f.metadata.get("doc", f.name), "  ")
             out.append(f"  {f.name}{'?' if optional else ''}: {ts_type(hints[f.name])};")
         out += ["}", ""]
     for m in METHODS:
-        shape = f"params: {m.params.__name__ if m.params else 'none'}; result: {m.result.__name__ if m.result else 'none'}"
+        params = m.params.__name__ if m.params else "none"
+        result = m.result.__name__ if m.result else "none"
+        shape = f"params: {params}; result: {result}"
         out += _jsdoc(f"{m.kind}, {m.direction}. {m.doc} ({shape})")
         out.append(f"export const {m.const} = {_ts_string(m.name)};")
     out += [
         "",
-        "/** Every command the server registers (executeCommandProvider); the client must not register them again. */",
+        "/** Every command the server registers (executeCommandProvider);"
+        " the client must not register them again. */",
         "export const COMMANDS = ["
         + ", ".join(m.const for m in METHODS if m.kind == "command")
         + "] as const;",

@@ -15,20 +15,22 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
+from flower.core.events import Event, Question
+
 from . import protocol as p
+from .host import Feature, FlowerServer
 
 if TYPE_CHECKING:
-    from flower.core.events import Event
+    from flower.core.human import Ask
 
-    from .runs import Run
-    from .server import FlowerServer
+    from .run import Run, RunEnded
 
 log = logging.getLogger(__name__)
 
 DISMISSED = "dismissed in the editor"
 
 
-def params_of(run: Run, ask: Any) -> p.AskParams:
+def params_of(run: Run, ask: Ask) -> p.AskParams:
     timeout = run.channel.timeout_s
     return p.AskParams(
         folder=run.folder.uri,
@@ -38,53 +40,6 @@ def params_of(run: Run, ask: Any) -> p.AskParams:
         free_text=True,  # HumanChannel always accepts an answer of one's own
         timeout_s=None if timeout is None else float(timeout),
     )
-
-
-async def ask_client(
-    server: FlowerServer, params: p.AskParams, *, settled: asyncio.Future[None] | None = None
-) -> p.AskResult | None:
-    """Send flower/ask and wait for the reply, the ask's timeout, or `settled`; None = no answer."""
-    msg_id = f"flower-ask-{params.id}-{uuid.uuid4().hex[:8]}"
-    try:
-        request = server.protocol.send_request_async(p.ASK, p.to_json(params), msg_id=msg_id)
-    except Exception:
-        log.info("could not send flower/ask", exc_info=True)
-        return None
-    waiters: set[asyncio.Future[Any]] = {request}
-    if settled is not None:
-        waiters.add(settled)
-    timeout = params.timeout_s if params.timeout_s is not None and params.timeout_s > 0 else None
-    try:
-        done, _ = await asyncio.wait(waiters, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
-    except asyncio.CancelledError:
-        _withdraw(server, msg_id, request)
-        raise
-    if request not in done:
-        _withdraw(server, msg_id, request)  # the engine is not waiting any more
-        return None
-    try:
-        raw = request.result()
-    except Exception as exc:
-        log.info("the client answered flower/ask %s with an error: %s", params.id, exc)
-        return None
-    try:
-        return p.from_json(p.AskResult, raw, "flower/ask result")
-    except p.ProtocolError as exc:
-        server.log_line(
-            f"flower: ignoring a malformed answer to {params.id}: {exc}", types.MessageType.Warning
-        )
-        return None
-
-
-def _withdraw(server: FlowerServer, msg_id: str, request: asyncio.Future[Any]) -> None:
-    # forget the id first: a late reply must find no future (answering a cancelled one raises)
-    server.protocol._request_futures.pop(msg_id, None)
-    request.cancel()
-    if not server.protocol._shutdown:
-        try:
-            server.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
-        except Exception:
-            log.debug("could not cancel flower/ask", exc_info=True)
 
 
 class Desk:
@@ -102,45 +57,96 @@ class Desk:
             future.set_result(None)
 
 
-async def handle(server: FlowerServer, run: Run, desk: Desk, ask: Any) -> None:
-    settled = desk.open(ask.id)
-    try:
-        reply = await ask_client(server, params_of(run, ask), settled=settled)
-    finally:
-        desk.close(ask.id)
-    if reply is None:
-        return
-    if reply.dismissed:
-        run.channel.decline(ask.id, DISMISSED)
-    elif reply.answer is not None:
-        run.channel.answer(ask.id, reply.answer)  # a blank answer is a skip, as the channel defines
+class Questions(Feature):
+    """Serves each run's questions to the client while the run lasts."""
 
+    def __init__(self, server: FlowerServer) -> None:
+        super().__init__(server)
+        self._serving: dict[Run, tuple[Desk, asyncio.Task[None]]] = {}
 
-async def serve_questions(server: FlowerServer, run: Run) -> None:
-    """Hand every ask of the run's channel to the client until the run ends."""
-    desk = Desk()
-    run.desk = desk  # type: ignore[attr-defined]
-    tasks: set[asyncio.Task[None]] = set()
-    try:
-        while True:
-            ask = await run.channel.next_ask()
-            if ask is None:
-                continue
-            task = asyncio.ensure_future(handle(server, run, desk, ask))
-            tasks.add(task)
-            task.add_done_callback(tasks.discard)
-    finally:
-        for task in tasks:
-            task.cancel()
+    async def on_run_start(self, run: Run) -> None:
+        desk = Desk()
+        self._serving[run] = (desk, asyncio.ensure_future(self._serve(run, desk)))
 
+    def on_event(self, run: Run, event: Event) -> None:
+        if isinstance(event, Question) and event.state != "asked" and run in self._serving:
+            self._serving[run][0].close(event.id)  # settled in the engine: withdraw it here
 
-def register(server: FlowerServer) -> None:
-    def on_event(run: Run, event: Event) -> None:
-        data = event.payload
-        if event.kind != "ask" or data.get("kind") == "mail" or data.get("state", "asked") == "asked":
+    def on_run_end(self, run: Run, ended: RunEnded) -> None:
+        serving = self._serving.pop(run, None)
+        if serving is not None:
+            serving[1].cancel()
+
+    async def _serve(self, run: Run, desk: Desk) -> None:
+        tasks: set[asyncio.Task[None]] = set()
+        try:
+            while True:
+                ask = await run.channel.next_ask()
+                if ask is None:
+                    continue
+                task = asyncio.ensure_future(self._handle(run, desk, ask))
+                tasks.add(task)
+                task.add_done_callback(tasks.discard)
+        finally:
+            for task in tasks:
+                task.cancel()
+
+    async def _handle(self, run: Run, desk: Desk, ask: Ask) -> None:
+        settled = desk.open(ask.id)
+        try:
+            reply = await self.ask(params_of(run, ask), settled=settled)
+        finally:
+            desk.close(ask.id)
+        if reply is None:
             return
-        desk = getattr(run, "desk", None)
-        if desk is not None:
-            desk.close(str(data.get("id")))
+        if reply.dismissed:
+            run.channel.decline(ask.id, DISMISSED)
+        elif reply.answer is not None:
+            run.channel.answer(ask.id, reply.answer)  # a blank answer is a skip, as the channel defines
 
-    server.event_listeners.append(on_event)
+    async def ask(
+        self, params: p.AskParams, *, settled: asyncio.Future[None] | None = None
+    ) -> p.AskResult | None:
+        """Send flower/ask and wait for the reply, the ask's timeout, or `settled`; None = no answer."""
+        protocol = self.server.protocol
+        msg_id = f"flower-ask-{params.id}-{uuid.uuid4().hex[:8]}"
+        try:
+            request = protocol.send_request_async(p.ASK, p.to_json(params), msg_id=msg_id)
+        except Exception:
+            log.info("could not send flower/ask", exc_info=True)
+            return None
+        waiters: set[asyncio.Future[Any]] = {request}
+        if settled is not None:
+            waiters.add(settled)
+        timeout = params.timeout_s if params.timeout_s is not None and params.timeout_s > 0 else None
+        try:
+            done, _ = await asyncio.wait(waiters, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            self._withdraw(msg_id, request)
+            raise
+        if request not in done:
+            self._withdraw(msg_id, request)  # the engine is not waiting any more
+            return None
+        try:
+            raw = request.result()
+        except Exception as exc:
+            log.info("the client answered flower/ask %s with an error: %s", params.id, exc)
+            return None
+        try:
+            return p.from_json(p.AskResult, raw, "flower/ask result")
+        except p.ProtocolError as exc:
+            self.server.client.log(
+                f"flower: ignoring a malformed answer to {params.id}: {exc}", types.MessageType.Warning
+            )
+            return None
+
+    def _withdraw(self, msg_id: str, request: asyncio.Future[Any]) -> None:
+        # forget the id first: a late reply must find no future (answering a cancelled one raises)
+        protocol = self.server.protocol
+        protocol._request_futures.pop(msg_id, None)
+        request.cancel()
+        if not protocol._shutdown:
+            try:
+                protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
+            except Exception:
+                log.debug("could not cancel flower/ask", exc_info=True)

@@ -3,6 +3,7 @@ only the model scripted by flower.sim."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from claude_agent_sdk import (
     query,
 )
 from claude_agent_sdk._errors import ClaudeSDKError
+from claude_agent_sdk.types import SyncHookJSONOutput
 
 from flower.plugin import plugin_dir
 
@@ -46,7 +48,7 @@ def options(workspace: Path, env: dict[str, str], **kw: Any) -> ClaudeAgentOptio
 
 
 def texts(seen: dict[str, Any]) -> list[str]:
-    out = []
+    out: list[str] = []
     for m in seen["messages"]:
         if isinstance(m, AssistantMessage):
             out.extend(getattr(b, "text", "") for b in m.content)
@@ -86,7 +88,9 @@ async def test_pre_tool_use_hook_denies_and_the_model_sees_the_denial(sim_factor
     (workspace / "keep.txt").write_text("precious")
     calls: list[str] = []
 
-    async def no_deleting(data: dict[str, Any], tool_use_id: str | None, ctx: Any) -> dict[str, Any]:
+    async def no_deleting(
+        data: Mapping[str, Any], tool_use_id: str | None, ctx: object
+    ) -> SyncHookJSONOutput:
         calls.append(data["tool_input"]["command"])
         return {
             "hookSpecificOutput": {
@@ -129,7 +133,7 @@ async def test_pre_tool_use_hook_denies_and_the_model_sees_the_denial(sim_factor
 async def test_subagent_tool_calls_carry_agent_id_in_hook_input(sim_factory, sim_env, workspace):
     seen_hooks: list[dict[str, Any]] = []
 
-    async def record(data: dict[str, Any], tool_use_id: str | None, ctx: Any) -> dict[str, Any]:
+    async def record(data: Mapping[str, Any], tool_use_id: str | None, ctx: object) -> SyncHookJSONOutput:
         seen_hooks.append({k: data.get(k) for k in ("tool_name", "agent_id", "agent_type")})
         return {}
 
@@ -293,6 +297,7 @@ async def test_usage_from_the_scenario_is_what_the_sdk_reports(sim_factory, sim_
     seen = await run("hi", options(workspace, sim_env(sim)))
 
     usage = next(m for m in seen["messages"] if isinstance(m, AssistantMessage)).usage
+    assert usage is not None
     assert (
         usage["input_tokens"] + usage["cache_read_input_tokens"] + usage["cache_creation_input_tokens"]
         == 152_000

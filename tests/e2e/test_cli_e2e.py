@@ -67,6 +67,13 @@ def closing(out: str) -> tuple[float, Path]:
     return float(match.group(1)), Path(match.group(2))
 
 
+def session_of(stdout: str) -> str:
+    """The session id `flower once` prints for resuming."""
+    found = re.search(r"- 会话 ([0-9a-f-]{36})", stdout)
+    assert found is not None, stdout
+    return found.group(1)
+
+
 def notes(ws: Path) -> Path:
     return ws / ".flower" / "notes"
 
@@ -172,7 +179,8 @@ def test_a_piped_request_runs_unattended_and_a_second_run_wakes_with_the_banner(
     assert content_text(clarifier.tool_results()[-1]["content"]) == TIMEOUT
     assert "标准输入不是终端" not in first.stderr  # nothing to warn about when nobody is waited for
     assert "判定第 1 轮:未达成" in out and "判定第 2 轮:达成" in out
-    assert Brief.load(notes(ws) / "需求.md").complete() and Goal.load(notes(ws) / "目标.md").complete()
+    brief, goal = Brief.load(notes(ws) / "需求.md"), Goal.load(notes(ws) / "目标.md")
+    assert brief is not None and brief.complete() and goal is not None and goal.complete()
     assert (ws / "hello.py").is_file() and (ws / "README.md").is_file()
     assert (ws / "judge-ran-1").is_file()  # --judge-can-run: the judge's command really ran
     cost, manifest = closing(out)
@@ -338,17 +346,17 @@ def test_once_reports_real_time_and_cost_and_its_flags_take_effect(sim_factory, 
     tooled = flower("once", "-t", "Bash", "做一个文件", cwd=ws, env=env)
     assert tooled.returncode == 0, tooled.stdout + tooled.stderr
     assert (ws / "made.txt").read_text() == "hi\n"
-    session = re.search(r"- 会话 ([0-9a-f-]{36})", tooled.stdout).group(1)
+    session = session_of(tooled.stdout)
 
     resumed = flower("once", "--resume", session, "再说一句", cwd=ws, env=env)
     assert resumed.returncode == 0, resumed.stdout + resumed.stderr
     assert "做一个文件" in sim.requests_for("main")[-1].all_text  # the earlier conversation came along
-    assert re.search(r"- 会话 ([0-9a-f-]{36})", resumed.stdout).group(1) == session
+    assert session_of(resumed.stdout) == session
 
     forked = flower("once", "--resume", session, "--fork", "分个叉", cwd=ws, env=env)
     assert forked.returncode == 0, forked.stdout + forked.stderr
     assert "做一个文件" in sim.requests_for("main")[-1].all_text
-    assert re.search(r"- 会话 ([0-9a-f-]{36})", forked.stdout).group(1) != session
+    assert session_of(forked.stdout) != session
 
 
 def test_once_budget_stops_the_agent(sim_factory, claude_root, tmp_path):

@@ -6,6 +6,7 @@ what happened on disk; the hook callbacks' own logic is covered in tests/unit/te
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import subprocess
 from pathlib import Path
@@ -122,7 +123,7 @@ async def test_delegate_guard_stops_the_main_thread_but_not_its_subagent(sim_fac
 
 
 async def test_glance_runs_git_status_on_the_main_thread_but_denies_rm(sim_factory, sim_env, workspace):
-    subprocess.run(["git", "init", "-q", str(workspace)], check=True)
+    await asyncio.to_thread(subprocess.run, ["git", "init", "-q", str(workspace)], check=True)
     (workspace / "x").write_text("keep me")
     sim = sim_factory(
         {

@@ -11,12 +11,13 @@ import shutil
 import stat
 from pathlib import Path
 
+import claude_agent_sdk
 import pytest
 from claude_agent_sdk import AgentDefinition, ClaudeAgentOptions, query
 
 pytestmark = pytest.mark.e2e
 
-BUNDLED_CLI = Path(__import__("claude_agent_sdk").__file__).parent / "_bundled" / "claude"
+BUNDLED_CLI = Path(claude_agent_sdk.__path__[0]) / "_bundled" / "claude"
 
 
 def host_state() -> dict[str, float]:

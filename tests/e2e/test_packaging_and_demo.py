@@ -101,7 +101,10 @@ def test_flower_demo_runs_the_starter_flow_offline_and_continues_it(tmp_path):
 
 
 def test_flower_help_does_not_import_the_sdk():
-    probe = "import sys; from flower.cli import build_parser; build_parser(); print('claude_agent_sdk' in sys.modules)"
+    probe = (
+        "import sys; from flower.cli import build_parser; build_parser(); "
+        "print('claude_agent_sdk' in sys.modules)"
+    )
     out = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True
     ).stdout.strip()

@@ -2,14 +2,25 @@
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from flower import HumanChannel, Lineage, Runtime, Step, Workbench, Workflow, coordinator, judge, worker
-from flower import AgentSpec
+from flower import (
+    AgentSpec,
+    HumanChannel,
+    Lineage,
+    Runtime,
+    Step,
+    Workbench,
+    Workflow,
+    coordinator,
+    judge,
+    worker,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -123,7 +134,7 @@ SOLO = AgentSpec(name="solo", instructions="lineage test", allowed_tools=["Read"
 
 
 async def _two_runs(use_sim, workspace: Path, run_dir: Path, between) -> tuple[dict, dict, Any]:
-    sim = use_sim({"default": {"text": "ok"}})
+    use_sim({"default": {"text": "ok"}})
     step = [Step("干活", SOLO, "do it", resume_prompt="continue")]
     rt = Runtime(workspace=workspace, run_dir=run_dir)
     try:
@@ -196,10 +207,10 @@ async def test_an_isolated_worker_works_in_its_own_git_worktree(use_sim, workspa
     import subprocess
 
     git = ["git", "-C", str(workspace), "-c", "user.email=t@example.invalid", "-c", "user.name=t"]
-    subprocess.run(["git", "init", "-q", str(workspace)], check=True)
+    await asyncio.to_thread(subprocess.run, ["git", "init", "-q", str(workspace)], check=True)
     (workspace / "a.txt").write_text("a")
-    subprocess.run([*git, "add", "."], check=True)
-    subprocess.run([*git, "commit", "-qm", "init"], check=True)
+    await asyncio.to_thread(subprocess.run, [*git, "add", "."], check=True)
+    await asyncio.to_thread(subprocess.run, [*git, "commit", "-qm", "init"], check=True)
     sim = use_sim(
         {
             "actors": {"coder": {"system": "你负责实现"}},

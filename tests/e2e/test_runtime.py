@@ -238,8 +238,9 @@ async def test_a_human_interrupt_resumes_the_same_session_with_their_words(use_s
         await asyncio.sleep(0.5)
         threading.Thread(target=rt.interrupt, args=("换个方案:不要等了",)).start()  # from another thread
 
-    asyncio.create_task(person())
+    helper = asyncio.create_task(person())
     r = await rt.run(SOLO, "wait for it", on_event=watch)
+    await helper
 
     assert r.ok and r.text == "switching to the new plan"
     assert r.attempts == 1  # an interruption is not a failed attempt
@@ -249,7 +250,10 @@ async def test_a_human_interrupt_resumes_the_same_session_with_their_words(use_s
     assert len({req.headers.get("x-claude-code-session-id") for req in sim.requests}) == 1
 
 
-HANDOFF_REPLY = "## 现在在做什么\n写 report.md\n\n## 已经定下的\n用 markdown\n\n## 走不通的路\n无\n\n## 下一步\n补完第二节\n\n## 现场\nreport.md 写了一半"
+HANDOFF_REPLY = (
+    "## 现在在做什么\n写 report.md\n\n## 已经定下的\n用 markdown\n\n## 走不通的路\n无\n\n"
+    "## 下一步\n补完第二节\n\n## 现场\nreport.md 写了一半"
+)
 
 
 async def test_a_full_context_is_handed_over_to_a_new_session(use_sim, workspace, make_runtime):
@@ -280,23 +284,21 @@ async def test_a_full_context_is_handed_over_to_a_new_session(use_sim, workspace
     assert "补完第二节" in doc and "降级" not in doc
     phases = [e.payload["phase"] for e in events if e.kind == "handoff"]
     assert phases == ["near", "writing", "done"]
-    first_of_new = [q for q in sim.requests if q.headers.get("x-claude-code-session-id") == r.session_id][0]
+    first_of_new = next(q for q in sim.requests if q.headers.get("x-claude-code-session-id") == r.session_id)
     assert "补完第二节" in first_of_new.last_user_text  # the new session starts from the document
     assert "working on report.md" not in first_of_new.all_text  # and not from the old history
     assert r.attempts == 1
 
 
 async def test_prompt_too_long_triggers_a_degraded_handoff(use_sim, workspace, make_runtime):
-    sim = use_sim(
-        {"scripts": {"main": [bash("ls"), {"fault": "too_long"}, "fresh start worked"]}}, max_retries=0
-    )
+    use_sim({"scripts": {"main": [bash("ls"), {"fault": "too_long"}, "fresh start worked"]}}, max_retries=0)
     wb = Workbench(workspace)
     rt = make_runtime(workbench=wb)
     events: list[Event] = []
     r = await rt.run(SOLO, "the original task, described at length", step_name="干活", on_event=events.append)
 
     assert r.ok and len(r.retired) == 1
-    done = [e.payload for e in events if e.kind == "handoff" and e.payload.get("phase") == "done"][0]
+    done = next(e.payload for e in events if e.kind == "handoff" and e.payload.get("phase") == "done")
     assert done["degraded"] is True
     assert "the original task, described at length" in (wb.notes / "交接-干活.md").read_text()
 

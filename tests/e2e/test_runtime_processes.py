@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from flower import Lineage
-from flower.stores.sqlite import SqliteSessionStore
 from flower.core.runtime import project_key_of
+from flower.stores.sqlite import SqliteSessionStore
 
 pytestmark = pytest.mark.e2e
 
@@ -102,7 +102,7 @@ def test_two_processes_writing_one_manifest_keep_each_others_rows(use_sim, works
     use_sim({"default": {"text": "quick"}})
     children = [start_child(workspace, run_dir, "--steps", "3") for _ in range(2)]
     for child in children:
-        out, err = child.communicate(timeout=180)
+        _out, err = child.communicate(timeout=180)
         assert child.returncode == 0, err[-2000:]
     rows = json.loads((run_dir / "manifest.json").read_text())
     runs = {r["run"] for r in rows}

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
 import subprocess
+from collections.abc import Mapping
 from typing import Any
 
 import pytest
 from claude_agent_sdk import HookMatcher
+from claude_agent_sdk.types import SyncHookJSONOutput
 
 from flower import AgentSpec, EphemeralPolicy, Resilience, Runtime, TrimPolicy
 from flower.stores.sqlite import SqliteSessionStore
@@ -20,7 +23,7 @@ def bash(command: str) -> dict[str, Any]:
     return {"tool": {"name": "Bash", "input": {"command": command, "description": "run"}}}
 
 
-async def no_rm(data: dict[str, Any], tool_use_id: str | None, ctx: Any) -> dict[str, Any]:
+async def no_rm(data: Mapping[str, Any], tool_use_id: str | None, ctx: object) -> SyncHookJSONOutput:
     if data["tool_input"].get("command", "").startswith("rm "):
         return {
             "hookSpecificOutput": {
@@ -35,7 +38,7 @@ async def no_rm(data: dict[str, Any], tool_use_id: str | None, ctx: Any) -> dict
 async def test_resume_from_the_store_feeds_back_pruned_trimmed_and_expired_history(
     use_sim, workspace, claude_root, tmp_path
 ):
-    subprocess.run(["git", "init", "-q", str(workspace)], check=True)
+    await asyncio.to_thread(subprocess.run, ["git", "init", "-q", str(workspace)], check=True)
     (workspace / "tracked.txt").write_text("x")
     sim = use_sim(
         {

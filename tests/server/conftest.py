@@ -17,7 +17,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, Union
+from typing import Any
 
 import pytest
 from lsprotocol import types
@@ -51,17 +51,17 @@ class Session:
         self.answer_offer: Callable[[types.ShowMessageRequestParams], Any] = lambda params: None
 
     # -- talking to the server -------------------------------------------------------------------
-    async def command(self, name: str, *args: Any, timeout: float = TIMEOUT) -> Any:
+    async def command(self, name: str, *args: Any, timeout: float = TIMEOUT) -> Any:  # noqa: ASYNC109 (a test's own deadline, as in wait_for)
         params = types.ExecuteCommandParams(command=name, arguments=list(args) if args else None)
         return await asyncio.wait_for(self.client.workspace_execute_command_async(params), timeout)
 
-    async def request(self, method: str, params: Any = None, timeout: float = TIMEOUT) -> Any:
+    async def request(self, method: str, params: Any = None, timeout: float = TIMEOUT) -> Any:  # noqa: ASYNC109 (a test's own deadline, as in wait_for)
         return await asyncio.wait_for(self.client.protocol.send_request_async(method, params), timeout)
 
     async def state(self) -> dict[str, Any]:
         return await self.request("flower/state", {})
 
-    async def until(self, predicate: Callable[[], Any], timeout: float = TIMEOUT, what: str = "") -> Any:
+    async def until(self, predicate: Callable[[], Any], timeout: float = TIMEOUT, what: str = "") -> Any:  # noqa: ASYNC109 (a test's own deadline, as in wait_for)
         deadline = time.monotonic() + timeout
         while True:
             value = predicate()
@@ -114,7 +114,7 @@ def _client(session_box: list[Session]) -> LanguageClient:
         is_command = isinstance(obj.get("command"), str)
         return converter.structure(obj, types.Command if is_command else types.CodeAction)
 
-    converter.register_structure_hook(Union[types.Command, types.CodeAction], command_or_action)
+    converter.register_structure_hook(types.Command | types.CodeAction, command_or_action)
 
     def record(attr: str) -> Callable[[Any], None]:
         def handler(params: Any) -> None:
@@ -166,6 +166,7 @@ async def open_session(
     box: list[Session] = []
     config = ClientServerConfig(server_command=SERVER, client_factory=lambda: _client(box), server_env=env)
     client = await config.start()
+    assert isinstance(client, LanguageClient)  # what client_factory makes
     session = Session(client, workspace, workspace / "runs")
     box.append(session)
     try:

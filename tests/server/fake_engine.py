@@ -13,14 +13,27 @@ import asyncio
 import json
 import os
 import shlex
+from collections.abc import Callable
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
-from flower.core.events import Event
-from flower.core.goal import Goal
+from flower.core.events import (
+    ContextUpdate,
+    Event,
+    GoalUnverifiable,
+    HandoffDone,
+    HandoffNear,
+    HandoffWriting,
+    StepFinished,
+    StepStarted,
+    Text,
+    VerdictGiven,
+)
+from flower.core.goal import Goal, Verdict
 from flower.core.human import HumanChannel
 from flower.core.lineage import Lineage
+from flower.workflow.outcome import Outcome
+from flower.workflow.starter import WakeState
 
 SCRIPT_VAR = "FLOWER_FAKE_SCRIPT"
 LOG_NAME = "fake-log.jsonl"
@@ -45,8 +58,8 @@ def read_log(run_dir: Path) -> list[dict[str, Any]]:
 class FakeRuntime:
     def __init__(self, run_dir: Path) -> None:
         self.run_dir = run_dir
-        self.busy = 0
-        self.on_stderr: Any = None
+        self.busy = False
+        self.on_stderr: Callable[[str], None] | None = None
         self.said: list[str] = []
         self.interrupted = asyncio.Event()
         self.cost = 0.0
@@ -62,74 +75,51 @@ class FakeRuntime:
         log(self.run_dir, closed=True)
 
 
-class FakeWorkflow:
+class FakeRun:
+    """A run that plays the script: the engine's typed events, a real channel, real lineage."""
+
     def __init__(
         self, ask: str, workspace: Path, run_dir: Path, channel: HumanChannel, script: list[dict[str, Any]]
     ) -> None:
         self.ask, self.workspace, self.run_dir = ask, workspace, run_dir
         self.channel, self.script = channel, script
-        self.workbench = SimpleNamespace(notes=notes_of(workspace))
+        self.runtime = FakeRuntime(run_dir)
 
-    async def run(self, runtime: FakeRuntime, *, on_event: Any = None, on_step: Any = None) -> dict[str, Any]:
-        emit = on_event or (lambda e: None)
+    async def run(self, on_event: Callable[[Event], None]) -> Outcome:
+        emit, runtime = on_event, self.runtime
         lineage = Lineage.open(self.run_dir, self.workspace)
         woke = lineage.bump()
         goal_path = notes_of(self.workspace) / "目标.md"
-        ctx: dict[str, Any] = {"_woke": woke}
+        verdict: Verdict | None = None
+        rounds: int | None = None
         log(self.run_dir, started=self.ask, woke=woke)
         try:
             for action in self.script:
                 ((kind, arg),) = action.items()
                 if kind == "step":
-                    runtime.busy = 1
+                    runtime.busy = True
                     lineage.remember(arg["name"], f"session-{arg['name']}")
                     emit(
-                        Event(
-                            "step",
+                        StepStarted(
                             text=arg["name"],
-                            payload={
-                                "index": arg["index"],
-                                "total": arg["total"],
-                                "resumed": woke > 1,
-                                "woke": woke,
-                            },
+                            index=arg["index"],
+                            total=arg["total"],
+                            resumed=woke > 1,
+                            woke=woke,
                         )
                     )
                 elif kind == "end_step":
-                    runtime.busy = 0
+                    runtime.busy = False
                     runtime.cost += arg.get("cost_usd", 0.0)
-                    if on_step is not None:
-                        on_step(
-                            SimpleNamespace(name=arg["name"]),
-                            SimpleNamespace(
-                                ok=arg.get("ok", True),
-                                cost_usd=arg.get("cost_usd", 0.0),
-                                session_id=None,
-                                error=None,
-                            ),
-                        )
-                elif kind == "context":
-                    window = arg.get("window", 1_000_000)
-                    at = window - 50_000
                     emit(
-                        Event(
-                            "system",
-                            text="context",
-                            payload={
-                                "subtype": "context",
-                                "used": arg["used"],
-                                "window": window,
-                                "at": at,
-                                "warn_at": at - 20_000,
-                                "step": arg.get("step", ""),
-                                "generation": arg.get("generation", 1),
-                                "session_id": "s",
-                                "cost_usd": arg.get("cost_usd", 0.0),
-                            },
+                        StepFinished(
+                            text=arg["name"], ok=arg.get("ok", True), cost_usd=arg.get("cost_usd", 0.0)
                         )
                     )
+                elif kind == "context":
+                    emit(ContextUpdate(text="context", **figures(arg)))
                 elif kind == "handoff":
-                    emit(Event("handoff", text=arg.get("phase", ""), payload=dict(arg)))
+                    emit(handoff(arg))
                 elif kind == "brief":
                     path = notes_of(self.workspace) / "需求.md"
                     path.parent.mkdir(parents=True, exist_ok=True)
@@ -140,31 +130,26 @@ class FakeWorkflow:
                     goal = Goal.parse(arg)
                     if goal.unverifiable:
                         emit(
-                            Event(
-                                "task",
+                            GoalUnverifiable(
                                 text="unverifiable",
-                                payload={
-                                    "unverifiable": goal.unverifiable,
-                                    "total": len(goal.checks),
-                                    "path": str(goal_path),
-                                },
+                                unverifiable=goal.unverifiable,
+                                total=len(goal.checks),
+                                path=str(goal_path),
                             )
                         )
                 elif kind == "verdict":
-                    ctx["_verdict"] = SimpleNamespace(state=arg["state"])
-                    ctx["_goal_rounds"] = arg.get("round", 1)
+                    verdict = Verdict(
+                        state=arg["state"], reason=arg.get("reason", ""), failed=arg.get("failed", [])
+                    )
+                    rounds = arg.get("round", 1)
                     emit(
-                        Event(
-                            "task",
+                        VerdictGiven(
                             text="verdict",
-                            payload={
-                                "kind": "verdict",
-                                "state": arg["state"],
-                                "reason": arg.get("reason", ""),
-                                "failed": arg.get("failed", []),
-                                "round": arg.get("round", 1),
-                                "goal_path": str(goal_path),
-                            },
+                            state=arg["state"],
+                            reason=verdict.reason,
+                            failed=verdict.failed,
+                            round=arg.get("round", 1),
+                            goal_path=str(goal_path),
                         )
                     )
                 elif kind == "ask":
@@ -174,7 +159,7 @@ class FakeWorkflow:
                     if runtime.on_stderr is not None:
                         runtime.on_stderr(arg)
                 elif kind == "text":
-                    emit(Event("text", text=arg, payload={"subagent": False}))
+                    emit(Text(text=arg))
                 elif kind == "sleep":
                     await asyncio.sleep(arg)
                 elif kind == "wait_interrupt":
@@ -188,7 +173,7 @@ class FakeWorkflow:
                     log(self.run_dir, mail=[m.text for m in self.channel.pending_mail()])
                 elif kind == "print":
                     print(arg, flush=True)  # a careless library or child process writing to stdout
-                    os.system(f"echo {shlex.quote(arg)}")
+                    os.system(f"echo {shlex.quote(arg)}")  # noqa: ASYNC221 (a child writing to fd 1 is the point)
                 elif kind == "mark":
                     log(self.run_dir, mark=arg)
                 elif kind == "fail":
@@ -199,14 +184,48 @@ class FakeWorkflow:
             log(self.run_dir, cancelled=True)
             raise
         log(self.run_dir, finished=True)
-        return ctx
+        return Outcome(verdict=verdict, rounds=rounds)
+
+
+def figures(arg: dict[str, Any]) -> dict[str, Any]:
+    """A context reading as the Runtime makes it: at = the window less 50K, warn_at 20K below."""
+    window = arg.get("window", 1_000_000)
+    at = window - 50_000
+    return {
+        "used": arg["used"],
+        "window": window,
+        "at": at,
+        "warn_at": at - 20_000,
+        "step": arg.get("step", ""),
+        "generation": arg.get("generation", 1),
+        "session_id": "s",
+        "cost_usd": arg.get("cost_usd", 0.0),
+    }
+
+
+def handoff(arg: dict[str, Any]) -> Event:
+    """A handoff phase from the script: near (with a context reading), writing, done."""
+    phase = arg["phase"]
+    if phase == "near":
+        return HandoffNear(text="near", **figures(arg))
+    if phase == "writing":
+        return HandoffWriting(text="writing", step=arg.get("step", ""), used=arg.get("used", 0))
+    return HandoffDone(
+        text="done",
+        degraded=arg.get("degraded", False),
+        path=arg.get("path"),
+        sections=arg.get("sections", []),
+        step=arg.get("step", ""),
+        retired=arg.get("retired"),
+        generation=arg.get("generation", 2),
+    )
 
 
 class FakeEngine:
     def warm(self) -> None:
         pass
 
-    def wake_state(self, workspace: Path, run_dir: Path) -> dict[str, Any]:
+    def wake_state(self, workspace: Path, run_dir: Path) -> WakeState:
         notes = notes_of(workspace)
         goal = Goal.load(notes / "目标.md")
         lineage = Lineage.open(run_dir, workspace)
@@ -225,9 +244,16 @@ class FakeEngine:
             return None
         return f"<- 在 {workspace} 接上上次  需求已确认 · 第 {state['woke'] + 1} 次唤醒"
 
-    def workflow(
-        self, ask: str, *, workspace: Path, run_dir: Path, new: bool, timeout_s: float | None
-    ) -> FakeWorkflow:
+    def start(
+        self,
+        ask: str,
+        *,
+        workspace: Path,
+        run_dir: Path,
+        new: bool,
+        timeout_s: float | None,
+        window: int | None,
+    ) -> FakeRun:
         notes = notes_of(workspace)
         notes.mkdir(parents=True, exist_ok=True)  # an unwritable workspace fails here, as the real flow does
         Path(run_dir).mkdir(parents=True, exist_ok=True)
@@ -235,9 +261,4 @@ class FakeEngine:
         channel = HumanChannel(
             timeout_s=timeout_s, log_path=notes / "问答记录.md", amend_path=notes / "需求.md"
         )
-        return FakeWorkflow(ask, Path(workspace), Path(run_dir), channel, script)
-
-    def runtime(
-        self, workflow: FakeWorkflow, *, workspace: Path, run_dir: Path, window: int | None
-    ) -> FakeRuntime:
-        return FakeRuntime(Path(run_dir))
+        return FakeRun(ask, Path(workspace), Path(run_dir), channel, script)

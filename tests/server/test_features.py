@@ -5,14 +5,30 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from lsprotocol import types
 
-from flower.core.events import Event
+from flower.core.events import (
+    ContextUpdate,
+    Event,
+    GoalUnverifiable,
+    MailNote,
+    Question,
+    Result,
+    StepFinished,
+    StepStarted,
+    TaskUpdate,
+    Text,
+    ToolCall,
+    VerdictGiven,
+)
+from flower.core.goal import Verdict
+from flower.workflow.outcome import Outcome
 from flower_lsp import protocol as p
 from flower_lsp.diagnostics import locate, unverifiable_diagnostics, verdict_diagnostics
 from flower_lsp.documents import same_document, uri_of
 from flower_lsp.events import json_safe, to_params
-from flower_lsp.runs import outcome
+from flower_lsp.run import RunEnded
 
 GOAL = (
     "# 目标\n"  # 0
@@ -32,16 +48,22 @@ CHECKS = [
 ]
 
 
-def test_a_failed_item_finds_the_line_of_its_check() -> None:
-    assert locate("工作区根目录有 README.md,写了怎么运行", CHECKS) == 5  # verbatim
-    assert locate("2. 工作区根目录有 README.md,写了怎么运行。", CHECKS) == 5  # numbered, full stop
-    assert locate("ＲＥＡＤＭＥ.md", CHECKS) == 5  # full width folds
-    assert locate("README.md", CHECKS) == 5  # a fragment of the check
-    assert locate("第 3 条", CHECKS) == 6  # by number
-    assert locate("判定项 1", CHECKS) == 4
-    assert locate("工作区根目录有README,写了如何运行", CHECKS) == 5  # paraphrase
-    assert locate("数据库迁移脚本可以回滚", CHECKS) is None
-    assert locate("第 9 条", CHECKS) is None
+@pytest.mark.parametrize(
+    "item, line",
+    [
+        pytest.param("工作区根目录有 README.md,写了怎么运行", 5, id="verbatim"),
+        pytest.param("2. 工作区根目录有 README.md,写了怎么运行。", 5, id="numbered, with a full stop"),
+        pytest.param("ＲＥＡＤＭＥ.md", 5, id="full width folds"),  # noqa: RUF001 (full-width letters on purpose: they must fold)
+        pytest.param("README.md", 5, id="a fragment of the check"),
+        pytest.param("第 3 条", 6, id="by number"),
+        pytest.param("判定项 1", 4, id="by its checklist number"),
+        pytest.param("工作区根目录有README,写了如何运行", 5, id="a paraphrase"),
+        pytest.param("数据库迁移脚本可以回滚", None, id="a check that is not there"),
+        pytest.param("第 9 条", None, id="a number past the end"),
+    ],
+)
+def test_a_failed_item_finds_the_line_of_its_check(item: str, line: int | None) -> None:
+    assert locate(item, CHECKS) == line
 
 
 def test_not_yet_warns_on_each_failed_line_unreachable_is_an_error() -> None:
@@ -103,40 +125,74 @@ def test_unverifiable_checks_are_information_on_their_lines() -> None:
     )
 
 
-def test_events_read_as_log_lines() -> None:
-    step = to_params(
-        "f", Event("step", text="干活", payload={"index": 3, "total": 3, "resumed": True, "woke": 3})
-    )
-    assert step.kind == "step" and step.text == "== 干活 ==  3/3  <- 接上次 · 第 3 次唤醒"
-    verdict = to_params(
-        "f",
-        Event(
-            "task",
-            payload={
-                "kind": "verdict",
-                "state": "not_yet",
-                "reason": "缺 README",
-                "failed": ["a"],
-                "round": 1,
-            },
+# The output log: (event, kind, line); None = left out of the log.
+LOG_LINES = [
+    pytest.param(
+        StepStarted(text="干活", index=3, total=3, resumed=True, woke=3),
+        "step",
+        "== 干活 ==  3/3  <- 接上次 · 第 3 次唤醒",
+        id="a woken step",
+    ),
+    pytest.param(
+        StepFinished(text="干活", ok=False, cost_usd=0.25, error="boom"),
+        "step",
+        "干活 done (not ok: boom, $0.2500)",
+        id="a failed step's books",
+    ),
+    pytest.param(
+        VerdictGiven(state="not_yet", reason="缺 README", failed=["a"], round=1, goal_path="/g"),
+        "verdict",
+        "判定 #1: not_yet — 缺 README (1 failed)",
+        id="a verdict",
+    ),
+    pytest.param(
+        GoalUnverifiable(unverifiable=["x"], total=3, path="/g"),
+        "task",
+        "目标有 1/3 条判定项此环境无法验证",
+        id="unverifiable checks",
+    ),
+    pytest.param(
+        MailNote(text="顺便加个测试", state="queued", id="m1", amended=""), "mail", "顺便加个测试", id="mail"
+    ),
+    pytest.param(
+        Question(
+            text="打印什么?", id="q1", options=[], state="answered", answer="hello", remaining=-1, asked_at=0
         ),
-    )
-    assert verdict.kind == "verdict" and verdict.text == "判定 #1: not_yet — 缺 README (1 failed)"
-    mail = to_params(
-        "f", Event("ask", text="顺便加个测试", payload={"kind": "mail", "state": "queued", "id": "m1"})
-    )
-    assert mail.kind == "mail" and mail.text == "顺便加个测试"
-    ask = to_params(
-        "f", Event("ask", text="打印什么?", payload={"id": "q1", "state": "answered", "answer": "hello"})
-    )
-    assert ask.kind == "ask" and ask.text == "? 打印什么? -> answered: hello"
-    tool = to_params(
-        "f", Event("tool_call", text="python3 hello.py", tool="Bash", payload={"subagent": True})
-    )
-    assert tool.kind == "tool" and tool.text == "[Bash] python3 hello.py"
-    assert to_params("f", Event("text", text="subagent chatter", payload={"subagent": True})) is None
-    assert to_params("f", Event("system", text="context", payload={"subtype": "context"})) is None
-    assert to_params("f", Event("task", text="TaskProgressMessage")) is None
+        "ask",
+        "? 打印什么? -> answered: hello",
+        id="an answered question",
+    ),
+    pytest.param(
+        ToolCall(text="python3 hello.py", tool="Bash", id="t1", subagent=True),
+        "tool",
+        "[Bash] python3 hello.py",
+        id="every tool call, a subagent's too",
+    ),
+    pytest.param(
+        Result(text="success", cost_usd=0.5, num_turns=3),
+        "result",
+        "success · $0.5000 · 3 turns",
+        id="result",
+    ),
+    pytest.param(Text(text="subagent chatter", subagent=True), None, None, id="a subagent's text"),
+    pytest.param(
+        ContextUpdate(text="context", used=1, window=2, at=2, warn_at=1, step="s", generation=1),
+        None,
+        None,
+        id="the meter has its own notification",
+    ),
+    pytest.param(TaskUpdate(text="TaskProgressMessage"), None, None, id="the SDK's task bookkeeping"),
+]
+
+
+@pytest.mark.parametrize("event, kind, line", LOG_LINES)
+def test_events_read_as_log_lines(event: Event, kind: str | None, line: str | None) -> None:
+    params = to_params("f", event)
+    if kind is None:
+        assert params is None
+    else:
+        assert params is not None and (params.kind, params.text) == (kind, line)
+        assert params.payload == json_safe(event.payload)
 
 
 def test_payloads_are_made_json_safe() -> None:
@@ -147,13 +203,19 @@ def test_payloads_are_made_json_safe() -> None:
     }
 
 
-def test_the_end_of_a_run_is_told_from_its_ctx() -> None:
-    class V:
-        state = "achieved"
-
-    assert outcome({"_verdict": V(), "_goal_rounds": 2})[:2] == ("finished", "finished (achieved)")
-    assert outcome({"_failed_at": "确认需求"})[:2] == ("failed", "failed at step 确认需求")
-    assert outcome({"_aborted": "没人回应"})[:2] == ("failed", "stopped: 没人回应")
+@pytest.mark.parametrize(
+    "ctx, phase, line",
+    [
+        ({"_verdict": Verdict(state="achieved"), "_goal_rounds": 2}, "finished", "finished (achieved)"),
+        ({}, "finished", "finished"),
+        ({"_failed_at": "确认需求"}, "failed", "failed at step 确认需求"),
+        ({"_aborted": "没人回应"}, "failed", "stopped: 没人回应"),
+    ],
+)
+def test_the_end_of_a_run_is_told_from_its_ctx(ctx: dict[str, object], phase: str, line: str) -> None:
+    ended = RunEnded.of(Outcome.of(ctx), 0.5)
+    assert (ended.phase, ended.text) == (phase, line)
+    assert ended.details()["phase"] == phase and ended.details()["cost_usd"] == 0.5
 
 
 def test_the_goal_uri_is_built_one_way(tmp_path: Path) -> None:

@@ -31,12 +31,13 @@ def test_generated_typescript_lists_every_method_and_every_field() -> None:
         declared = re.findall(r"^  (\w+)(\??): ", body, re.M)
         fields = dataclasses.fields(cls)
         assert [name for name, _ in declared] == [f.name for f in fields]
-        for (name, optional), f in zip(declared, fields):
+        for (name, optional), f in zip(declared, fields, strict=True):
             has_default = f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
             assert (optional == "?") == has_default, f"{cls.__name__}.{name}"
             assert f.metadata.get("doc"), f"{cls.__name__}.{name} has no doc"
-    commands = re.search(r"export const COMMANDS = \[(.*?)\] as const;", ts).group(1)
-    assert commands.split(", ") == [m.const for m in p.METHODS if m.kind == "command"]
+    commands = re.search(r"export const COMMANDS = \[(.*?)\] as const;", ts)
+    assert commands is not None
+    assert commands.group(1).split(", ") == [m.const for m in p.METHODS if m.kind == "command"]
 
 
 def test_field_types_are_spelled_for_typescript() -> None:

@@ -6,15 +6,16 @@ from __future__ import annotations
 
 import asyncio
 import os
+from typing import Any
 
 import pytest
+from fake_engine import read_log
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams, JsonRpcMethodNotFound
 
-from fake_engine import read_log
 from flower_lsp.documents import uri_of
 
-BAD_COMMANDS = [
+BAD_COMMANDS: list[tuple[str, list[Any], str]] = [
     ("flower.start", [{"ask": 42}], "flower.start.ask: expected a string, got a number"),
     ("flower.start", [{"ask": "x", "asap": True}], "flower.start: unknown field(s) asap"),
     ("flower.start", [{"new": True}], "flower.start: missing required field 'ask'"),

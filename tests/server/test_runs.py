@@ -6,9 +6,9 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from fake_engine import read_log
 from lsprotocol import types
 
-from fake_engine import read_log
 from flower_lsp.runs import START_ACTION, WHAT_TO_DO
 
 

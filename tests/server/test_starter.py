@@ -61,7 +61,7 @@ async def test_a_full_starter_run_driven_only_through_lsp(sim_factory, sim_lsp, 
             }
         ]
         assert any(
-            "hello" == b.get("content", [{}])[0].get("text") for b in sim.last("clarifier").tool_results()
+            b.get("content", [{}])[0].get("text") == "hello" for b in sim.last("clarifier").tool_results()
         )
 
         # progress: one bar, a report per step and round, closed with the outcome

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from fake_engine import read_log
 from lsprotocol import types
 
-from fake_engine import read_log
 from flower.workflow.goal import ACCEPT, AMEND, WRONG
 
 GOAL = (
@@ -23,7 +23,9 @@ def goal_path(workspace: Path) -> Path:
     return workspace / ".flower" / "notes" / "目标.md"
 
 
-def lines(diags: list[types.Diagnostic]) -> list[tuple[int, types.DiagnosticSeverity, str]]:
+def lines(
+    diags: list[types.Diagnostic],
+) -> list[tuple[int, types.DiagnosticSeverity | None, int | str | None]]:
     return [(d.range.start.line, d.severity, d.code) for d in diags]
 
 

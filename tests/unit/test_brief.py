@@ -204,6 +204,7 @@ def test_write_load_round_trip(tmp_path):
     b = Brief.parse(FULL_BRIEF)
     path = b.write(str(tmp_path / "需求.md"))
     loaded = Brief.load(path)
+    assert loaded is not None
     assert loaded == b
     assert loaded.path == path
 
@@ -212,6 +213,7 @@ def test_placeholder_round_trip_stays_missing(tmp_path):
     path = Brief(goal="G", accept="A").write(tmp_path / "需求.md")
     assert PLACEHOLDER in path.read_text(encoding="utf-8")
     loaded = Brief.load(path)
+    assert loaded is not None
     assert loaded.bounds == "" and loaded.unknowns == ""
     assert loaded.missing() == ["边界", "未知与假设"]
 
@@ -220,6 +222,7 @@ def test_hand_edit_survives_reload(tmp_path):
     path = Brief(goal="G", accept="A", bounds="B").write(tmp_path / "需求.md")
     path.write_text(path.read_text(encoding="utf-8").replace(PLACEHOLDER, "假设单机运行"), encoding="utf-8")
     loaded = Brief.load(path)
+    assert loaded is not None
     assert loaded.unknowns == "假设单机运行"
     assert loaded.complete()
 
@@ -236,6 +239,7 @@ def test_load_empty_file_is_an_empty_brief(tmp_path):
     p = tmp_path / "需求.md"
     p.write_bytes(b"")
     loaded = Brief.load(p)
+    assert loaded is not None
     assert loaded == Brief()
     assert loaded.path == p.resolve()
 
@@ -251,7 +255,8 @@ def test_load_binary_garbage_does_not_crash(tmp_path):
 def test_load_utf8_bom(tmp_path):
     p = tmp_path / "需求.md"
     p.write_bytes("\ufeff## 目标\nG\n".encode())
-    assert Brief.load(p).goal == "G"
+    loaded = Brief.load(p)
+    assert loaded is not None and loaded.goal == "G"
 
 
 def test_strip_fences_keeps_line_numbers():

@@ -16,7 +16,28 @@ from typing import Any
 import pytest
 
 from flower import cli
-from flower.core.events import Event
+from flower.core.events import (
+    AskState,
+    ContextUpdate,
+    Event,
+    GoalUnverifiable,
+    HandoffDone,
+    HandoffWriting,
+    MailNote,
+    Offline,
+    Question,
+    Result,
+    Retry,
+    StepStarted,
+    SyntheticError,
+    SystemNote,
+    TaskUpdate,
+    Text,
+    ToolCall,
+    ToolResult,
+    VerdictGiven,
+    VerdictState,
+)
 from flower.core.human import HumanChannel
 from flower.core.lineage import Lineage
 from flower.sim.scenarios import BRIEF, GOAL
@@ -135,7 +156,10 @@ def test_version(capsys: pytest.CaptureFixture[str]):
 
 
 def test_building_the_parser_does_not_import_the_sdk():
-    probe = "import sys; from flower.cli import build_parser, parse_args; build_parser(); parse_args(['x']); print('claude_agent_sdk' in sys.modules)"
+    probe = (
+        "import sys; from flower.cli import build_parser, parse_args; build_parser(); parse_args(['x']); "
+        "print('claude_agent_sdk' in sys.modules)"
+    )
     out = subprocess.run(
         [sys.executable, "-c", probe], capture_output=True, text=True, check=True
     ).stdout.strip()
@@ -206,7 +230,7 @@ def test_isolate_moves_the_workbench_out_of_the_repository(here: Path):
 
 
 def test_isolate_outside_git_is_refused_before_anything_runs(here: Path):
-    screen, out, err = capture_screen()
+    screen, _out, err = capture_screen()
     code = cli.go_command(args("--isolate", "帮我做一个 X"), screen=screen, source=pipe_source(""))
     assert code == 1
     assert "--isolate 要求" in err.getvalue() and "是 git 仓库" in err.getvalue()
@@ -449,7 +473,7 @@ def test_no_credential_is_reported_before_anything_is_asked(here: Path, monkeypa
     (here / ".env").write_text(
         "# no key here\nOTHER=1\n", encoding="utf-8"
     )  # the workspace's .env is the one read
-    screen, out, err = capture_screen()
+    screen, _out, err = capture_screen()
     source = pipe_source("帮我做一个 X\n")
     assert cli.go_command(args(), screen=screen, source=source) == 1
     assert "缺少凭证" in err.getvalue() and "flower setup" in err.getvalue()
@@ -499,17 +523,22 @@ def test_the_editor_swallows_escape_sequences_and_handles_control_keys():
 
 
 def ask_event(
-    state: str, *, qid: str = "q1", options: list[str] | None = None, remaining: int = -1, answer: str = ""
-) -> Event:
-    payload = {
-        "id": qid,
-        "options": options or [],
-        "state": state,
-        "answer": answer,
-        "remaining": remaining,
-        "asked_at": 0.0,
-    }
-    return Event("ask", text="用哪个数据库?", payload=payload)
+    state: AskState,
+    *,
+    qid: str = "q1",
+    options: list[str] | None = None,
+    remaining: int = -1,
+    answer: str = "",
+) -> Question:
+    return Question(
+        text="用哪个数据库?",
+        id=qid,
+        options=options or [],
+        state=state,
+        answer=answer,
+        remaining=remaining,
+        asked_at=0.0,
+    )
 
 
 def test_a_question_shows_numbered_options_and_the_quota():
@@ -535,7 +564,7 @@ def test_a_question_shows_numbered_options_and_the_quota():
         ("invalid", "  x 问题是空的"),
     ],
 )
-def test_every_way_a_question_ends_has_its_line(state: str, line: str):
+def test_every_way_a_question_ends_has_its_line(state: AskState, line: str):
     r = cli.Render()
     r.lines(ask_event("asked"))
     assert r.lines(ask_event(state)) == [line]
@@ -550,75 +579,149 @@ def test_a_question_settled_at_once_still_shows_what_was_asked():
     ]
 
 
-def test_mail_receipts_say_whether_it_reached_the_brief():
-    r = cli.Render()
-    amended = Event(
-        "ask",
-        text="顺便加个 X",
-        payload={"kind": "mail", "state": "queued", "id": "m1", "amended": "/p/需求.md"},
-    )
-    nowhere = Event(
-        "ask", text="顺便加个 X", payload={"kind": "mail", "state": "queued", "id": "m2", "amended": ""}
-    )
-    assert r.lines(amended) == ["+ 收到 (它下次查收件箱时会看到;已追加进确认书)"]
-    assert r.lines(nowhere) == ["+ 收到 (它下次查收件箱时会看到;没有确认书可落盘 —— 它可能活不过下一个步骤)"]
+def verdict(
+    state: VerdictState, reason: str = "没有 README", failed: tuple[str, ...] = ("有 README.md",)
+) -> Event:
+    return VerdictGiven(state=state, reason=reason, failed=list(failed), round=1, goal_path="/p/目标.md")
 
 
-def test_steps_tools_and_subagents():
-    r = cli.Render()
-    step = Event("step", text="干活", payload={"index": 3, "total": 3, "resumed": True, "woke": 3})
-    assert r.lines(step)[1].startswith("== 干活 ===") and r.lines(step)[1].endswith(
-        "3/3  <- 接上次 · 第 3 次唤醒"
-    )
-    delegate = Event(
-        "tool_call",
-        text="x",
-        tool="Agent",
-        payload={"input": {"subagent_type": "coder", "description": "写 hello.py"}},
-    )
-    assert r.lines(delegate) == ["  > 派人 coder:写 hello.py"]
-    sub_call = Event(
-        "tool_call", text="ls", tool="Bash", payload={"input": {"command": "ls"}, "subagent": True}
-    )
-    assert r.lines(sub_call) == ["  | * Bash ls"]
-    said = Event("text", text="我先看看", payload={"subagent": True})
-    assert r.lines(said) == [] and cli.Render(verbose=True).lines(said) == ["  | 我先看看"]
-    ok_result = Event("tool_result", text="fine", payload={"is_error": False})
-    bad_result = Event("tool_result", text="boom\nmore", payload={"is_error": True})
-    assert r.lines(ok_result) == [] and cli.Render(verbose=True).lines(ok_result) == ["  - fine"]
-    assert r.lines(bad_result) == ["  x boom"]
+# What a person reads for each event: (event, verbose?, lines).
+RENDERED = [
+    pytest.param(
+        StepStarted(text="干活", index=3, total=3, resumed=True, woke=3),
+        False,
+        ["", "== 干活 ==============================  3/3  <- 接上次 · 第 3 次唤醒"],
+        id="a step woken for the third time",
+    ),
+    pytest.param(
+        ToolCall(
+            text="x", tool="Agent", id="t1", input={"subagent_type": "coder", "description": "写 hello.py"}
+        ),
+        False,
+        ["  > 派人 coder:写 hello.py"],
+        id="a delegation names the worker and the task",
+    ),
+    pytest.param(
+        ToolCall(text="ls", tool="Bash", id="t2", input={"command": "ls"}, subagent=True),
+        False,
+        ["  | * Bash ls"],
+        id="a subagent's tool call is indented under a bar",
+    ),
+    pytest.param(
+        ToolCall(text="", tool="mcp__human__ask", id="t3"), False, [], id="the ask event shows a question"
+    ),
+    pytest.param(ToolCall(text="", tool="mcp__human__inbox", id="t4"), False, ["  * 查收件箱"], id="inbox"),
+    pytest.param(Text(text="我先看看", subagent=True), False, [], id="a subagent's text is quiet"),
+    pytest.param(
+        Text(text="我先看看", subagent=True), True, ["  | 我先看看"], id="a subagent's text when verbose"
+    ),
+    pytest.param(
+        Text(text="第一行\n\n第二行"), False, ["  第一行", "  第二行"], id="main text, line by line"
+    ),
+    pytest.param(ToolResult(text="fine", tool_use_id="t2"), False, [], id="a tool result is quiet"),
+    pytest.param(
+        ToolResult(text="fine", tool_use_id="t2"), True, ["  - fine"], id="a tool result when verbose"
+    ),
+    pytest.param(
+        ToolResult(text="boom\nmore", tool_use_id="t2", is_error=True),
+        False,
+        ["  x boom"],
+        id="a failed tool",
+    ),
+    pytest.param(
+        SyntheticError(text="API Error: 500"), False, ["  x API Error: 500"], id="a synthetic error"
+    ),
+    pytest.param(
+        Retry(text="第 1 次尝试失败(transient):boom;4 秒后重试", attempt=1, failure="transient"),
+        False,
+        ["  ~ 第 1 次尝试失败(transient):boom;4 秒后重试"],
+        id="a retry",
+    ),
+    pytest.param(Offline(text="网络断了,等它回来"), False, ["  ~ 网络断了,等它回来"], id="offline"),
+    pytest.param(
+        HandoffWriting(text="正在写交接书", step="干活", used=900_000),
+        False,
+        ["  # 正在写交接书"],
+        id="writing",
+    ),
+    pytest.param(
+        HandoffDone(
+            text="已换代(降级)",
+            degraded=True,
+            path="/ws/.flower/notes/交接-干活.md",
+            sections=["doing"],
+            step="干活",
+            retired="s1",
+            generation=2,
+        ),
+        False,
+        [
+            "  x 交接没写成,用了降级版本 —— 接手的人会自己去现场看",
+            "<- 交接写在 /ws/.flower/notes/交接-干活.md",
+            "<- 新会话接手,上下文从头开始",
+        ],
+        id="a degraded handoff",
+    ),
+    pytest.param(
+        verdict("not_yet"),
+        False,
+        ["  ~ 判定第 1 轮:未达成,打回去接着干 —— 没有 README", "     - 有 README.md"],
+        id="not yet: back to work, with the failed checks",
+    ),
+    pytest.param(
+        verdict("", failed=()),
+        False,
+        ["  ~ 判定第 1 轮:没给出明确结论,按未达成处理,打回去接着干 —— 没有 README"],
+        id="no conclusion counts as not yet",
+    ),
+    pytest.param(verdict("achieved", reason="", failed=()), False, ["  + 判定第 1 轮:达成"], id="achieved"),
+    pytest.param(
+        verdict("unreachable"),
+        False,
+        ["  ! 判定第 1 轮:这个环境里验证不了 —— 没有 README", "     - 有 README.md"],
+        id="unreachable",
+    ),
+    pytest.param(
+        GoalUnverifiable(
+            text="目标里有 1 条在这个环境里验证不了", unverifiable=["在 iOS 上跑"], total=3, path="/p"
+        ),
+        False,
+        ["  ! 目标里有 1 条在这个环境里验证不了", "     - 在 iOS 上跑"],
+        id="unverifiable checks, as soon as the goal is set",
+    ),
+    pytest.param(
+        MailNote(text="顺便加个 X", state="queued", id="m1", amended="/p/需求.md"),
+        False,
+        ["+ 收到 (它下次查收件箱时会看到;已追加进确认书)"],
+        id="mail that reached the brief",
+    ),
+    pytest.param(
+        MailNote(text="顺便加个 X", state="queued", id="m2", amended=""),
+        False,
+        ["+ 收到 (它下次查收件箱时会看到;没有确认书可落盘 —— 它可能活不过下一个步骤)"],
+        id="mail with no brief to land in",
+    ),
+    pytest.param(
+        MailNote(text="顺便加个 X", state="delivered", id="m1", amended=""),
+        False,
+        ["  + 它看到了你补充的话:顺便加个 X"],
+        id="mail the agent has read",
+    ),
+    pytest.param(TaskUpdate(text="TaskStartedMessage"), False, [], id="subagent bookkeeping is quiet"),
+    pytest.param(SystemNote(text="init"), False, [], id="system messages are not shown"),
+]
+
+
+@pytest.mark.parametrize("event, verbose, lines", RENDERED)
+def test_each_event_renders_as_a_person_reads_it(event: Event, verbose: bool, lines: list[str]):
+    assert cli.Render(verbose=verbose).lines(event) == lines
 
 
 def test_a_finished_round_shows_its_own_cost_and_the_time_so_far():
     r = cli.Render(started=time.monotonic() - 75)
-    line = r.lines(
-        Event("result", text="success", payload={"num_turns": 4, "cost_usd": 0.0932, "is_error": False})
-    )
+    line = r.lines(Result(text="success", num_turns=4, cost_usd=0.0932))
     assert line == ["  + 完成 4 轮 · $0.0932 · 用时 1:15"]
-
-
-def test_verdicts_and_unverifiable_checks():
-    r = cli.Render()
-    base = {"kind": "verdict", "reason": "没有 README", "failed": ["有 README.md"], "round": 1}
-    assert r.lines(Event("task", payload={**base, "state": "not_yet"})) == [
-        "  ~ 判定第 1 轮:未达成,打回去接着干 —— 没有 README",
-        "     - 有 README.md",
-    ]
-    assert r.lines(Event("task", payload={**base, "state": "", "failed": []}))[0].startswith(
-        "  ~ 判定第 1 轮:没给出明确结论,按未达成处理"
-    )
-    assert r.lines(Event("task", payload={**base, "state": "achieved", "reason": "", "failed": []})) == [
-        "  + 判定第 1 轮:达成"
-    ]
-    assert r.lines(Event("task", payload={**base, "state": "unreachable"}))[0].startswith(
-        "  ! 判定第 1 轮:这个环境里验证不了"
-    )
-    warn = Event(
-        "task",
-        text="目标里有 1 条在这个环境里验证不了",
-        payload={"unverifiable": ["在 iOS 上跑"], "total": 3, "path": "/p"},
-    )
-    assert r.lines(warn) == ["  ! 目标里有 1 条在这个环境里验证不了", "     - 在 iOS 上跑"]
+    assert r.lines(Result(text="error_max_turns", is_error=True)) == ["  x 这一轮没跑完(error_max_turns)"]
 
 
 def test_model_text_cannot_move_the_cursor_or_clear_the_screen():
@@ -641,23 +744,19 @@ def test_the_status_line_names_the_round_and_the_context(here: Path):
     rt = runtime("once", "hi")
     driver = cli.Driver(rt, screen=capture_screen()[0], source=pipe_source(""))
     driver.on_event(
-        Event(
-            "system",
+        ContextUpdate(
             text="context",
-            payload={
-                "subtype": "context",
-                "used": 80_200,
-                "window": 1_000_000,
-                "step": "干活#round2",
-                "cost_usd": 0.0,
-            },
+            used=80_200,
+            window=1_000_000,
+            at=950_000,
+            warn_at=930_000,
+            step="干活#round2",
+            generation=1,
         )
     )
     assert driver.status_text().startswith("- 干活 第 2 轮 · 上下文 80.2K/1M · 累计 $0.00 · ")
-    driver.on_event(Event("system", text="init"))
-    driver.on_event(
-        Event("result", text="success", payload={"cost_usd": 0.5, "num_turns": 1, "is_error": False})
-    )
+    driver.on_event(SystemNote(text="init"))
+    driver.on_event(Result(text="success", cost_usd=0.5, num_turns=1))
     assert driver.cost_so_far() == 0.5
     rt.close()
 
@@ -697,8 +796,7 @@ async def test_typed_lines_answer_by_number_by_text_or_skip(here: Path):
 
     async def ask_and_type(line: str, options: list[str]) -> Any:
         task = asyncio.create_task(channel.ask("选哪个?", options))
-        while not channel.pending():
-            await asyncio.sleep(0.01)
+        await asyncio.wait_for(channel.next_ask(), 5)  # the question is waiting now
         await asyncio.to_thread(driver.handle_line, line)  # the reader thread's side
         return await asyncio.wait_for(task, 5)
 

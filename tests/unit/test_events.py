@@ -1,7 +1,10 @@
 from __future__ import annotations
 
+import dataclasses
 import typing
+from typing import Any
 
+import pytest
 from claude_agent_sdk import (
     AssistantMessage,
     ConversationResetMessage,
@@ -20,7 +23,29 @@ from claude_agent_sdk import (
     UserMessage,
 )
 
-from flower.core.events import Event, EventKind, normalize
+from flower.core.events import (
+    EVENT_TYPES,
+    ContextUpdate,
+    Event,
+    EventKind,
+    GoalUnverifiable,
+    HandoffDone,
+    HandoffNear,
+    HandoffWriting,
+    MailNote,
+    Offline,
+    Question,
+    Retry,
+    StepFinished,
+    StepStarted,
+    Text,
+    ToolCall,
+    TypedEvent,
+    VerdictGiven,
+    ask_state,
+    normalize,
+    verdict_state,
+)
 
 USAGE = {
     "input_tokens": 12,
@@ -70,6 +95,163 @@ def test_event_defaults_are_not_shared() -> None:
     a.payload["x"] = 1
     assert b.payload == {}
     assert a.raw is None and a.tool == ""
+
+
+# -- the typed events ----------------------------------------------------------------------------
+
+
+def test_every_typed_event_is_an_event_of_one_of_the_fifteen_kinds() -> None:
+    kinds = set(typing.get_args(EventKind))
+    for cls in EVENT_TYPES:
+        assert issubclass(cls, Event) and issubclass(cls, TypedEvent)
+        (kind,) = typing.get_args(typing.get_type_hints(cls)["kind"])
+        assert kind in kinds, cls.__name__
+
+
+FIGURES: dict[str, Any] = {
+    "used": 935_000,
+    "window": 1_000_000,
+    "at": 950_000,
+    "warn_at": 930_000,
+    "step": "干活",
+    "generation": 1,
+}
+
+# The documented shapes, each built from its typed fields: (event, kind, payload).
+SHAPES = [
+    pytest.param(
+        StepStarted(text="干活", index=3, total=3, resumed=True, woke=2),
+        "step",
+        {"index": 3, "total": 3, "resumed": True, "woke": 2},
+        id="step",
+    ),
+    pytest.param(
+        StepFinished(text="干活", ok=False, cost_usd=0.5, error="boom"),
+        "step",
+        {"phase": "done", "ok": False, "cost_usd": 0.5, "session_id": None, "error": "boom"},
+        id="step done",
+    ),
+    pytest.param(
+        HandoffNear(text="near", **FIGURES),
+        "handoff",
+        {"phase": "near", "subtype": "context", **FIGURES, "session_id": None, "cost_usd": 0.0},
+        id="handoff near",
+    ),
+    pytest.param(
+        HandoffWriting(text="writing", step="干活", used=950_000),
+        "handoff",
+        {"phase": "writing", "step": "干活", "used": 950_000},
+        id="handoff writing",
+    ),
+    pytest.param(
+        HandoffDone(
+            text="done",
+            degraded=False,
+            path="/n/交接-干活.md",
+            sections=["doing", "next"],
+            step="干活",
+            retired="s1",
+            generation=2,
+        ),
+        "handoff",
+        {
+            "phase": "done",
+            "degraded": False,
+            "path": "/n/交接-干活.md",
+            "sections": ["doing", "next"],
+            "step": "干活",
+            "retired": "s1",
+            "generation": 2,
+        },
+        id="handoff done",
+    ),
+    pytest.param(
+        ContextUpdate(text="context", **FIGURES, session_id="s1", cost_usd=0.25),
+        "system",
+        {"subtype": "context", **FIGURES, "session_id": "s1", "cost_usd": 0.25},
+        id="context",
+    ),
+    pytest.param(
+        Retry(text="retry", attempt=2, failure="transient", error="503", delay=8.0),
+        "retry",
+        {"attempt": 2, "kind": "transient", "error": "503", "delay": 8.0},
+        id="retry",
+    ),
+    pytest.param(Offline(text="offline"), "retry", {"phase": "offline"}, id="offline"),
+    pytest.param(
+        GoalUnverifiable(text="1 unverifiable", unverifiable=["在 iOS 上跑"], total=3, path="/n/目标.md"),
+        "task",
+        {"unverifiable": ["在 iOS 上跑"], "total": 3, "path": "/n/目标.md"},
+        id="goal set with unverifiable checks",
+    ),
+    pytest.param(
+        VerdictGiven(
+            state="not_yet", reason="r", failed=["a"], round=1, goal_path="/n/目标.md", session_id="j1"
+        ),
+        "task",
+        {
+            "kind": "verdict",
+            "state": "not_yet",
+            "reason": "r",
+            "failed": ["a"],
+            "round": 1,
+            "goal_path": "/n/目标.md",
+            "session_id": "j1",
+        },
+        id="verdict",
+    ),
+    pytest.param(
+        Question(text="?", id="q1", options=["a"], state="asked", answer="", remaining=-1, asked_at=1.5),
+        "ask",
+        {"id": "q1", "options": ["a"], "state": "asked", "answer": "", "remaining": -1, "asked_at": 1.5},
+        id="question",
+    ),
+    pytest.param(
+        MailNote(text="也统计空行", state="queued", id="m1", amended=""),
+        "ask",
+        {"kind": "mail", "state": "queued", "id": "m1", "amended": ""},
+        id="mail: no options, no remaining",
+    ),
+    pytest.param(
+        ToolCall(text="ls", tool="Bash", id="t1", input={"command": "ls"}),
+        "tool_call",
+        {"id": "t1", "input": {"command": "ls"}, "subagent": False, "context": 0},
+        id="a main-thread tool call has no parent_tool_use_id",
+    ),
+]
+
+
+@pytest.mark.parametrize("event, kind, payload", SHAPES)
+def test_each_event_fills_the_documented_payload_from_its_fields(
+    event: Event, kind: str, payload: dict
+) -> None:
+    assert event.kind == kind and event.payload == payload
+
+
+def test_a_typed_event_is_a_value() -> None:
+    ev = StepStarted(text="干活", index=1, total=3, resumed=False, woke=1)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        ev.index = 2  # the payload could no longer follow it
+    moved = dataclasses.replace(ev, index=2)
+    assert moved.payload["index"] == 2 and ev.payload["index"] == 1
+
+
+def test_a_payload_shares_no_list_with_its_event() -> None:
+    ev = VerdictGiven(state="not_yet", reason="", failed=["a"], round=1, goal_path="/g")
+    ev.payload["failed"].append("b")
+    assert ev.failed == ["a"]
+
+
+def test_states_outside_the_literals_are_caught() -> None:
+    assert verdict_state("achieved") == "achieved" and verdict_state("无法解析") == ""
+    assert ask_state("timeout") == "timeout"
+    with pytest.raises(ValueError, match="not a question state"):
+        ask_state("maybe")
+
+
+def test_a_typed_event_still_prints_as_the_plain_one() -> None:
+    assert str(ToolCall(text="ls -la", tool="Bash", id="t1")) == "[Bash] ls -la"
+    assert str(Text(text="hello")) == "hello" and str(Offline()) == "<retry>"
 
 
 # -- assistant / user --------------------------------------------------------------------------

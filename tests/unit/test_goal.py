@@ -80,6 +80,7 @@ def test_empty_checklist_is_written_as_placeholder_and_reads_back_empty(tmp_path
     assert md == "# 目标\nG\n\n# 判定清单\n(空)\n"
     assert Goal.parse(md).checks == []
     loaded = Goal.load(g.write(tmp_path / "目标.md"))
+    assert loaded is not None
     assert loaded.checks == [] and loaded.missing() == ["判定清单"]
 
 
@@ -110,6 +111,7 @@ def test_unverifiable_checks(colon):
 def test_unverifiable_survives_round_trip(tmp_path):
     g = Goal(statement="G", checks=["a", "b [此环境无法验证:没有 macOS]"])
     loaded = Goal.load(g.write(tmp_path / "目标.md"))
+    assert loaded is not None
     assert loaded.unverifiable == ["b [此环境无法验证:没有 macOS]"]
 
 
@@ -131,6 +133,7 @@ def test_amended_goal_round_trip(tmp_path):
     path = g.write(tmp_path / "notes" / "目标.md")
     assert g.path == path and path.is_absolute()
     loaded = Goal.load(path)
+    assert loaded is not None
     assert loaded.statement == g.statement
     assert loaded.checks == g.checks
     assert loaded == g  # path is a compared field on Goal, and load sets the same resolved path
@@ -170,10 +173,12 @@ def test_goal_load_malformed_files(tmp_path):
     assert Goal.load(tmp_path) is None
     empty = tmp_path / "empty.md"
     empty.write_bytes(b"")
-    assert Goal.load(empty).missing() == ["目标", "判定清单"]
+    loaded = Goal.load(empty)
+    assert loaded is not None and loaded.missing() == ["目标", "判定清单"]
     garbage = tmp_path / "garbage.md"
     garbage.write_bytes(bytes(range(256)))
-    assert not Goal.load(garbage).complete()
+    loaded = Goal.load(garbage)
+    assert loaded is not None and not loaded.complete()
 
 
 # --- Verdict ----------------------------------------------------------------------------

@@ -10,10 +10,11 @@ import dataclasses
 import hashlib
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 from claude_agent_sdk import AgentDefinition, HookMatcher
+from claude_agent_sdk.types import HookInput
 
 from flower.core import guard
 from flower.core.guard import (
@@ -33,9 +34,18 @@ from flower.core.guard import (
 from flower.core.workbench import Workbench
 
 
-async def call(m: HookMatcher, data: dict[str, Any]) -> dict[str, Any]:
-    assert len(m.hooks) == 1
-    return await m.hooks[0](data, "toolu_1", {"signal": None})
+async def call(m: HookMatcher | None, data: dict[str, Any]) -> dict[str, Any]:
+    assert m is not None and len(m.hooks) == 1
+    # a hand-built hook input, shaped as the CLI sends it; the answer read as the JSON it becomes
+    out = await m.hooks[0](cast("HookInput", data), "toolu_1", {"signal": None})
+    return cast("dict[str, Any]", out)
+
+
+def banned(allowed: list[str] | None) -> str | None:
+    """The tools whitelist_guard denies, as its matcher says."""
+    m = whitelist_guard(allowed)
+    assert m is not None
+    return m.matcher
 
 
 def pre(tool: str, agent_id: str | None = None, **tool_input: Any) -> dict[str, Any]:
@@ -125,8 +135,8 @@ def test_whitelist_bans_the_hands_on_tools_not_allowed() -> None:
     m = whitelist_guard(["Read", "Glob", "Grep"])
     assert isinstance(m, HookMatcher)
     assert m.matcher == "Bash|Write|Edit|NotebookEdit"
-    assert whitelist_guard(["Read", "Bash"]).matcher == "Write|Edit|NotebookEdit"
-    assert whitelist_guard(None).matcher == HANDS_ON
+    assert banned(["Read", "Bash"]) == "Write|Edit|NotebookEdit"
+    assert banned(None) == HANDS_ON
 
 
 def test_whitelist_returns_none_when_nothing_to_ban() -> None:
@@ -134,7 +144,7 @@ def test_whitelist_returns_none_when_nothing_to_ban() -> None:
 
 
 def test_whitelist_counts_a_scoped_permission_rule_as_having_the_tool() -> None:
-    assert whitelist_guard(["Read", "Bash(git status:*)"]).matcher == "Write|Edit|NotebookEdit"
+    assert banned(["Read", "Bash(git status:*)"]) == "Write|Edit|NotebookEdit"
 
 
 async def test_whitelist_denies_the_main_thread_with_role_and_reason() -> None:
@@ -160,7 +170,8 @@ async def test_whitelist_passes_allowed_tools_even_if_the_matcher_fires() -> Non
 
 def test_deny_guards_fail_closed() -> None:
     # if the callback crashes, the CLI must block rather than let the tool run
-    assert whitelist_guard(["Read"]).on_failure == "block"
+    wall = whitelist_guard(["Read"])
+    assert wall is not None and wall.on_failure == "block"
     assert delegate_guard().on_failure == "block"
 
 
@@ -182,10 +193,10 @@ async def test_delegate_denies_main_thread_and_points_the_way(tool: str) -> None
     assert "路径和结论" in reason
 
 
-async def test_delegate_lets_every_subagent_call_through() -> None:
+@pytest.mark.parametrize("tool", ["Bash", "Write", "Edit", "NotebookEdit"])
+async def test_delegate_lets_every_subagent_call_through(tool: str) -> None:
     m = delegate_guard()
-    for tool in ("Bash", "Write", "Edit", "NotebookEdit"):
-        assert await call(m, pre(tool, agent_id="agent-7", command="rm -rf build", file_path="/x")) == {}
+    assert await call(m, pre(tool, agent_id="agent-7", command="rm -rf build", file_path="/x")) == {}
 
 
 async def test_delegate_without_glance_denies_even_a_glance() -> None:
@@ -447,7 +458,7 @@ async def test_isolate_injects_worktree_for_marked_roles() -> None:
     injected: list[tuple[str, str]] = []
     agents = {"coder": isolated(agent()), "reader": agent("reader")}
     m = isolate_guard(agents, on_inject=lambda kind, desc: injected.append((kind, desc)))
-    tool_input = {
+    tool_input: dict[str, Any] = {
         "subagent_type": "coder",
         "description": "fix bug",
         "prompt": "fix it",

@@ -108,6 +108,7 @@ def test_write_load_round_trip(tmp_path):
     path = h.write(tmp_path / "notes" / "交接-干活.md")
     assert path.is_absolute() and h.path == path
     loaded = Handoff.load(path)
+    assert loaded is not None
     assert loaded == h
     assert loaded.step == "干活"
     assert loaded.path == path
@@ -116,6 +117,7 @@ def test_write_load_round_trip(tmp_path):
 def test_placeholder_round_trip(tmp_path):
     path = Handoff(doing="d", next="n").write(tmp_path / "h.md")
     loaded = Handoff.load(path)
+    assert loaded is not None
     assert (loaded.decided, loaded.deadends, loaded.scene) == ("", "", "")
     assert loaded.complete()
 
@@ -156,6 +158,7 @@ def test_degraded_mark_with_full_width_colon():
 def test_degraded_survives_write_and_load(tmp_path):
     path = degraded("干活", "task", why="模型抽风").write(tmp_path / "h.md")
     loaded = Handoff.load(path)
+    assert loaded is not None
     assert loaded.degraded
     assert loaded.scene == "task"
 
@@ -221,6 +224,7 @@ def test_load_empty_file(tmp_path):
     p = tmp_path / "h.md"
     p.write_text("", encoding="utf-8")
     loaded = Handoff.load(p)
+    assert loaded is not None
     assert loaded == Handoff()
     assert not loaded.complete()
 

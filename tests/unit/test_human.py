@@ -274,6 +274,7 @@ async def test_next_ask_hands_out_each_waiting_ask_once():
 
     got1 = await asyncio.wait_for(ch.next_ask(), 2)
     got2 = await asyncio.wait_for(ch.next_ask(), 2)
+    assert got1 is not None and got2 is not None
     assert [got1.question, got2.question] == ["one?", "two?"]
     assert await ch.next_ask(timeout=0.05) is None
 
@@ -500,6 +501,7 @@ async def test_inbox_tool_hands_over_pending_mail_once():
 
     first = ch.send("也统计空行")
     second = ch.send("输出用 JSON")
+    assert first is not None and second is not None
     text, is_error = await call_tool(ch, "inbox", {})
     again, _ = await call_tool(ch, "inbox", {})
 
@@ -544,7 +546,7 @@ def test_constructor_keeps_its_arguments_public(tmp_path: Path):
         declined_text="c",
     )
     assert ch.on_event is sink and ch.max_asks == 4 and ch.timeout_s == 12.5
-    assert Path(ch.log_path) == tmp_path / "log.md" and Path(ch.amend_path) == tmp_path / "brief.md"
+    assert ch.log_path == tmp_path / "log.md" and ch.amend_path == tmp_path / "brief.md"
     assert (ch.over_budget_text, ch.timeout_text, ch.declined_text) == ("a", "b", "c")
     assert (ch.asks, ch.mail, ch.ui_errors) == ([], [], [])
 

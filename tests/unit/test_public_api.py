@@ -7,13 +7,70 @@ import sys
 
 import flower
 
-REFERENCE = """Runtime StepResult Step Workflow StepAbort clarify_step goal_step with_goal starter_flow wake_state
-BRIEF_KEY MISSING_KEY CLARIFY_RESUME GOAL_KEY VERDICT_KEY ROUND_KEY coordinator worker clarify judge oracle
-COORDINATOR_RULES WORKER_RULES CLARIFIER_RULES JUDGE_RULES ORACLE_RULES AgentSpec build_options CompactPolicy
-HandoffPolicy default_window Brief Handoff Goal Verdict whitelist_guard delegate_guard spill_guard index_guard
-isolate_guard isolated wants_isolation workbench_hooks merge_hooks Workbench SqliteSessionStore
-TrimmingSessionStore PruningSessionStore TrimPolicy EphemeralPolicy PrunePolicy is_ephemeral trim_report
-Resilience classify endpoint reachable Event normalize Ask HumanChannel Lineage""".split()
+REFERENCE = [
+    "Runtime",
+    "StepResult",
+    "Step",
+    "Workflow",
+    "StepAbort",
+    "clarify_step",
+    "goal_step",
+    "with_goal",
+    "starter_flow",
+    "wake_state",
+    "BRIEF_KEY",
+    "MISSING_KEY",
+    "CLARIFY_RESUME",
+    "GOAL_KEY",
+    "VERDICT_KEY",
+    "ROUND_KEY",
+    "coordinator",
+    "worker",
+    "clarify",
+    "judge",
+    "oracle",
+    "COORDINATOR_RULES",
+    "WORKER_RULES",
+    "CLARIFIER_RULES",
+    "JUDGE_RULES",
+    "ORACLE_RULES",
+    "AgentSpec",
+    "build_options",
+    "CompactPolicy",
+    "HandoffPolicy",
+    "default_window",
+    "Brief",
+    "Handoff",
+    "Goal",
+    "Verdict",
+    "whitelist_guard",
+    "delegate_guard",
+    "spill_guard",
+    "index_guard",
+    "isolate_guard",
+    "isolated",
+    "wants_isolation",
+    "workbench_hooks",
+    "merge_hooks",
+    "Workbench",
+    "SqliteSessionStore",
+    "TrimmingSessionStore",
+    "PruningSessionStore",
+    "TrimPolicy",
+    "EphemeralPolicy",
+    "PrunePolicy",
+    "is_ephemeral",
+    "trim_report",
+    "Resilience",
+    "classify",
+    "endpoint",
+    "reachable",
+    "Event",
+    "normalize",
+    "Ask",
+    "HumanChannel",
+    "Lineage",
+]
 
 
 def test_all_62_names_of_the_reference_are_exported_and_importable():

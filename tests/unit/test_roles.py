@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from typing import Any
 
 import pytest
 from claude_agent_sdk import AgentDefinition
@@ -12,6 +13,7 @@ from flower.core.agent import AgentSpec, CompactPolicy, build_options
 from flower.core.brief import SECTIONS, Brief
 from flower.core.goal import ACHIEVED, NOT_YET, UNREACHABLE, Goal, Verdict
 from flower.core.guard import wants_isolation
+from flower.core.human import HumanChannel
 from flower.core.roles import (
     CLARIFIER_RULES,
     COORDINATOR_RULES,
@@ -27,7 +29,6 @@ from flower.core.roles import (
     oracle,
     worker,
 )
-from flower.core.human import HumanChannel
 
 ASK = "mcp__human__ask"
 INBOX = "mcp__human__inbox"
@@ -77,7 +78,7 @@ def test_coordinator_empty_instructions_is_just_the_rules() -> None:
 
 def test_coordinator_passes_the_rest_through() -> None:
     compact = CompactPolicy(mode="off")
-    hooks = {"PreToolUse": []}
+    hooks: dict[str, list[Any]] = {"PreToolUse": []}
     env = {"X": "1"}
     spec = coordinator(
         "c",
@@ -193,7 +194,9 @@ def test_worker_defaults() -> None:
 
 
 def test_worker_default_tools_are_a_copy() -> None:
-    worker("d", "p").tools.append("Agent")
+    tools = worker("d", "p").tools
+    assert tools is not None
+    tools.append("Agent")
     assert "Agent" not in WORKER_TOOLS
 
 
@@ -328,7 +331,7 @@ def test_clarifier_template_is_exactly_the_brief_sections() -> None:
     assert names == [name for _, name in SECTIONS]
     # a reply following the template, including "无" for an empty unknowns section
     bodies = ["做一个 md 转 html 的脚本", "运行 conv.py a.md 产出 a.html", "不做 GUI", "无"]
-    reply = "\n".join(f"## {n}\n{body}" for n, body in zip(names, bodies))
+    reply = "\n".join(f"## {n}\n{body}" for n, body in zip(names, bodies, strict=True))
     brief = Brief.parse(reply)
     assert brief.complete(), brief.missing()
     assert brief.goal == "做一个 md 转 html 的脚本"
@@ -377,27 +380,44 @@ def test_worker_rules_cover_the_report_discipline() -> None:
     assert "artifacts" not in WORKER_RULES
 
 
-def test_coordinator_rules_cover_the_delegation_points() -> None:
-    needles = (
-        "Claude Code",
-        "不是干活的 worker",
-        "Bash",
-        "过期",
-        "任务书",
-        "artifacts/",
-        "路径",
-        "inbox",
-        "ask",
-        "岔路口",
-    )
-    for needle in needles:
-        assert needle in COORDINATOR_RULES, needle
+# The key points each role's rule text must make: (rules, phrase).
+KEY_POINTS = [
+    *[
+        ("COORDINATOR_RULES", needle)
+        for needle in (
+            "Claude Code",
+            "不是干活的 worker",
+            "Bash",
+            "过期",
+            "任务书",
+            "artifacts/",
+            "路径",
+            "inbox",
+            "ask",
+            "岔路口",
+        )
+    ],
+    *[
+        ("JUDGE_RULES", needle)
+        for needle in ("产出物,不是源码", "不相信", "边界不是判定项", "uname", "失败方式", "无法达成")
+    ],
+    *[
+        ("ORACLE_RULES", needle)
+        for needle in ("旁路", "只读", "不会进入", "事件", "工作台", "先看再答", "答不了", "简短")
+    ],
+    *[
+        ("CLARIFIER_RULES", needle)
+        for needle in ("只提问", "没有上限", "人可能不在", "未知与假设", "不写代码")
+    ],
+]
+RULES = {
+    "COORDINATOR_RULES": COORDINATOR_RULES,
+    "JUDGE_RULES": JUDGE_RULES,
+    "ORACLE_RULES": ORACLE_RULES,
+    "CLARIFIER_RULES": CLARIFIER_RULES,
+}
 
 
-def test_judge_oracle_and_clarifier_rules_cover_their_key_points() -> None:
-    for needle in ("产出物,不是源码", "不相信", "边界不是判定项", "uname", "失败方式", "无法达成"):
-        assert needle in JUDGE_RULES, needle
-    for needle in ("旁路", "只读", "不会进入", "事件", "工作台", "先看再答", "答不了", "简短"):
-        assert needle in ORACLE_RULES, needle
-    for needle in ("只提问", "没有上限", "人可能不在", "未知与假设", "不写代码"):
-        assert needle in CLARIFIER_RULES, needle
+@pytest.mark.parametrize("rules, phrase", KEY_POINTS)
+def test_each_role_text_makes_its_key_points(rules: str, phrase: str) -> None:
+    assert phrase in RULES[rules]

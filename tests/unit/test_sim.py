@@ -112,7 +112,10 @@ def test_actors_scripts_rules_and_default(sim_factory):
             "default": {"text": "(done)"},
         }
     )
-    say = lambda text, system="": post(sim, "/v1/messages", msg(text, system=system))[1]["content"][0]["text"]
+
+    def say(text: str, system: Any = "") -> str:
+        return str(post(sim, "/v1/messages", msg(text, system=system))[1]["content"][0]["text"])
+
     assert say("a") == "one"
     assert say("q", system=[{"type": "text", "text": "你是判定者。"}]) == "结论: 达成"
     assert say("ping") == "pong"  # the rule wins over the script, once
@@ -144,9 +147,9 @@ def test_drop_cuts_the_connection_mid_stream(sim_factory):
     req = urllib.request.Request(
         sim.base_url + "/v1/messages", data=json.dumps(msg(stream=True)).encode(), method="POST"
     )
-    with pytest.raises(Exception) as err:  # http.client raises IncompleteRead or a reset
-        with urllib.request.urlopen(req, timeout=10) as resp:
-            resp.read()
+    # http.client raises IncompleteRead or a reset
+    with pytest.raises(Exception) as err, urllib.request.urlopen(req, timeout=10) as resp:
+        resp.read()
     assert "message_stop" not in str(err.value)
 
 
@@ -160,7 +163,7 @@ def test_stall_holds_the_answer(sim_factory):
 
 def test_away_refuses_connections_then_comes_back(sim_factory):
     sim = sim_factory({"scripts": {"main": [{"fault": "away", "seconds": 1.0}, "back"]}})
-    with pytest.raises(Exception):
+    with pytest.raises(OSError):  # the request is dropped: a reset (or a refused connection)
         post(sim, "/v1/messages", msg())
     with pytest.raises(ConnectionRefusedError):
         socket.create_connection(("127.0.0.1", sim.port), timeout=2).close()

@@ -1,20 +1,21 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import sqlite3
 import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
+from claude_agent_sdk import list_sessions_from_store, project_key_for_directory
+from claude_agent_sdk.testing import run_session_store_conformance
+from claude_agent_sdk.types import SessionKey, SessionStore, SessionStoreEntry
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from claude_agent_sdk import list_sessions_from_store, project_key_for_directory
-from claude_agent_sdk.testing import run_session_store_conformance
-from claude_agent_sdk.types import SessionKey, SessionStore
 from flower.stores.sqlite import SqliteSessionStore
 
 MAIN: SessionKey = {"project_key": "-work-proj", "session_id": "s1"}
@@ -22,49 +23,65 @@ SUB1: SessionKey = {**MAIN, "subpath": "subagents/agent-a1"}
 SUB2: SessionKey = {**MAIN, "subpath": "subagents/agent-b2"}
 
 
-def e(uuid: str | None = None, **fields: Any) -> dict[str, Any]:
+def blob(entry: dict[str, Any]) -> SessionStoreEntry:
+    """An entry as the store sees it: the SDK types a minimal supertype, real lines carry more keys."""
+    return cast("SessionStoreEntry", entry)
+
+
+def e(uuid: str | None = None, **fields: Any) -> SessionStoreEntry:
     entry: dict[str, Any] = {"type": fields.pop("type", "user"), **fields}
     if uuid is not None:
         entry["uuid"] = uuid
-    return entry
+    return blob(entry)
 
 
-def assistant(uuid: str, *, inp: int, read: int, create: int, out: int = 50) -> dict[str, Any]:
+async def entries(store: SqliteSessionStore, key: SessionKey) -> list[dict[str, Any]]:
+    """What load() gives back, as the plain JSON objects it keeps; a missing key fails the test."""
+    loaded = await store.load(key)
+    assert loaded is not None
+    return [dict(x) for x in loaded]
+
+
+def assistant(uuid: str, *, inp: int, read: int, create: int, out: int = 50) -> SessionStoreEntry:
     """An assistant entry shaped like the CLI transcript writes it."""
-    return {
-        "type": "assistant",
-        "uuid": uuid,
-        "parentUuid": None,
-        "sessionId": "s1",
-        "timestamp": "2025-05-01T10:00:00.000Z",
-        "isSidechain": False,
-        "message": {
-            "id": "msg_01",
-            "type": "message",
-            "role": "assistant",
-            "model": "claude-sonnet-4-5",
-            "content": [{"type": "text", "text": "done"}],
-            "stop_reason": "end_turn",
-            "usage": {
-                "input_tokens": inp,
-                "cache_creation_input_tokens": create,
-                "cache_read_input_tokens": read,
-                "output_tokens": out,
-                "service_tier": "standard",
+    return blob(
+        {
+            "type": "assistant",
+            "uuid": uuid,
+            "parentUuid": None,
+            "sessionId": "s1",
+            "timestamp": "2025-05-01T10:00:00.000Z",
+            "isSidechain": False,
+            "message": {
+                "id": "msg_01",
+                "type": "message",
+                "role": "assistant",
+                "model": "claude-sonnet-4-5",
+                "content": [{"type": "text", "text": "done"}],
+                "stop_reason": "end_turn",
+                "usage": {
+                    "input_tokens": inp,
+                    "cache_creation_input_tokens": create,
+                    "cache_read_input_tokens": read,
+                    "output_tokens": out,
+                    "service_tier": "standard",
+                },
             },
-        },
-    }
+        }
+    )
 
 
-def tool_result(uuid: str, text: str) -> dict[str, Any]:
-    return {
-        "type": "user",
-        "uuid": uuid,
-        "message": {
-            "role": "user",
-            "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": text}],
-        },
-    }
+def tool_result(uuid: str, text: str) -> SessionStoreEntry:
+    return blob(
+        {
+            "type": "user",
+            "uuid": uuid,
+            "message": {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": text}],
+            },
+        }
+    )
 
 
 @pytest.fixture
@@ -111,16 +128,18 @@ async def test_sdk_lists_sessions_through_summary_fast_path(
     await store.append(
         key,
         [
-            {
-                "type": "user",
-                "uuid": "u1",
-                "timestamp": "2025-05-01T10:00:00.000Z",
-                "cwd": str(tmp_path),
-                "message": {"role": "user", "content": "build the parser"},
-            }
+            blob(
+                {
+                    "type": "user",
+                    "uuid": "u1",
+                    "timestamp": "2025-05-01T10:00:00.000Z",
+                    "cwd": str(tmp_path),
+                    "message": {"role": "user", "content": "build the parser"},
+                }
+            )
         ],
     )
-    await store.append(key, [{"type": "custom-title", "customTitle": "Parser work"}])
+    await store.append(key, [e(type="custom-title", customTitle="Parser work")])
     infos = await list_sessions_from_store(store, directory=str(tmp_path))
     assert [(i.session_id, i.summary, i.first_prompt) for i in infos] == [
         ("abc", "Parser work", "build the parser")
@@ -139,14 +158,16 @@ async def test_load_unknown_key_is_none(store: SqliteSessionStore) -> None:
 
 
 async def test_entries_round_trip_deep_equal(store: SqliteSessionStore) -> None:
-    entry = {
-        "type": "user",
-        "uuid": "u-1",
-        "message": {"content": [{"type": "text", "text": '中文 ✓ \u0000 "quoted"'}]},
-        "n": 1.5,
-        "flag": None,
-        "list": [1, [2, {"x": True}]],
-    }
+    entry = blob(
+        {
+            "type": "user",
+            "uuid": "u-1",
+            "message": {"content": [{"type": "text", "text": '中文 ✓ \u0000 "quoted"'}]},
+            "n": 1.5,
+            "flag": None,
+            "list": [1, [2, {"x": True}]],
+        }
+    )
     await store.append(MAIN, [entry])
     assert await store.load(MAIN) == [entry]
 
@@ -155,13 +176,13 @@ async def test_order_follows_append_calls_not_uuid(store: SqliteSessionStore) ->
     await store.append(MAIN, [e("z"), e("a")])
     await store.append(MAIN, [e(None, n=1), e("m")])
     await store.append(MAIN, [e("b")])
-    loaded = await store.load(MAIN)
+    loaded = await entries(store, MAIN)
     assert [x.get("uuid", "-") for x in loaded] == ["z", "a", "-", "m", "b"]
 
 
 async def test_concurrent_appends_keep_call_order(store: SqliteSessionStore) -> None:
     await asyncio.gather(*(store.append(MAIN, [e(f"u{i:03d}", i=i)]) for i in range(60)))
-    loaded = await store.load(MAIN)
+    loaded = await entries(store, MAIN)
     assert [x["i"] for x in loaded] == list(range(60))
 
 
@@ -184,7 +205,7 @@ async def test_replayed_batch_is_ignored_entirely(store: SqliteSessionStore) -> 
 async def test_dedup_against_stored_then_within_batch(store: SqliteSessionStore) -> None:
     await store.append(MAIN, [e("a", v=1), e("b", v=1)])
     await store.append(MAIN, [e("b", v=2), e("c", v=1), e("c", v=2), e("a", v=3), e("d", v=1)])
-    loaded = await store.load(MAIN)
+    loaded = await entries(store, MAIN)
     assert [(x["uuid"], x["v"]) for x in loaded] == [
         ("a", 1),
         ("b", 1),
@@ -200,7 +221,7 @@ async def test_stored_entries_are_never_rewritten(store: SqliteSessionStore) -> 
 
 
 async def test_entries_without_uuid_always_append(store: SqliteSessionStore) -> None:
-    title = {"type": "custom-title", "customTitle": "t"}
+    title = e(type="custom-title", customTitle="t")
     await store.append(MAIN, [title, title])
     first = await mtime_of(store, MAIN)
     await store.append(MAIN, [title])
@@ -218,8 +239,8 @@ async def test_uuid_dedup_is_per_transcript(store: SqliteSessionStore) -> None:
 
 
 async def test_caller_mutation_after_append_does_not_leak(store: SqliteSessionStore) -> None:
-    entry = e("a", text="before")
-    await store.append(MAIN, [entry])
+    entry: dict[str, Any] = {"type": "user", "uuid": "a", "text": "before"}
+    await store.append(MAIN, [blob(entry)])
     entry["text"] = "after"
     assert await store.load(MAIN) == [e("a", text="before")]
 
@@ -230,7 +251,7 @@ def test_dedup_matches_reference_model(batches: list[list[str | None]]) -> None:
     async def run(db: Path) -> None:
         store = SqliteSessionStore(db)
         try:
-            expected: list[dict[str, Any]] = []
+            expected: list[SessionStoreEntry] = []
             seen: set[str] = set()
             last_mtime = 0
             for b, batch in enumerate(batches):
@@ -385,13 +406,13 @@ async def test_last_context_missing_is_zero(store: SqliteSessionStore) -> None:
 
 
 async def test_mtimes_strictly_increase_under_rapid_appends(store: SqliteSessionStore) -> None:
-    keys = [{"project_key": "-p", "session_id": f"s{i}"} for i in range(3)]
+    keys: list[SessionKey] = [{"project_key": "-p", "session_id": f"s{i}"} for i in range(3)]
     stamps = []
     for i in range(300):
         key = keys[i % 3]
         await store.append(key, [e(f"u{i}")])
         stamps.append(await mtime_of(store, key))
-    assert all(b > a for a, b in zip(stamps, stamps[1:]))
+    assert all(b > a for a, b in itertools.pairwise(stamps))
     assert stamps[0] > 1e12  # epoch milliseconds
     summaries = {s["session_id"]: s["mtime"] for s in await store.list_session_summaries("-p")}
     listed = {s["session_id"]: s["mtime"] for s in await store.list_sessions("-p")}
@@ -407,8 +428,8 @@ async def test_two_handles_on_one_file_share_the_clock(tmp_path: Path) -> None:
             s = a if i % 2 else b
             await s.append(MAIN, [e(f"u{i}")])
             stamps.append(await mtime_of(s, MAIN))
-        assert all(y > x for x, y in zip(stamps, stamps[1:]))
-        assert len(await a.load(MAIN)) == 100
+        assert all(y > x for x, y in itertools.pairwise(stamps))
+        assert len(await entries(a, MAIN)) == 100
     finally:
         a.close()
         b.close()
@@ -452,7 +473,7 @@ async def test_creates_parent_directory_and_persists(tmp_path: Path) -> None:
         assert again.has_session(MAIN["project_key"], "s1")
         # Dedup survives reopening: the index is on disk, not in memory.
         await again.append(MAIN, [e("u2"), e("u3")])
-        assert [x["uuid"] for x in await again.load(MAIN)] == ["u1", "u2", "u3"]
+        assert [x["uuid"] for x in await entries(again, MAIN)] == ["u1", "u2", "u3"]
     finally:
         again.close()
 

@@ -6,9 +6,9 @@ import itertools
 from pathlib import Path
 
 import pytest
-
 from claude_agent_sdk.testing import run_session_store_conformance
 from claude_agent_sdk.types import SessionStore
+
 from flower.stores.prune import PruningSessionStore
 from flower.stores.sqlite import SqliteSessionStore
 from flower.stores.trim import TrimmingSessionStore
@@ -18,7 +18,7 @@ LAYERS = [TrimmingSessionStore, PruningSessionStore]
 
 
 @pytest.mark.parametrize("layer", LAYERS, ids=lambda c: c.__name__)
-async def test_layer_passes_sdk_conformance(tmp_path: Path, layer: type[SqliteSessionStore]) -> None:
+async def test_layer_passes_sdk_conformance(tmp_path: Path, layer: type[TrimmingSessionStore]) -> None:
     counter = itertools.count()
     stores: list[SqliteSessionStore] = []
 
@@ -37,7 +37,7 @@ async def test_layer_passes_sdk_conformance(tmp_path: Path, layer: type[SqliteSe
 
 
 @pytest.mark.parametrize("layer", LAYERS, ids=lambda c: c.__name__)
-def test_no_optional_method_is_skipped(tmp_path: Path, layer: type[SqliteSessionStore]) -> None:
+def test_no_optional_method_is_skipped(tmp_path: Path, layer: type[TrimmingSessionStore]) -> None:
     store = layer(tmp_path / "sessions.db", tmp_path)
     try:
         assert SessionStore in type(store).__mro__

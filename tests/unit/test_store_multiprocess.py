@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import json
 import subprocess
 import sys
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 from claude_agent_sdk.types import SessionKey
+
 from flower.stores.sqlite import SqliteSessionStore
 
 SHARED: SessionKey = {"project_key": "-work-proj", "session_id": "shared"}
@@ -89,7 +92,7 @@ def finish(procs: list) -> None:
         assert p.returncode == 0, err
 
 
-def check_snapshot(entries: list[dict], names: list[str]) -> None:
+def check_snapshot(entries: list[dict[str, Any]], names: list[str]) -> None:
     """What any reader may see at any instant: whole batches, no duplicates,
     each writer's batches in the order it appended them."""
     uuids = [x["uuid"] for x in entries]
@@ -112,22 +115,23 @@ def test_parallel_writers_lose_and_duplicate_nothing(tmp_path: Path) -> None:
 
     store = SqliteSessionStore(db)
     try:
-        entries = asyncio.run(store.load(SHARED))
-        assert entries is not None
+        loaded = asyncio.run(store.load(SHARED))
+        assert loaded is not None
+        entries: list[dict[str, Any]] = [dict(x) for x in loaded]
         check_snapshot(entries, names)
         expected = {f"{n}-{b}-{i}" for n in names for b in range(BATCHES) for i in range(BATCH_SIZE)}
         expected |= {f"common-{b}" for b in range(OVERLAP)}
         assert sorted(x["uuid"] for x in entries) == sorted(expected)
         writers_seen = [x["writer"] for x in entries if "writer" in x]
         # The batches really interleaved rather than running one process after another.
-        switches = sum(1 for a, b in zip(writers_seen, writers_seen[1:]) if a != b)
+        switches = sum(1 for a, b in itertools.pairwise(writers_seen) if a != b)
         assert switches >= len(names)
 
         # Every stamp any process received is unique and each process saw its
         # own stamps strictly increase: the clock is shared through the file.
         stamps = {n: json.loads((tmp_path / f"{n}.json").read_text()) for n in names}
         for own in stamps.values():
-            assert all(b > a for a, b in zip(own, own[1:]))
+            assert all(b > a for a, b in itertools.pairwise(own))
         everything = [s for own in stamps.values() for s in own]
         assert len(everything) == len(set(everything))
         assert sorted(store.projects()) == ["-work-proj"]
@@ -150,7 +154,7 @@ def test_reader_sees_consistent_snapshots_while_writers_write(tmp_path: Path) ->
             go.touch()
             deadline = time.monotonic() + 120
             while any(p.poll() is None for p in procs) and time.monotonic() < deadline:
-                entries = await reader.load(SHARED) or []
+                entries = [dict(x) for x in await reader.load(SHARED) or []]
                 check_snapshot(entries, names)
                 sizes.append(len(entries))
                 reader.has_session(SHARED["project_key"], SHARED["session_id"])

@@ -60,7 +60,7 @@ export function activate(context: vscode.ExtensionContext): FlowerApi | Promise<
       return undefined;
     }
   };
-  const register = (id: string, fn: (...args: any[]) => unknown) =>
+  const register = (id: string, fn: Parameters<typeof vscode.commands.registerCommand>[1]) =>
     context.subscriptions.push(vscode.commands.registerCommand(id, fn));
 
   register('flower.newRun', async (ask?: string) => {

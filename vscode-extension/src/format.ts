@@ -88,12 +88,11 @@ export function renderState(s: StateResult | undefined): string {
     out.push('', '## Sessions', '');
     for (const [step, session] of steps) out.push(`- ${step}: \`${session}\``);
   }
-  return (
-    out
-      .join('\n')
-      .replace(/\n{3,}/g, '\n\n')
-      .trimEnd() + '\n'
-  );
+  const page = out
+    .join('\n')
+    .replace(/\n{3,}/g, '\n\n')
+    .trimEnd();
+  return `${page}\n`;
 }
 
 /** Quick-pick rows for a question: the options, and the typed text first when free text is allowed. */

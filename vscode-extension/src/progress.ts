@@ -32,7 +32,8 @@ export class CancellableProgress implements StaticFeature {
   }
 
   fillClientCapabilities(capabilities: ClientCapabilities): void {
-    (capabilities.window ??= {}).workDoneProgress = true;
+    capabilities.window ??= {};
+    capabilities.window.workDoneProgress = true;
   }
 
   getState(): FeatureState {

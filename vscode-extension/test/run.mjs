@@ -10,11 +10,13 @@
 //              a planted flower_lsp/ in the workspace must never run
 //   untrusted  the same, with workspace trust on and the folder untrusted: nothing installed
 //   ui         headless Chromium driving that VS Code as a person would, with the packaged .vsix;
-//              screenshots go to docs/
+//              its screenshots stay with the run's logs, and replace docs/*.png only with --screenshots
+// Every in-host suite file gets a VS Code, a workspace and a flower.sim of its own, so no suite
+// depends on another's order or leftovers.
 // Expects the toolchain's environment (scripts/test-vscode.sh sets it up):
 //   FLOWER_CODE_SERVER, FLOWER_PLAYWRIGHT_CORE, FLOWER_CHROMIUM, FLOWER_PYTHON (default .venv),
 //   FLOWER_WHEELHOUSE (the wheel's dependencies, so that installs need no network).
-// Usage: node test/run.mjs [--only dist,unit,host,setup,untrusted,ui] [--keep] [--verbose]
+// Usage: node test/run.mjs [--only dist,unit,host,setup,untrusted,ui] [--keep] [--verbose] [--screenshots]
 import { spawn, execFile } from 'node:child_process';
 import { once } from 'node:events';
 import * as fs from 'node:fs';
@@ -39,9 +41,10 @@ const REQUEST = '写一个 hello.py,运行时打印问候语';
 
 const argv = process.argv.slice(2);
 const flag = (name) => argv.includes(name);
-const onlyArg = argv.find((a, i) => argv[i - 1] === '--only');
+const onlyArg = argv.find((_, i) => argv[i - 1] === '--only');
 const KINDS = (onlyArg ?? 'dist,unit,host,setup,untrusted,ui').split(',');
 const KEEP = flag('--keep');
+const SCREENSHOTS = flag('--screenshots'); // the README's pictures: only on request, never by a test run
 const VERBOSE = flag('--verbose') || process.env.FLOWER_TEST_VERBOSE === '1';
 
 const results = []; // { kind, title, ok, ms, error }
@@ -236,7 +239,11 @@ async function startVSCode(
     if (Date.now() > end) throw new Error(`code-server did not answer /healthz (see ${server.log})`);
     await sleep(200);
   }
-  return { dir, ws, port, base, env, stop: async () => (await server.stop(), await sim.stop()) };
+  const stop = async () => {
+    await server.stop();
+    await sim.stop();
+  };
+  return { dir, ws, port, base, env, stop };
 }
 
 let browserPromise;
@@ -333,10 +340,23 @@ async function runDist() {
 
 // -- in-host -----------------------------------------------------------------------------------
 
-/** Mocha suites from out/test/<suites>/ inside the extension host of a code-server of their own. */
+/** Each Mocha suite file of out/test/<suites>/, inside the extension host of a code-server of its own. */
 async function runInHost(kind, suites, options = {}) {
+  const files = fs
+    .readdirSync(path.join(EXT, 'out/test', suites))
+    .filter((f) => f.endsWith('.test.js'))
+    .sort();
+  if (files.length === 0) throw new Error(`no in-host suites in out/test/${suites}: build the tests first`);
+  for (const file of files) await runInHostFile(kind, suites, file, options);
+}
+
+async function runInHostFile(kind, suites, file, options) {
   const started = Date.now();
-  const vs = await startVSCode(kind, { ...options, vscodeOptions: ['enable-smoke-test-driver'] });
+  const vs = await startVSCode(`${kind}-${path.basename(file, '.test.js')}`, {
+    ...options,
+    env: { ...options.env, FLOWER_TEST_FILE: file },
+    vscodeOptions: ['enable-smoke-test-driver'],
+  });
   const authority = `127.0.0.1:${vs.port}`;
   const payload = [
     ['extensionDevelopmentPath', `vscode-remote://${authority}${EXT}`],
@@ -351,7 +371,7 @@ async function runInHost(kind, suites, options = {}) {
   await page.exposeFunction('codeAutomationLog', (level, args) => {
     // The host forwards console calls as (level, [format, ...values]).
     const text = Array.isArray(args) ? format(...args) : format(level, args);
-    fs.appendFileSync(logFile, text + '\n');
+    fs.appendFileSync(logFile, `${text}\n`);
     if (VERBOSE) say(indent(text, `  [${kind}] `));
   });
   await page.exposeFunction('codeAutomationExit', (code) => exit(code));
@@ -368,7 +388,13 @@ async function runInHost(kind, suites, options = {}) {
       code === 'timeout'
         ? `no exit after ${limit / 1000} s`
         : `exit code ${code}, ${outcomes.length} results`;
-    record(kind, `the ${kind} test run completes`, false, Date.now() - started, `${why}; logs: ${vs.dir}`);
+    record(
+      kind,
+      `the ${kind} suite ${file} completes`,
+      false,
+      Date.now() - started,
+      `${why}; logs: ${vs.dir}`,
+    );
   }
 }
 
@@ -502,79 +528,99 @@ async function runUi() {
   if (!fs.existsSync(VSIX)) throw new Error(`${VSIX} is missing: package the extension first`);
   const vs = await startVSCode('ui', { install: VSIX });
   const { page, step, palette, toast, open, close } = await uiSession('ui', vs);
-  fs.mkdirSync(DOCS, { recursive: true });
+  const picture = async (name) => {
+    await page.mouse.move(640, 500); // no hover tooltip in the picture
+    await page.waitForTimeout(700); // toasts fade in
+    const dir = SCREENSHOTS ? DOCS : vs.dir;
+    fs.mkdirSync(dir, { recursive: true });
+    await page.screenshot({ path: path.join(dir, name) });
+  };
   const meter = page.locator('.statusbar-item', { hasText: /^Flower [\d.]+[KM]? \/ [\d.]+[KM]?/ }).first();
 
   try {
-    let ok = await step('the workbench opens the folder', open);
-    ok &&= await step(
-      'F1 "Flower: Continue" in a new folder offers a new run; "New run…" is clicked',
-      async () => {
-        await palette('Flower: Continue');
-        const offer = toast('Start a new run?');
-        await offer.waitFor({ timeout: 60_000 });
-        await offer.locator('.monaco-button', { hasText: 'New run' }).click();
-      },
-    );
-    ok &&= await step('the request is asked for in a quick pick, typed and entered', async () => {
-      const input = page.locator('.quick-input-widget input');
-      await page.locator('.quick-input-widget', { hasText: 'Flower asks' }).waitFor({ timeout: 30_000 });
-      await input.pressSequentially(REQUEST, { delay: 5 });
-      await page
-        .locator('.quick-input-list .monaco-list-row', { hasText: 'your answer' })
-        .waitFor({ timeout: 5_000 });
-      await page.keyboard.press('Enter');
-    });
-    ok &&= await step(
-      "the agent's question appears as a quick pick and is answered by keyboard",
-      async () => {
-        const row = page.locator('.quick-input-list .monaco-list-row', { hasText: 'hello, flower' });
-        await row.waitFor({ timeout: 120_000 });
-        await page.mouse.move(640, 500); // no hover tooltip in the picture
-        await page.waitForTimeout(700);
-        await page.screenshot({ path: path.join(DOCS, 'vscode-question.png') });
-        await page.keyboard.press('ArrowDown'); // "hello, flower"
-        await page.keyboard.press('ArrowUp'); // back to "hello": the scripted brief expects it
-        await page.keyboard.press('Enter');
-        await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: 10_000 });
-      },
-    );
-    ok &&= await step('the status bar shows the context meter while the run works', async () => {
-      await meter.waitFor({ timeout: 120_000 });
-    });
-    ok &&= await step('the run finishes (Flower: Show State says it is not running)', async () => {
-      const end = Date.now() + 180_000;
-      for (;;) {
-        if (fs.existsSync(path.join(vs.ws, 'README.md'))) {
-          await palette('Flower: Show State');
-          const editor = page.locator('.editor-instance .view-lines').first();
-          await editor.waitFor({ timeout: 15_000 });
-          if (/Running\*\*: no/.test((await editor.innerText()).replace(/\u00a0/g, ' '))) break; // Monaco renders spaces as nbsp
-        }
-        if (Date.now() > end) throw new Error('the run did not finish within 180 s');
-        await page.waitForTimeout(2000);
-      }
-    });
-    ok &&= await step('F1 "Flower: Open Goal" opens 目标.md', async () => {
-      await palette('Flower: Open Goal');
-      await page.locator('.tab.active', { hasText: '目标.md' }).waitFor({ timeout: 15_000 });
-      await page
-        .locator('.editor-instance .view-lines', { hasText: '判定清单' })
-        .first()
-        .waitFor({ timeout: 15_000 });
-    });
-    ok &&= await step(
-      'F1 "Flower: Continue" wakes the run: the banner notification and the meter',
-      async () => {
-        await palette('Flower: Continue');
-        const banner = toast('接上上次');
-        await banner.waitFor({ timeout: 60_000 });
-        await meter.waitFor({ timeout: 60_000 });
-        await page.mouse.move(640, 500);
-        await page.waitForTimeout(700); // toasts fade in
-        await page.screenshot({ path: path.join(DOCS, 'vscode-banner.png') });
-      },
-    );
+    // each step needs the one before it: the first failure ends the walk
+    const steps = [
+      ['the workbench opens the folder', open],
+      [
+        'F1 "Flower: Continue" in a new folder offers a new run; "New run…" is clicked',
+        async () => {
+          await palette('Flower: Continue');
+          const offer = toast('Start a new run?');
+          await offer.waitFor({ timeout: 60_000 });
+          await offer.locator('.monaco-button', { hasText: 'New run' }).click();
+        },
+      ],
+      [
+        'the request is asked for in a quick pick, typed and entered',
+        async () => {
+          const input = page.locator('.quick-input-widget input');
+          await page.locator('.quick-input-widget', { hasText: 'Flower asks' }).waitFor({ timeout: 30_000 });
+          await input.pressSequentially(REQUEST, { delay: 5 });
+          await page
+            .locator('.quick-input-list .monaco-list-row', { hasText: 'your answer' })
+            .waitFor({ timeout: 5_000 });
+          await page.keyboard.press('Enter');
+        },
+      ],
+      [
+        "the agent's question appears as a quick pick and is answered by keyboard",
+        async () => {
+          const row = page.locator('.quick-input-list .monaco-list-row', { hasText: 'hello, flower' });
+          await row.waitFor({ timeout: 120_000 });
+          await picture('vscode-question.png');
+          await page.keyboard.press('ArrowDown'); // "hello, flower"
+          await page.keyboard.press('ArrowUp'); // back to "hello": the scripted brief expects it
+          await page.keyboard.press('Enter');
+          await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: 10_000 });
+        },
+      ],
+      [
+        'the status bar shows the context meter while the run works',
+        async () => {
+          await meter.waitFor({ timeout: 120_000 });
+        },
+      ],
+      [
+        'the run finishes (Flower: Show State says it is not running)',
+        async () => {
+          const end = Date.now() + 180_000;
+          for (;;) {
+            if (fs.existsSync(path.join(vs.ws, 'README.md'))) {
+              await palette('Flower: Show State');
+              const editor = page.locator('.editor-instance .view-lines').first();
+              await editor.waitFor({ timeout: 15_000 });
+              // biome-ignore lint/performance/useDomNodeTextContent: the lines as rendered, one per line
+              const shown = await editor.innerText();
+              if (/Running\*\*: no/.test(shown.replace(/\u00a0/g, ' '))) break; // Monaco renders spaces as nbsp
+            }
+            if (Date.now() > end) throw new Error('the run did not finish within 180 s');
+            await page.waitForTimeout(2000);
+          }
+        },
+      ],
+      [
+        'F1 "Flower: Open Goal" opens 目标.md',
+        async () => {
+          await palette('Flower: Open Goal');
+          await page.locator('.tab.active', { hasText: '目标.md' }).waitFor({ timeout: 15_000 });
+          await page
+            .locator('.editor-instance .view-lines', { hasText: '判定清单' })
+            .first()
+            .waitFor({ timeout: 15_000 });
+        },
+      ],
+      [
+        'F1 "Flower: Continue" wakes the run: the banner notification and the meter',
+        async () => {
+          await palette('Flower: Continue');
+          const banner = toast('接上上次');
+          await banner.waitFor({ timeout: 60_000 });
+          await meter.waitFor({ timeout: 60_000 });
+          await picture('vscode-banner.png');
+        },
+      ],
+    ];
+    for (const [title, fn] of steps) if (!(await step(title, fn))) break;
   } finally {
     await close();
     await vs.stop();
@@ -599,69 +645,95 @@ async function runUiFirstRun() {
   const { page, step, palette, toast, open, close } = await uiSession('ui', vs);
   const managed = path.join(vs.dir, 'user-data/User/globalStorage/flower-agents.flower/env');
   try {
-    let ok = await step('with no flower anywhere, opening a folder with a run shows the offer', async () => {
-      await open();
-      const offer = toast('no Python here has flower');
-      await offer.waitFor({ timeout: 60_000 });
-      for (const label of [
-        'Install flower into an environment managed by the extension',
-        'Choose an interpreter',
-        'Show me how',
-      ])
-        await offer.locator('.monaco-button', { hasText: label }).waitFor({ timeout: 5_000 });
-      await page.waitForTimeout(700); // toasts fade in
-      await page.screenshot({ path: path.join(vs.dir, 'offer.png') });
-    });
-    ok &&= await step('"Choose an interpreter" with a Python without flower says why it cannot', async () => {
-      await toast('no Python here has flower')
-        .locator('.monaco-button', { hasText: 'Choose an interpreter' })
-        .click();
-      // code-server's own file dialog: a quick input that takes a path.
-      const input = page.locator('.quick-input-widget input');
-      await input.waitFor({ state: 'visible', timeout: 15_000 });
-      // It fills in the folder it starts from once it has listed it; type after that.
-      await page.waitForFunction(
-        () => document.querySelector('.quick-input-widget input')?.value.endsWith('/'),
-        undefined,
-        { timeout: 15_000 },
-      );
-      await input.fill(python3);
-      // It follows a typed path into its folder and lists the file; Enter then takes it.
-      await page
-        .locator('.quick-input-list .monaco-list-row', { hasText: path.basename(python3) })
-        .first()
-        .waitFor({ timeout: 15_000 });
-      await page.keyboard.press('Enter');
-      await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: 15_000 });
-      await toast(`${python3} cannot import flower's server`).waitFor({ timeout: 30_000 });
-    });
-    ok &&= await step('"Install" there shows the progress, then says flower is installed', async () => {
-      await toast(`${python3} cannot import flower's server`)
-        .locator('.monaco-button', { hasText: 'Install flower into an environment managed by the extension' })
-        .click();
-      await toast('installing flower').waitFor({ timeout: 30_000 });
-      await toast('is installed in the environment the extension manages').waitFor({ timeout: 240_000 });
-    });
-    ok &&= await step('pip installed the wheel from inside the installed .vsix', async () => {
-      const site = path.join(managed, 'lib', fs.readdirSync(path.join(managed, 'lib'))[0], 'site-packages');
-      const info = fs.readdirSync(site).find((d) => d === `flower_agents-${VERSION}.dist-info`);
-      if (!info) throw new Error(`no flower_agents-${VERSION}.dist-info in ${site}`);
-      const { url } = JSON.parse(fs.readFileSync(path.join(site, info, 'direct_url.json'), 'utf8'));
-      const shipped = path.join(vs.dir, 'extensions', `flower-agents.flower-${VERSION}`, 'wheels');
-      if (!url.startsWith(`file://${shipped}/`))
-        throw new Error(`pip installed ${url}, not a wheel in ${shipped}`);
-    });
-    ok &&= await step('F1 "Flower: Show State" answers from the server on the managed flower', async () => {
-      await palette('Flower: Show State');
-      await page
-        .locator('.editor-instance .view-lines', { hasText: 'Flower state' })
-        .first()
-        .waitFor({ timeout: 30_000 });
-      if (fs.existsSync(options.env.FLOWER_TEST_MARKER))
-        throw new Error(
-          `the workspace's flower ran: ${fs.readFileSync(options.env.FLOWER_TEST_MARKER, 'utf8')}`,
-        );
-    });
+    // each step needs the one before it: the first failure ends the walk
+    const steps = [
+      [
+        'with no flower anywhere, opening a folder with a run shows the offer',
+        async () => {
+          await open();
+          const offer = toast('no Python here has flower');
+          await offer.waitFor({ timeout: 60_000 });
+          for (const label of [
+            'Install flower into an environment managed by the extension',
+            'Choose an interpreter',
+            'Show me how',
+          ])
+            await offer.locator('.monaco-button', { hasText: label }).waitFor({ timeout: 5_000 });
+          await page.waitForTimeout(700); // toasts fade in
+          await page.screenshot({ path: path.join(vs.dir, 'offer.png') });
+        },
+      ],
+      [
+        '"Choose an interpreter" with a Python without flower says why it cannot',
+        async () => {
+          await toast('no Python here has flower')
+            .locator('.monaco-button', { hasText: 'Choose an interpreter' })
+            .click();
+          // code-server's own file dialog: a quick input that takes a path.
+          const input = page.locator('.quick-input-widget input');
+          await input.waitFor({ state: 'visible', timeout: 15_000 });
+          // It fills in the folder it starts from once it has listed it; type after that.
+          await page.waitForFunction(
+            () => document.querySelector('.quick-input-widget input')?.value.endsWith('/'),
+            undefined,
+            { timeout: 15_000 },
+          );
+          await input.fill(python3);
+          // It follows a typed path into its folder and lists the file; Enter then takes it.
+          await page
+            .locator('.quick-input-list .monaco-list-row', { hasText: path.basename(python3) })
+            .first()
+            .waitFor({ timeout: 15_000 });
+          await page.keyboard.press('Enter');
+          await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: 15_000 });
+          await toast(`${python3} cannot import flower's server`).waitFor({ timeout: 30_000 });
+        },
+      ],
+      [
+        '"Install" there shows the progress, then says flower is installed',
+        async () => {
+          await toast(`${python3} cannot import flower's server`)
+            .locator('.monaco-button', {
+              hasText: 'Install flower into an environment managed by the extension',
+            })
+            .click();
+          await toast('installing flower').waitFor({ timeout: 30_000 });
+          await toast('is installed in the environment the extension manages').waitFor({ timeout: 240_000 });
+        },
+      ],
+      [
+        'pip installed the wheel from inside the installed .vsix',
+        async () => {
+          const site = path.join(
+            managed,
+            'lib',
+            fs.readdirSync(path.join(managed, 'lib'))[0],
+            'site-packages',
+          );
+          const info = fs.readdirSync(site).find((d) => d === `flower_agents-${VERSION}.dist-info`);
+          if (!info) throw new Error(`no flower_agents-${VERSION}.dist-info in ${site}`);
+          const { url } = JSON.parse(fs.readFileSync(path.join(site, info, 'direct_url.json'), 'utf8'));
+          const shipped = path.join(vs.dir, 'extensions', `flower-agents.flower-${VERSION}`, 'wheels');
+          if (!url.startsWith(`file://${shipped}/`))
+            throw new Error(`pip installed ${url}, not a wheel in ${shipped}`);
+        },
+      ],
+      [
+        'F1 "Flower: Show State" answers from the server on the managed flower',
+        async () => {
+          await palette('Flower: Show State');
+          await page
+            .locator('.editor-instance .view-lines', { hasText: 'Flower state' })
+            .first()
+            .waitFor({ timeout: 30_000 });
+          if (fs.existsSync(options.env.FLOWER_TEST_MARKER))
+            throw new Error(
+              `the workspace's flower ran: ${fs.readFileSync(options.env.FLOWER_TEST_MARKER, 'utf8')}`,
+            );
+        },
+      ],
+    ];
+    for (const [title, fn] of steps) if (!(await step(title, fn))) break;
   } finally {
     await close();
     await vs.stop();

@@ -24,6 +24,7 @@ from __future__ import annotations
 import sys
 
 from .. import __version__
+from ..core.display import columns
 from .arguments import COMMANDS, PERMISSION_MODES, build_parser, parse_args, rewrite_argv
 from .builders import (
     build_flow,
@@ -79,7 +80,7 @@ from .terminal import (
     Screen,
     ask_for_request,
 )
-from .text import columns, fit, fit_tail, format_duration, sanitize
+from .text import fit, fit_tail, format_duration, sanitize
 
 __all__ = [
     "ABORTED_AT",

@@ -216,10 +216,10 @@ def rewrite_argv(argv: list[str], parser: argparse.ArgumentParser | None = None)
         else:
             break
     if i >= len(argv):
-        return argv + ["go"]
+        return [*argv, "go"]
     if argv[i] in COMMANDS:
         return argv
-    return argv[:i] + ["go"] + argv[i:]
+    return [*argv[:i], "go", *argv[i:]]
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -231,7 +231,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     if args.command == "go":
         if args.workbench:
             sub.error(
-                "-W/--workbench 对 go 不起作用:go 总带着自己的工作台(<workspace>/.flower,--isolate 时在仓库外)。去掉 -W。"
+                "-W/--workbench 对 go 不起作用:"
+                "go 总带着自己的工作台(<workspace>/.flower,--isolate 时在仓库外)。去掉 -W。"
             )
         if args.trim and args.no_trim:
             sub.error("-T/--trim 和 --no-trim 只能给一个")

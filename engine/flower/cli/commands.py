@@ -7,12 +7,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..core.display import first_line
 from .builders import build_flow, build_runtime, once_call, once_spec, workspace_of
 from .credentials import credential_problem, describe_credentials, looks_like_auth
 from .driver import QUIT_NOTE, Driver, drive
 from .target import TargetError, load_target
 from .terminal import CANCELLED, LineSource, Screen, ask_for_request
-from .text import first_line, format_duration
+from .text import format_duration
 
 WORK_STEP = "干活"  # the starter flow's work step: its session's context goes on the banner
 
@@ -148,21 +149,23 @@ def _on_step(screen: Screen) -> Callable[[Any, Any], None]:
 
 
 def _outcome(screen: Screen, ctx: dict[str, Any], runtime: Any) -> int:
-    failed = ctx.get("_failed_at")
-    aborted = ctx.get("_aborted")
-    if not failed and not aborted:
+    from ..workflow.outcome import Outcome  # the workflow package is slow to import: only at the end
+
+    outcome = Outcome.of(ctx)
+    if outcome.ok:
         return 0
-    message = ABORTED_AT.format(step=failed or "?")
-    if aborted:
-        message += f":{aborted}"
-    verdict = ctx.get("_verdict")
-    if verdict is not None and not getattr(verdict, "achieved", False) and getattr(verdict, "reason", ""):
+    message = ABORTED_AT.format(step=outcome.failed_at or "?")
+    if outcome.aborted:
+        message += f":{outcome.aborted}"
+    verdict = outcome.verdict
+    if verdict is not None and not verdict.achieved and verdict.reason:
         message += f"\n  最后一轮判定:{first_line(verdict.reason, 200)}"
     screen.say(message, err=True)
     last = runtime.results[-1] if runtime.results else None
     if last is not None and looks_like_auth(last.error):
         screen.say(
-            f"! 看起来是凭证不对:{first_line(last.error, 120)}\n  跑 `flower setup` 重配,再跑一次刚才的命令 —— 同一目录会接着上次。",
+            f"! 看起来是凭证不对:{first_line(last.error, 120)}\n"
+            "  跑 `flower setup` 重配,再跑一次刚才的命令 —— 同一目录会接着上次。",
             err=True,
         )
     return 1

@@ -9,17 +9,23 @@ never the Claude Code child (it shares our process group and would interrupt its
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import threading
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.display import format_tokens
+from ..core.events import ContextUpdate, Event, Question, Result, StepStarted, SystemNote, ToolResult
 from .render import Render
 from .terminal import LineEditor, LineSource, RawTerminal, Screen, is_terminal
 from .text import step_label
+
+if TYPE_CHECKING:  # types only: `flower --help` must not pay for these imports
+    from ..core.human import Ask, HumanChannel
+    from ..core.runtime import Runtime
 
 ANSWER_PROMPT = "你的回答 (回车=跳过,让它自己判断) > "
 IDLE_PROMPT = "(直接说 = 加需求,下个检查点送达) > "
@@ -40,11 +46,11 @@ class Driver:
 
     def __init__(
         self,
-        runtime: Any,
+        runtime: Runtime,
         *,
         screen: Screen,
         source: LineSource,
-        channel: Any = None,
+        channel: HumanChannel | None = None,
         verbose: bool = False,
     ) -> None:
         self.rt = runtime
@@ -69,55 +75,50 @@ class Driver:
         self._attempt_cost = 0.0
 
     # -- events ------------------------------------------------------------------------
-    def on_event(self, ev: Any) -> None:
+    def on_event(self, ev: Event) -> None:
         try:
             self._on_event(ev)
         except Exception as exc:  # a broken renderer must never stop hours of work
             self.screen.say(f"  x (显示出错:{type(exc).__name__}: {exc})", err=True)
 
-    def _on_event(self, ev: Any) -> None:
+    def _on_event(self, ev: Event) -> None:
         self._track_cost(ev)
-        p = ev.payload or {}
-        if ev.kind == "step":
+        if isinstance(ev, StepStarted):
             self._step = ev.text
-        if ev.kind == "system" and p.get("subtype") == "context":
-            self._step = step_label(str(p.get("step") or self._step))
-            self._context = (
-                f"上下文 {format_tokens(int(p.get('used') or 0))}/{format_tokens(int(p.get('window') or 0))}"
-            )
-        if ev.kind == "result" and self._interrupting:
+        if isinstance(ev, ContextUpdate):
+            self._step = step_label(ev.step or self._step)
+            self._context = f"上下文 {format_tokens(ev.used)}/{format_tokens(ev.window)}"
+        if isinstance(ev, Result) and self._interrupting:
             self._interrupting = False
             lines = ["  ! 这一轮被你打断了,带着你的话接着跑"]
-        elif ev.kind == "tool_result" and self._interrupting and p.get("is_error"):
+        elif isinstance(ev, ToolResult) and self._interrupting and ev.is_error:
             lines = ["  . (打断了:这个工具调用没跑完)"]
         else:
             lines = self.render.lines(ev)
         for line in lines:
             self.screen.say(line)
-        if ev.kind == "result" and not self.screen.live:
+        if isinstance(ev, Result) and not self.screen.live:
             self.screen.say(f"  {self.status_text()}")
-        if ev.kind == "ask" and p.get("kind") != "mail":
-            if p.get("state") == "asked" and self.source.closed and self.channel is not None:
+        if isinstance(ev, Question):
+            if ev.state == "asked" and self.source.closed and self.channel is not None:
                 # nobody can answer any more: skip at once instead of waiting out the timeout
-                self.channel.decline(p.get("id"), "标准输入已关闭")
+                self.channel.decline(ev.id, "标准输入已关闭")
             self._refresh_prompt()
         self.screen.status(self.status_text())
 
-    def _track_cost(self, ev: Any) -> None:
-        done = len(getattr(self.rt, "results", []))
+    def _track_cost(self, ev: Event) -> None:
+        done = len(self.rt.results)
         if done != self._results_seen:
             self._results_seen, self._attempt_base, self._attempt_cost = done, 0.0, 0.0
-        if ev.kind == "system" and ev.text == "init":
+        if isinstance(ev, SystemNote) and ev.text == "init":
             # a new CLI process: its reported total starts from zero again
             self._attempt_base += self._attempt_cost
             self._attempt_cost = 0.0
-        elif ev.kind == "result":
-            cost = ev.payload.get("cost_usd")
-            if isinstance(cost, (int, float)):
-                self._attempt_cost = max(self._attempt_cost, float(cost))
+        elif isinstance(ev, Result) and ev.cost_usd is not None:
+            self._attempt_cost = max(self._attempt_cost, float(ev.cost_usd))
 
     def cost_so_far(self) -> float:
-        if len(getattr(self.rt, "results", [])) != self._results_seen:
+        if len(self.rt.results) != self._results_seen:
             return round(self.rt.total_cost(), 4)  # the in-flight step has landed in the books
         return round(self.rt.total_cost() + self._attempt_base + self._attempt_cost, 4)
 
@@ -128,7 +129,7 @@ class Driver:
         return "- " + " · ".join(parts)
 
     # -- the person ----------------------------------------------------------------------
-    def _pending(self) -> list[Any]:
+    def _pending(self) -> list[Ask]:
         if self.channel is None:
             return []
         try:
@@ -176,27 +177,29 @@ class Driver:
                 self.screen.say(". 不说话,接着跑")
             self._refresh_prompt()
             return
-        pending = self._pending()
-        if pending:
+        channel, pending = self.channel, self._pending()
+        if channel is not None and pending:
             ask = pending[0]
             if not text:
-                self.channel.decline(ask.id, "")
+                channel.decline(ask.id, "")
             else:
-                options = list(getattr(ask, "options", []) or [])
+                options = list(ask.options)
                 if text.isdigit() and 1 <= int(text) <= len(options):
                     text = options[int(text) - 1]
-                self.channel.answer(ask.id, text)
+                channel.answer(ask.id, text)
         elif text:
-            if self.channel is not None:
-                self.channel.send(text)  # the receipt comes back as a "mail" event
+            if channel is not None:
+                channel.send(text)  # the receipt comes back as a "mail" event
             else:
                 self.screen.say("  . 这个流程没有收件箱,这句话没送出去;想打断它就按 Ctrl-C")
         self._refresh_prompt()
 
     def handle_eof(self) -> None:
         """stdin closed: nobody can answer; whatever is waiting is skipped, not waited out."""
-        for ask in self._pending():
-            self.channel.decline(ask.id, "标准输入已关闭")
+        channel = self.channel
+        if channel is not None:
+            for ask in self._pending():
+                channel.decline(ask.id, "标准输入已关闭")
         with self._lock:
             self._awaiting_words = False
         self._refresh_prompt()
@@ -234,10 +237,8 @@ class Driver:
             if not work.done():
                 work.cancel()
 
-        try:
+        with contextlib.suppress(RuntimeError):
             loop.call_soon_threadsafe(cancel)
-        except RuntimeError:
-            pass
         # the SDK normally closes its CLI child within a second; never hang the person
         threading.Thread(target=self._watchdog, name="flower-quit", daemon=True).start()
 
@@ -300,10 +301,8 @@ class Driver:
                 rescue(signum, frame)
 
             signal.signal(sig, handler)
-        try:
+        with contextlib.suppress(NotImplementedError, RuntimeError):
             loop.add_signal_handler(signal.SIGINT, self.ctrl_c)
-        except (NotImplementedError, RuntimeError):
-            pass
         if self.source.tty and self.source.fd is not None and is_terminal(self.screen.err):
             raw = RawTerminal(self.source.fd)
             # before the thread starts: keys typed in between would be swallowed by line mode
@@ -321,12 +320,10 @@ class Driver:
             raise
         finally:
             self._stop.set()
-            try:
+            with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.remove_signal_handler(signal.SIGINT)
-            except (NotImplementedError, RuntimeError):
-                pass
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
+            for sig, saved in previous.items():
+                signal.signal(sig, saved)
             self.restore_terminal()
             self.screen.close_prompt()
             self.screen.status("")

@@ -3,9 +3,32 @@
 from __future__ import annotations
 
 import time
-from typing import Any
 
-from .text import first_line, format_duration
+from ..core.display import first_line
+from ..core.events import (
+    Event,
+    GoalUnverifiable,
+    HandoffDone,
+    HandoffNear,
+    HandoffWriting,
+    MailNote,
+    Offline,
+    Prompt,
+    Question,
+    Reset,
+    Result,
+    Retry,
+    StepStarted,
+    SyntheticError,
+    TaskUpdate,
+    Text,
+    Thinking,
+    ToolCall,
+    ToolResult,
+    Utterance,
+    VerdictGiven,
+)
+from .text import format_duration
 
 RECEIVED = "+ 收到 (它下次查收件箱时会看到;{where})"
 RECEIVED_AMENDED = "已追加进确认书"
@@ -23,60 +46,61 @@ class Render:
     def elapsed(self) -> str:
         return format_duration(time.monotonic() - self.started)
 
-    def lines(self, ev: Any) -> list[str]:
-        kind, p = ev.kind, ev.payload or {}
-        sub = bool(p.get("subagent"))
-        bar = "  | " if sub else "  "
-        if kind == "step":
+    def lines(self, ev: Event) -> list[str]:
+        if isinstance(ev, StepStarted):
             from ..workflow.starter import step_line
 
-            return [
-                "",
-                step_line(
-                    ev.text,
-                    p.get("index", 0),
-                    p.get("total", 0),
-                    resumed=bool(p.get("resumed")),
-                    woke=int(p.get("woke") or 0),
-                ),
-            ]
-        if kind == "text":
-            if sub and not self.verbose:
-                return []
-            return [bar + line for line in ev.text.strip().splitlines() if line.strip()]
-        if kind == "thinking":
-            if sub and not self.verbose:
-                return []
-            return [f"{bar}~ {first_line(ev.text, 200)}"] if ev.text.strip() else []
-        if kind == "prompt":
-            return [f"{bar}< {first_line(ev.text, 200)}"] if self.verbose and ev.text.strip() else []
-        if kind == "tool_call":
-            return self._tool_call(ev, bar)
-        if kind == "tool_result":
-            if p.get("is_error"):
-                return [f"{bar}x {first_line(ev.text, 200) or '工具出错'}"]
-            return [f"{bar}- {first_line(ev.text, 200)}"] if self.verbose and ev.text.strip() else []
-        if kind == "result":
-            if p.get("is_error"):
+            return ["", step_line(ev.text, ev.index, ev.total, resumed=ev.resumed, woke=ev.woke)]
+        if isinstance(ev, Utterance):
+            return self._utterance(ev)
+        if isinstance(ev, Result):
+            if ev.is_error:
                 return [f"  x 这一轮没跑完({ev.text})"]
-            cost = p.get("cost_usd") or 0.0
-            return [f"  + 完成 {p.get('num_turns') or 0} 轮 · ${cost:.4f} · 用时 {self.elapsed()}"]
-        if kind == "error":
+            cost = ev.cost_usd or 0.0
+            return [f"  + 完成 {ev.num_turns} 轮 · ${cost:.4f} · 用时 {self.elapsed()}"]
+        if isinstance(ev, SyntheticError):
             return [f"  x {first_line(ev.text, 200)}"]
-        if kind == "reset":
+        if isinstance(ev, (Reset, HandoffNear, HandoffWriting)):
             return [f"  # {ev.text}"]
-        if kind == "retry":
+        if isinstance(ev, (Retry, Offline)):
             return [f"  ~ {ev.text}"]
-        if kind == "handoff":
+        if isinstance(ev, HandoffDone):
             return self._handoff(ev)
-        if kind == "task":
-            return self._task(ev)
-        if kind == "ask":
-            return self._mail(ev) if p.get("kind") == "mail" else self._ask(ev)
+        if isinstance(ev, VerdictGiven):
+            return self._verdict(ev)
+        if isinstance(ev, GoalUnverifiable):
+            items = [f"     - {c}" for c in ev.unverifiable]
+            return [f"  ! {ev.text or '有判定项在这个环境里验证不了'}", *items]
+        if isinstance(ev, TaskUpdate):
+            return [f"  # {ev.text}"] if self.verbose and ev.text else []
+        if isinstance(ev, Question):
+            return self._ask(ev)
+        if isinstance(ev, MailNote):
+            return self._mail(ev)
         return []
 
-    def _tool_call(self, ev: Any, bar: str) -> list[str]:
-        tool, data = ev.tool, ev.payload.get("input") or {}
+    def _utterance(self, ev: Utterance) -> list[str]:
+        bar = "  | " if ev.subagent else "  "
+        if isinstance(ev, Text):
+            if ev.subagent and not self.verbose:
+                return []
+            return [bar + line for line in ev.text.strip().splitlines() if line.strip()]
+        if isinstance(ev, Thinking):
+            if ev.subagent and not self.verbose:
+                return []
+            return [f"{bar}~ {first_line(ev.text, 200)}"] if ev.text.strip() else []
+        if isinstance(ev, Prompt):
+            return [f"{bar}< {first_line(ev.text, 200)}"] if self.verbose and ev.text.strip() else []
+        if isinstance(ev, ToolCall):
+            return self._tool_call(ev, bar)
+        if isinstance(ev, ToolResult):
+            if ev.is_error:
+                return [f"{bar}x {first_line(ev.text, 200) or '工具出错'}"]
+            return [f"{bar}- {first_line(ev.text, 200)}"] if self.verbose and ev.text.strip() else []
+        return []
+
+    def _tool_call(self, ev: ToolCall, bar: str) -> list[str]:
+        tool, data = ev.tool, ev.input
         if tool.startswith("mcp__human__ask"):
             return []  # the ask event itself shows the question
         if tool.startswith("mcp__human__inbox"):
@@ -87,63 +111,48 @@ class Render:
             return [f"{bar}> 派人 {who}:{what}"]
         return [f"{bar}* {tool} {ev.text}".rstrip()]
 
-    def _handoff(self, ev: Any) -> list[str]:
-        p = ev.payload
-        phase = p.get("phase")
-        if phase == "done":
-            lines = []
-            if p.get("degraded"):
-                lines.append("  x 交接没写成,用了降级版本 —— 接手的人会自己去现场看")
-            if p.get("path"):
-                lines.append(f"<- 交接写在 {p['path']}")
-            lines.append("<- 新会话接手,上下文从头开始")
-            return lines
-        return [f"  # {ev.text}"]
+    def _handoff(self, ev: HandoffDone) -> list[str]:
+        lines = []
+        if ev.degraded:
+            lines.append("  x 交接没写成,用了降级版本 —— 接手的人会自己去现场看")
+        if ev.path:
+            lines.append(f"<- 交接写在 {ev.path}")
+        lines.append("<- 新会话接手,上下文从头开始")
+        return lines
 
-    def _task(self, ev: Any) -> list[str]:
-        p = ev.payload
-        if p.get("kind") == "verdict":
-            state, n = p.get("state") or "", p.get("round")
-            failed = [f"     - {c}" for c in p.get("failed") or []]
-            reason = first_line(p.get("reason") or "", 200)
-            if state == "achieved":
-                return [f"  + 判定第 {n} 轮:达成" + (f" —— {reason}" if reason else "")]
-            if state == "unreachable":
-                return [f"  ! 判定第 {n} 轮:这个环境里验证不了 —— {reason}", *failed]
-            head = "未达成" if state == "not_yet" else "没给出明确结论,按未达成处理"
-            return [f"  ~ 判定第 {n} 轮:{head},打回去接着干" + (f" —— {reason}" if reason else ""), *failed]
-        if "unverifiable" in p:
-            items = [f"     - {c}" for c in p.get("unverifiable") or []]
-            return [f"  ! {ev.text or '有判定项在这个环境里验证不了'}", *items]
-        return [f"  # {ev.text}"] if self.verbose and ev.text else []
+    def _verdict(self, ev: VerdictGiven) -> list[str]:
+        n = ev.round
+        failed = [f"     - {c}" for c in ev.failed]
+        reason = first_line(ev.reason, 200)
+        if ev.state == "achieved":
+            return [f"  + 判定第 {n} 轮:达成" + (f" —— {reason}" if reason else "")]
+        if ev.state == "unreachable":
+            return [f"  ! 判定第 {n} 轮:这个环境里验证不了 —— {reason}", *failed]
+        head = "未达成" if ev.state == "not_yet" else "没给出明确结论,按未达成处理"
+        return [f"  ~ 判定第 {n} 轮:{head},打回去接着干" + (f" —— {reason}" if reason else ""), *failed]
 
-    def _ask(self, ev: Any) -> list[str]:
-        p = ev.payload
-        state, ask_id = p.get("state"), p.get("id")
+    def _ask(self, ev: Question) -> list[str]:
         lines: list[str] = []
-        if state == "asked" or ask_id not in self._seen_asks:
+        if ev.state == "asked" or ev.id not in self._seen_asks:
             # a question settled at once (fully automatic, no quota) still shows what was asked
-            self._seen_asks.add(ask_id)
+            self._seen_asks.add(ev.id)
             lines.append(f"  ? {ev.text}")
-            lines += [f"     {i}) {o}" for i, o in enumerate(p.get("options") or [], 1)]
-            if state == "asked" and isinstance(p.get("remaining"), int) and p["remaining"] >= 0:
-                lines.append(f"     (还能问 {p['remaining']} 次)")
-        if state == "answered":
-            lines.append(f"  + {p.get('answer', '')}")
-        elif state == "timeout":
+            lines += [f"     {i}) {o}" for i, o in enumerate(ev.options, 1)]
+            if ev.state == "asked" and ev.remaining >= 0:
+                lines.append(f"     (还能问 {ev.remaining} 次)")
+        if ev.state == "answered":
+            lines.append(f"  + {ev.answer}")
+        elif ev.state == "timeout":
             lines.append("  ! 无人应答 —— 它会自己判断,把假设记进「未知与假设」")
-        elif state == "over_budget":
+        elif ev.state == "over_budget":
             lines.append("  ! 提问额度用完")
-        elif state == "declined":
+        elif ev.state == "declined":
             lines.append("  . 已跳过")
-        elif state == "invalid":
+        elif ev.state == "invalid":
             lines.append("  x 问题是空的")
         return lines
 
-    def _mail(self, ev: Any) -> list[str]:
-        p = ev.payload
-        if p.get("state") == "queued":
-            return [RECEIVED.format(where=RECEIVED_AMENDED if p.get("amended") else RECEIVED_NOWHERE)]
-        if p.get("state") == "delivered":
-            return [f"  + 它看到了你补充的话:{first_line(ev.text, 120)}"]
-        return []
+    def _mail(self, ev: MailNote) -> list[str]:
+        if ev.state == "queued":
+            return [RECEIVED.format(where=RECEIVED_AMENDED if ev.amended else RECEIVED_NOWHERE)]
+        return [f"  + 它看到了你补充的话:{first_line(ev.text, 120)}"]

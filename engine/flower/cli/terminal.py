@@ -12,7 +12,8 @@ import time
 import unicodedata
 from typing import Any, TextIO
 
-from .text import columns, fit, fit_tail, sanitize
+from ..core.display import columns
+from .text import fit, fit_tail, sanitize
 
 PROMPT_FRESH = "要做什么? 一句话就够,回车开始(Ctrl-C 退出)"
 PROMPT_WAKE = "接着上次? 直接回车 = 接着做;也可以说点新的;/new = 重开一件事(Ctrl-C 退出)"
@@ -226,9 +227,7 @@ class LineEditor:
         if self._escape:
             self._escape += ch
             # ESC [ ... final byte, ESC O x, or a lone two-character sequence
-            if len(self._escape) == 2 and ch not in "[O":
-                self._escape = ""
-            elif len(self._escape) > 2 and ("@" <= ch <= "~"):
+            if (len(self._escape) == 2 and ch not in "[O") or (len(self._escape) > 2 and ("@" <= ch <= "~")):
                 self._escape = ""
             return None
         if ch == "\x1b":
@@ -300,15 +299,16 @@ def ask_for_request(source: LineSource, screen: Screen, *, waking: bool) -> tupl
         if source.tty:
             try:
                 screen.say(header)
-                line: str | None = input("> ")
+                line = input("> ")
             except (KeyboardInterrupt, EOFError):  # also a Ctrl-C between the header and the prompt
                 screen.say("")
                 return None
         else:
             # a pipe: no header, just the first line
-            line = source.read_line()
-            if line is None:
+            piped = source.read_line()
+            if piped is None:
                 return ("", new)
+            line = piped
         text = line.strip()
         if text == NEW_COMMAND and not new:
             new = True

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from ..core.display import columns, first_line  # re-exported for the cli modules
+from ..core.display import columns
 
 _ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-_]")
 _CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
@@ -43,7 +43,8 @@ def format_duration(seconds: float) -> str:
 
 
 def step_label(step: str) -> str:
-    """A manifest step name as people read it: 干活#round2 -> 干活 第 2 轮, 干活·判定#1 -> 干活·判定 第 1 轮."""
+    """A manifest step name as people read it: 干活#round2 -> 干活 第 2 轮,
+    干活·判定#1 -> 干活·判定 第 1 轮."""
     m = re.fullmatch(r"(.+?)#round(\d+)", step)
     if m:
         return f"{m.group(1)} 第 {m.group(2)} 轮"

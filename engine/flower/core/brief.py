@@ -170,13 +170,10 @@ def _match_heading(
     bracketed = bool(m.group("open")) and bool(m.group("close"))
     colon = bool(m.group("c1") or m.group("c2"))
     separated = m.end("name") < m.start("rest")  # anything (space, closer) between name and body
-    if colon or not rest:
-        ok = True
-    else:
-        # without a colon, a body on the same line needs a visible heading marker, otherwise
-        # ordinary prose that merely starts with a section word would be taken as a heading
-        ok = separated and bool(m.group("hashes") or bold or bracketed)
-    if not ok:
+    # without a colon, a body on the same line needs a visible heading marker, otherwise
+    # ordinary prose that merely starts with a section word would be taken as a heading
+    marked = separated and bool(m.group("hashes") or bold or bracketed)
+    if not (colon or not rest or marked):
         return None
     if m.group("bold") and rest.endswith(m.group("bold")):  # "**目标:正文**"
         rest = rest[: -len(m.group("bold"))].rstrip()
@@ -212,10 +209,9 @@ def scan_sections(text: str, aliases: Mapping[str, str]) -> list[Section]:
             sections.append(current)
             continue
         atx = _ATX.match(line)
-        if atx and current is not None:
-            if current.level == 0 or len(atx.group(1)) <= current.level:
-                current = None
-                continue
+        if atx and current is not None and (current.level == 0 or len(atx.group(1)) <= current.level):
+            current = None
+            continue
         if current is not None:
             current.body.append((i, line))
     return sections
@@ -271,7 +267,12 @@ class Brief:
     def parse(cls, text: str) -> Brief:
         """Recover the four sections from a model reply; whatever cannot be found stays empty."""
         found = split_sections(text or "", ALIASES)
-        return cls(**{attr: found.get(attr, "") for attr, _ in SECTIONS})
+        return cls(
+            goal=found.get("goal", ""),
+            accept=found.get("accept", ""),
+            bounds=found.get("bounds", ""),
+            unknowns=found.get("unknowns", ""),
+        )
 
     def to_markdown(self) -> str:
         """The full document for humans: a short header, then all four sections."""

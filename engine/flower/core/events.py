@@ -2,14 +2,23 @@
 
 The interaction layer only ever sees `Event`; this module is the single place that knows the SDK
 message types, so swapping the UI never touches the core.
+
+Every event flower emits is one of the typed subclasses below: its `kind` is a Literal, its
+details are typed fields, and its `payload` is derived from those fields when it is made, so the
+documented shapes (`Event("step").payload == {"index", "total", "resumed", "woke"}`, ...) hold
+with one source of truth. A front end matches by type (`isinstance(ev, StepStarted)`); matching
+by `kind` and reading `payload` keeps working for code written against the plain `Event`.
 """
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import json
-from dataclasses import dataclass, field
+import typing
 from collections.abc import Callable
-from typing import Any, Literal
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
 
 EventKind = Literal[
     "text",
@@ -28,6 +37,9 @@ EventKind = Literal[
     "handoff",
     "ask",
 ]
+VerdictState = Literal["achieved", "not_yet", "unreachable", ""]  # "" = no conclusion recognised
+AskState = Literal["asked", "answered", "timeout", "declined", "over_budget", "invalid"]
+MailState = Literal["queued", "delivered"]
 
 SUMMARY_CHARS = 200
 RESULT_CHARS = 500
@@ -52,48 +64,397 @@ class Event:
         return self.text or f"<{self.kind}>"
 
 
+_EVENT_FIELDS = frozenset(f.name for f in dataclasses.fields(Event))
+
+
+def _key(name: str) -> Any:
+    """A field stored in the payload under another key (`kind` is taken by Event itself)."""
+    return field(metadata={"key": name})
+
+
+def _optional(default: Any = None) -> Any:
+    """A field left out of the payload while it is None (as the SDK's parent_tool_use_id)."""
+    return field(default=default, metadata={"omit_none": True})
+
+
+@dataclass(kw_only=True)
+class TypedEvent(Event):
+    """The base of every event flower emits: a value, never changed once made.
+
+    `payload` is `TAGS` (the constant keys that told the kinds' variants apart before they had
+    types) followed by the subclass's own fields, copied."""
+
+    payload: dict[str, Any] = field(init=False, repr=False, compare=False)
+    TAGS: ClassVar[dict[str, Any]] = {}
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "payload", self._payload())
+        object.__setattr__(self, "_sealed", True)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if getattr(self, "_sealed", False):
+            raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}: events are values")
+        object.__setattr__(self, name, value)
+
+    def _payload(self) -> dict[str, Any]:
+        out = dict(self.TAGS)
+        for f in dataclasses.fields(self):
+            if f.name in _EVENT_FIELDS:
+                continue
+            value = getattr(self, f.name)
+            if value is None and f.metadata.get("omit_none"):
+                continue
+            out[f.metadata.get("key", f.name)] = _copy(value)
+        return out
+
+
+def _copy(value: Any) -> Any:
+    # the payload must not share a list or dict with the fields it was made from
+    if isinstance(value, list):
+        return list(value)
+    if isinstance(value, dict):
+        return dict(value)
+    return value
+
+
+# -- what the model and the CLI said (normalize) ------------------------------------------------
+
+
+@dataclass(kw_only=True)
+class Utterance(TypedEvent):
+    """What every assistant or user message carries: whose it is and the context it saw."""
+
+    subagent: bool = False
+    parent_tool_use_id: str | None = _optional()
+    context: int = 0  # input + cache reads + cache writes of the message's turn
+
+
+@dataclass(kw_only=True)
+class Text(Utterance):
+    """Assistant text; `text` is the block's text."""
+
+    kind: Literal["text"] = field(default="text", init=False)
+
+
+@dataclass(kw_only=True)
+class Thinking(Utterance):
+    kind: Literal["thinking"] = field(default="thinking", init=False)
+
+
+@dataclass(kw_only=True)
+class Prompt(Utterance):
+    """A user message: input to the model (a subagent's task brief, a tool's reply text), not output."""
+
+    kind: Literal["prompt"] = field(default="prompt", init=False)
+
+
+@dataclass(kw_only=True)
+class ToolCall(Utterance):
+    """`tool` is the tool's name, `text` what the call is about (a path, a command, ...)."""
+
+    kind: Literal["tool_call"] = field(default="tool_call", init=False)
+    id: str
+    input: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class ToolResult(Utterance):
+    """`text` is the head of the result when it is text."""
+
+    kind: Literal["tool_result"] = field(default="tool_result", init=False)
+    tool_use_id: str
+    is_error: bool = False
+
+
+@dataclass(kw_only=True)
+class Result(TypedEvent):
+    """The CLI's result of one query; `text` is its subtype."""
+
+    kind: Literal["result"] = field(default="result", init=False)
+    session_id: str | None = None
+    cost_usd: float | None = None  # the CLI process's running total
+    num_turns: int = 0
+    is_error: bool = False
+
+
+@dataclass(kw_only=True)
+class TaskUpdate(TypedEvent):
+    """The SDK's bookkeeping of a background subagent; `text` is the message class."""
+
+    kind: Literal["task"] = field(default="task", init=False)
+
+
+@dataclass(kw_only=True)
+class SystemNote(TypedEvent):
+    """Any other system message of the CLI; `text` is its subtype, `data` what it carried."""
+
+    kind: Literal["system"] = field(default="system", init=False)
+    data: dict[str, Any] = field(default_factory=dict)
+
+    def _payload(self) -> dict[str, Any]:
+        return dict(self.data)
+
+
+@dataclass(kw_only=True)
+class Reset(TypedEvent):
+    """The conversation was compacted or reset; `text` says by how much."""
+
+    kind: Literal["reset"] = field(default="reset", init=False)
+    trigger: str = ""
+    pre_tokens: int | None = None
+    post_tokens: int | None = None
+    micro: bool = False
+    subtype: str = ""
+
+
+@dataclass(kw_only=True)
+class SyntheticError(TypedEvent):
+    """Disconnect noise written as if the model said it; kept out of the step's text."""
+
+    kind: Literal["error"] = field(default="error", init=False)
+    TAGS: ClassVar[dict[str, Any]] = {"synthetic": True}
+
+
+@dataclass(kw_only=True)
+class Unknown(TypedEvent):
+    """A message this version does not know; `text` is its class."""
+
+    kind: Literal["unknown"] = field(default="unknown", init=False)
+
+
+# -- the runtime -------------------------------------------------------------------------------
+
+
+@dataclass(kw_only=True)
+class Retry(TypedEvent):
+    """An attempt failed and another follows after `delay` seconds."""
+
+    kind: Literal["retry"] = field(default="retry", init=False)
+    attempt: int
+    failure: str = _key("kind")  # what classify() said: transient, unknown, ...
+    error: str | None = None
+    delay: float = 0.0
+
+
+@dataclass(kw_only=True)
+class Offline(TypedEvent):
+    """Waiting for the network: said once when it goes, once when it comes back."""
+
+    kind: Literal["retry"] = field(default="retry", init=False)
+    TAGS: ClassVar[dict[str, Any]] = {"phase": "offline"}
+
+
+@dataclass(kw_only=True)
+class ContextFigures(TypedEvent):
+    """What the model of a step's main thread saw in its last turn, against the window."""
+
+    used: int
+    window: int
+    at: int  # the handoff threshold
+    warn_at: int  # past this a handoff is near
+    step: str
+    generation: int  # 1 until the first handoff of the step
+    session_id: str | None = None
+    cost_usd: float = 0.0  # the step's books so far
+
+
+@dataclass(kw_only=True)
+class ContextUpdate(ContextFigures):
+    """After every model turn of a step's main thread; `text` is the reading for people."""
+
+    kind: Literal["system"] = field(default="system", init=False)
+    TAGS: ClassVar[dict[str, Any]] = {"subtype": "context"}
+
+
+@dataclass(kw_only=True)
+class HandoffNear(ContextFigures):
+    """The context passed `warn_at`: said once per generation, with that turn's figures."""
+
+    kind: Literal["handoff"] = field(default="handoff", init=False)
+    TAGS: ClassVar[dict[str, Any]] = {"phase": "near", "subtype": "context"}
+
+
+@dataclass(kw_only=True)
+class HandoffWriting(TypedEvent):
+    """The full session is writing its handoff document (takes a dozen seconds)."""
+
+    kind: Literal["handoff"] = field(default="handoff", init=False)
+    TAGS: ClassVar[dict[str, Any]] = {"phase": "writing"}
+    step: str
+    used: int
+
+
+@dataclass(kw_only=True)
+class HandoffDone(TypedEvent):
+    """A new session took over; `path` is where the document landed (None without a workbench)."""
+
+    kind: Literal["handoff"] = field(default="handoff", init=False)
+    TAGS: ClassVar[dict[str, Any]] = {"phase": "done"}
+    degraded: bool
+    path: str | None
+    sections: list[str]
+    step: str
+    retired: str | None  # the session that handed over
+    generation: int  # of the session taking over
+
+
+# -- the workflow ------------------------------------------------------------------------------
+
+
+@dataclass(kw_only=True)
+class StepStarted(TypedEvent):
+    """A workflow step begins; `text` is its name."""
+
+    kind: Literal["step"] = field(default="step", init=False)
+    index: int  # 1-based
+    total: int
+    resumed: bool  # continues the session of the last run's same step
+    woke: int  # how many times the folder's work has been woken (0 without continuity)
+
+
+@dataclass(kw_only=True)
+class StepFinished(TypedEvent):
+    """A step's books are closed (what `Workflow.run`'s on_step reports); `text` is its name."""
+
+    kind: Literal["step"] = field(default="step", init=False)
+    TAGS: ClassVar[dict[str, Any]] = {"phase": "done"}
+    ok: bool
+    cost_usd: float
+    session_id: str | None = None
+    error: str | None = None
+
+
+@dataclass(kw_only=True)
+class GoalUnverifiable(TypedEvent):
+    """The goal was set with checks this environment cannot verify: their fate is sealed now."""
+
+    kind: Literal["task"] = field(default="task", init=False)
+    unverifiable: list[str]
+    total: int  # checks in the goal
+    path: str  # 目标.md
+
+
+@dataclass(kw_only=True)
+class VerdictGiven(TypedEvent):
+    """The judge ruled on a round of work."""
+
+    kind: Literal["task"] = field(default="task", init=False)
+    TAGS: ClassVar[dict[str, Any]] = {"kind": "verdict"}
+    state: VerdictState
+    reason: str
+    failed: list[str]
+    round: int  # 1-based
+    goal_path: str
+    session_id: str | None = None  # the judge's own session
+
+
+# -- the person --------------------------------------------------------------------------------
+
+
+@dataclass(kw_only=True)
+class Question(TypedEvent):
+    """A question to the person, once when asked and once when settled; `text` is the question."""
+
+    kind: Literal["ask"] = field(default="ask", init=False)
+    id: str
+    options: list[str]
+    state: AskState
+    answer: str
+    remaining: int  # asks left; -1 = unlimited
+    asked_at: float
+
+
+@dataclass(kw_only=True)
+class MailNote(TypedEvent):
+    """Something the person said unasked: queued, then delivered; `text` is what they said."""
+
+    kind: Literal["ask"] = field(default="ask", init=False)
+    TAGS: ClassVar[dict[str, Any]] = {"kind": "mail"}
+    state: MailState
+    id: str
+    amended: str  # the file the words were appended to, "" when none
+
+
+EVENT_TYPES: tuple[type[TypedEvent], ...] = (
+    Text,
+    Thinking,
+    Prompt,
+    ToolCall,
+    ToolResult,
+    Result,
+    TaskUpdate,
+    SystemNote,
+    Reset,
+    SyntheticError,
+    Unknown,
+    Retry,
+    Offline,
+    ContextUpdate,
+    HandoffNear,
+    HandoffWriting,
+    HandoffDone,
+    StepStarted,
+    StepFinished,
+    GoalUnverifiable,
+    VerdictGiven,
+    Question,
+    MailNote,
+)
+
+
+_VERDICT_STATES: tuple[VerdictState, ...] = typing.get_args(VerdictState)
+_ASK_STATES: tuple[AskState, ...] = typing.get_args(AskState)
+
+
+def verdict_state(state: str) -> VerdictState:
+    """A judge's conclusion as the Literal; anything unrecognised is "" (no conclusion)."""
+    return next((known for known in _VERDICT_STATES if known == state), "")
+
+
+def ask_state(state: str) -> AskState:
+    """An Ask's state as the Literal; HumanChannel never sets any other."""
+    for known in _ASK_STATES:
+        if known == state:
+            return known
+    raise ValueError(f"not a question state: {state!r}")
+
+
 def normalize(message: Any) -> list[Event]:
     """Flatten one SDK message into zero or more events."""
     sdk = _sdk()
     if isinstance(message, sdk.AssistantMessage):
         if _is_synthetic(message):
             # Disconnect noise written as if the model said it; keep it out of the step's text.
-            return [
-                Event("error", text=_plain_text(message.content), payload={"synthetic": True}, raw=message)
-            ]
-        return _blocks(message.content, "text", _common(message), message)
+            return [SyntheticError(text=_plain_text(message.content), raw=message)]
+        return _blocks(message.content, Text, _common(message), message)
     if isinstance(message, sdk.UserMessage):
         common = _common(message)
         if isinstance(message.content, str):
             if not message.content:
                 return []
-            return [Event("prompt", text=message.content, payload=dict(common), raw=message)]
-        return _blocks(message.content, "prompt", common, message)
+            return [Prompt(text=message.content, raw=message, **common)]
+        return _blocks(message.content, Prompt, common, message)
     if isinstance(message, sdk.ResultMessage):
         return [
-            Event(
-                "result",
+            Result(
                 text=message.subtype,
-                payload={
-                    "session_id": message.session_id,
-                    "cost_usd": message.total_cost_usd,
-                    "num_turns": message.num_turns,
-                    "is_error": message.is_error,
-                },
+                session_id=message.session_id,
+                cost_usd=message.total_cost_usd,
+                num_turns=message.num_turns,
+                is_error=message.is_error,
                 raw=message,
             )
         ]
     if isinstance(message, _task_types(sdk)):
-        return [Event("task", text=type(message).__name__, raw=message)]
+        return [TaskUpdate(text=type(message).__name__, raw=message)]
     if isinstance(message, sdk.SystemMessage):
         if message.subtype in _RESET_SUBTYPES:
             return [_compact_reset(message)]
         data = message.data if isinstance(message.data, dict) else {}
-        return [Event("system", text=message.subtype, payload=dict(data), raw=message)]
+        return [SystemNote(text=message.subtype, data=dict(data), raw=message)]
     reset_cls = getattr(sdk, "ConversationResetMessage", None)
     if reset_cls is not None and isinstance(message, reset_cls):
-        payload = {"trigger": "", "pre_tokens": None, "post_tokens": None, "micro": False, "subtype": ""}
-        return [Event("reset", text="conversation reset", payload=payload, raw=message)]
+        return [Reset(text="conversation reset", raw=message)]
     stream_cls = getattr(sdk, "StreamEvent", None)
     if stream_cls is not None and isinstance(message, stream_cls):
         # Partial deltas; the complete AssistantMessage follows and carries the same content.
@@ -101,9 +462,9 @@ def normalize(message: Any) -> list[Event]:
     limit_cls = getattr(sdk, "RateLimitEvent", None)
     if limit_cls is not None and isinstance(message, limit_cls):
         info = message.rate_limit_info
-        payload = dict(info.raw) if isinstance(info.raw, dict) and info.raw else {"status": info.status}
-        return [Event("system", text="rate_limit_event", payload=payload, raw=message)]
-    return [Event("unknown", text=type(message).__name__, raw=message)]
+        data = dict(info.raw) if isinstance(info.raw, dict) and info.raw else {"status": info.status}
+        return [SystemNote(text="rate_limit_event", data=data, raw=message)]
+    return [Unknown(text=type(message).__name__, raw=message)]
 
 
 def _sdk() -> Any:
@@ -127,12 +488,13 @@ def _is_synthetic(message: Any) -> bool:
 
 
 def _common(message: Any) -> dict[str, Any]:
+    """The Utterance fields of every event a message yields."""
     parent = getattr(message, "parent_tool_use_id", None)
-    common: dict[str, Any] = {"subagent": bool(parent)}
-    if parent:
-        common["parent_tool_use_id"] = parent
-    common["context"] = context_tokens(getattr(message, "usage", None))
-    return common
+    return {
+        "subagent": bool(parent),
+        "parent_tool_use_id": parent or None,
+        "context": context_tokens(getattr(message, "usage", None)),
+    }
 
 
 def context_tokens(usage: Any) -> int:
@@ -147,25 +509,28 @@ def context_tokens(usage: Any) -> int:
     return total
 
 
-def _blocks(blocks: Any, text_kind: EventKind, common: dict[str, Any], message: Any) -> list[Event]:
+def _blocks(
+    blocks: Any, said: type[Text] | type[Prompt], common: dict[str, Any], message: Any
+) -> list[Event]:
     sdk = _sdk()
     out: list[Event] = []
     for block in blocks or []:
         if isinstance(block, sdk.TextBlock):
             if block.text:
-                out.append(Event(text_kind, text=block.text, payload=dict(common), raw=message))
+                out.append(said(text=block.text, raw=message, **common))
         elif isinstance(block, sdk.ThinkingBlock):
             if block.thinking:
-                out.append(Event("thinking", text=block.thinking, payload=dict(common), raw=message))
+                out.append(Thinking(text=block.thinking, raw=message, **common))
         elif isinstance(block, (sdk.ToolUseBlock, getattr(sdk, "ServerToolUseBlock", sdk.ToolUseBlock))):
             tool_input = block.input if isinstance(block.input, dict) else {}
             out.append(
-                Event(
-                    "tool_call",
+                ToolCall(
                     text=_summary(tool_input),
                     tool=str(block.name),
-                    payload={"id": block.id, "input": tool_input, **common},
+                    id=block.id,
+                    input=tool_input,
                     raw=message,
+                    **common,
                 )
             )
         elif isinstance(
@@ -173,15 +538,12 @@ def _blocks(blocks: Any, text_kind: EventKind, common: dict[str, Any], message: 
         ):
             content = block.content
             out.append(
-                Event(
-                    "tool_result",
+                ToolResult(
                     text=content[:RESULT_CHARS] if isinstance(content, str) else "",
-                    payload={
-                        "tool_use_id": block.tool_use_id,
-                        "is_error": bool(getattr(block, "is_error", False)),
-                        **common,
-                    },
+                    tool_use_id=block.tool_use_id,
+                    is_error=bool(getattr(block, "is_error", False)),
                     raw=message,
+                    **common,
                 )
             )
     return out
@@ -210,7 +572,7 @@ def _plain_text(blocks: Any) -> str:
     return "\n".join(b.text for b in blocks or [] if isinstance(b, sdk.TextBlock) and b.text)
 
 
-def _compact_reset(message: Any) -> Event:
+def _compact_reset(message: Any) -> Reset:
     data = message.data if isinstance(message.data, dict) else {}
     micro = message.subtype == "microcompact_boundary"
     meta: dict[str, Any] = {}
@@ -225,19 +587,19 @@ def _compact_reset(message: Any) -> Event:
     if post is None and pre is not None and saved is not None:
         post = pre - saved
     trigger = str(trigger) if trigger else ""
-    shown = lambda n: "?" if n is None else str(n)  # noqa: E731
-    return Event(
-        "reset",
-        text=f"压缩({trigger}) {shown(pre)} → {shown(post)} tokens",
-        payload={
-            "trigger": trigger,
-            "pre_tokens": pre,
-            "post_tokens": post,
-            "micro": micro,
-            "subtype": message.subtype,
-        },
+    return Reset(
+        text=f"压缩({trigger}) {_shown(pre)} → {_shown(post)} tokens",
+        trigger=trigger,
+        pre_tokens=pre,
+        post_tokens=post,
+        micro=micro,
+        subtype=message.subtype,
         raw=message,
     )
+
+
+def _shown(tokens: int | None) -> str:
+    return "?" if tokens is None else str(tokens)
 
 
 def _first(*sources: dict[str, Any], keys: tuple[str, ...]) -> Any:
@@ -261,9 +623,7 @@ def emitter(callback: Callable[[Event], None] | None) -> Callable[[Event], None]
 
     def emit(event: Event) -> None:
         if callback is not None:
-            try:
+            with contextlib.suppress(Exception):
                 callback(event)
-            except Exception:
-                pass
 
     return emit

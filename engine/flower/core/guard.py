@@ -18,10 +18,11 @@ Measured with the bundled CLI 2.1.327 (tests/e2e/test_guards_cli.py):
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import hashlib
 import re
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +31,7 @@ from .workbench import Workbench
 
 if TYPE_CHECKING:  # the SDK is slow to import; the factories import it when called
     from claude_agent_sdk import AgentDefinition, HookMatcher
+    from claude_agent_sdk.types import SyncHookJSONOutput
 
 HANDS_ON = "Bash|Write|Edit|NotebookEdit"
 WRITE_ONLY = "Write|Edit|NotebookEdit"
@@ -39,10 +41,12 @@ SPILL_HEAD = 400
 _AGENT_TOOLS = ("Agent", "Task")  # "Task" is the tool's older name
 _MARK = "_flower_isolate"
 
-Hook = Callable[[dict[str, Any], "str | None", Any], Any]
+# What the SDK hands a hook (one of its HookInput TypedDicts, read as a mapping: the fields a
+# guard needs differ per event), the tool use id, and a context flower's guards never read.
+Hook = Callable[[Mapping[str, Any], "str | None", object], Awaitable["SyncHookJSONOutput"]]
 
 
-def _is_main_thread(data: dict[str, Any]) -> bool:
+def _is_main_thread(data: Mapping[str, Any]) -> bool:
     # Subagent tool-lifecycle hooks carry agent_id; the main thread's never do.
     return not data.get("agent_id")
 
@@ -56,7 +60,7 @@ def _matcher(matcher: str | None, hook: Hook, *, fail_closed: bool = False) -> H
     return HookMatcher(matcher=matcher, hooks=[hook])
 
 
-def _deny(reason: str) -> dict[str, Any]:
+def _deny(reason: str) -> SyncHookJSONOutput:
     return {
         "hookSpecificOutput": {
             "hookEventName": "PreToolUse",
@@ -66,12 +70,12 @@ def _deny(reason: str) -> dict[str, Any]:
     }
 
 
-def _tool_input(data: dict[str, Any]) -> dict[str, Any]:
+def _tool_input(data: Mapping[str, Any]) -> dict[str, Any]:
     value = data.get("tool_input")
     return value if isinstance(value, dict) else {}
 
 
-def _resolve(path: Any, data: dict[str, Any], base: Path) -> Path | None:
+def _resolve(path: Any, data: Mapping[str, Any], base: Path) -> Path | None:
     if not isinstance(path, str) or not path:
         return None
     p = Path(path).expanduser()
@@ -99,7 +103,7 @@ def whitelist_guard(allowed: list[str] | None, *, role: str = "这个角色") ->
     if not banned:
         return None
 
-    async def hook(data: dict[str, Any], tool_use_id: str | None, context: Any) -> dict[str, Any]:
+    async def hook(data: Mapping[str, Any], tool_use_id: str | None, context: object) -> SyncHookJSONOutput:
         tool = data.get("tool_name", "")
         if not _is_main_thread(data) or tool not in banned:
             return {}
@@ -124,7 +128,7 @@ _GLANCE = "只有只读、结果会过期的查看类命令(git status、ls、ca
 def delegate_guard(*, tools: str = HANDS_ON, allow_glance: bool = False) -> HookMatcher:
     """Deny hands-on work on the main thread and say what to do instead; subagents pass."""
 
-    async def hook(data: dict[str, Any], tool_use_id: str | None, context: Any) -> dict[str, Any]:
+    async def hook(data: Mapping[str, Any], tool_use_id: str | None, context: object) -> SyncHookJSONOutput:
         if not _is_main_thread(data):
             return {}
         tool = data.get("tool_name", "")
@@ -187,7 +191,7 @@ def _trim(node: dict[str, Any], threshold: int, spill_dir: Path) -> bool:
     return changed
 
 
-def _reads_spill(data: dict[str, Any], spill_dir: Path, workbench: Workbench) -> bool:
+def _reads_spill(data: Mapping[str, Any], spill_dir: Path, workbench: Workbench) -> bool:
     """The model is reading a spill file back: spilling it again would loop forever."""
     args = _tool_input(data)
     for key in ("file_path", "path", "notebook_path"):
@@ -211,7 +215,7 @@ def spill_guard(
 ) -> HookMatcher:
     """Spill over-long tool results to `<workbench.root>/spill/` before the model sees them."""
 
-    async def hook(data: dict[str, Any], tool_use_id: str | None, context: Any) -> dict[str, Any]:
+    async def hook(data: Mapping[str, Any], tool_use_id: str | None, context: object) -> SyncHookJSONOutput:
         if main_only and not _is_main_thread(data):
             return {}
         response = data.get("tool_response")
@@ -234,7 +238,7 @@ def spill_guard(
 def index_guard(workbench: Workbench) -> HookMatcher:
     """Refresh INDEX.md whenever something is written into the workbench."""
 
-    async def hook(data: dict[str, Any], tool_use_id: str | None, context: Any) -> dict[str, Any]:
+    async def hook(data: Mapping[str, Any], tool_use_id: str | None, context: object) -> SyncHookJSONOutput:
         p = _resolve(_tool_input(data).get("file_path"), data, workbench.workspace)
         if p is not None and p.is_relative_to(workbench.root):
             workbench.refresh()
@@ -260,7 +264,7 @@ def wants_isolation(agent: AgentDefinition | None) -> bool:
 def isolate_guard(agents: dict[str, AgentDefinition], *, on_inject: Any = None) -> HookMatcher:
     """Send subagents of isolated roles to their own git worktree."""
 
-    async def hook(data: dict[str, Any], tool_use_id: str | None, context: Any) -> dict[str, Any]:
+    async def hook(data: Mapping[str, Any], tool_use_id: str | None, context: object) -> SyncHookJSONOutput:
         if data.get("tool_name") not in _AGENT_TOOLS:
             return {}
         args = _tool_input(data)
@@ -271,10 +275,9 @@ def isolate_guard(agents: dict[str, AgentDefinition], *, on_inject: Any = None) 
         if not isinstance(kind, str) or not wants_isolation(agents.get(kind)):
             return {}
         if on_inject is not None:
-            try:
+            # a failing notifier must not cost the role its isolation
+            with contextlib.suppress(Exception):
                 on_inject(kind, args.get("description"))
-            except Exception:
-                pass  # a failing notifier must not cost the role its isolation
         return {
             "hookSpecificOutput": {
                 "hookEventName": "PreToolUse",

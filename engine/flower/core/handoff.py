@@ -136,7 +136,14 @@ class Handoff:
     @classmethod
     def parse(cls, text: str, *, step: str = "") -> Handoff:
         found = split_sections(text or "", ALIASES)
-        return cls(**{attr: found.get(attr, "") for attr, _ in SECTIONS}, step=step)
+        return cls(
+            doing=found.get("doing", ""),
+            decided=found.get("decided", ""),
+            deadends=found.get("deadends", ""),
+            next=found.get("next", ""),
+            scene=found.get("scene", ""),
+            step=step,
+        )
 
     def to_markdown(self) -> str:
         title = f"# 交接书 · {self.step}" if self.step else "# 交接书"

@@ -30,14 +30,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .events import Event
+from .events import Event, MailNote, MailState, Question, ask_state
 
 SERVER = "human"
 ASK_TOOL = "ask"
 INBOX_TOOL = "inbox"
 
 OVER_BUDGET = "提问额度已用完。不要再问了 —— 把剩下的不确定项写进「未知与假设」那一段,按你自己的判断继续。"
-TIMEOUT = "无人应答。按你自己的判断继续,并把这个问题和你采用的假设写进「未知与假设」那一段。不要重复提问,也不要停在这里。"
+TIMEOUT = (
+    "无人应答。按你自己的判断继续,并把这个问题和你采用的假设写进「未知与假设」那一段。"
+    "不要重复提问,也不要停在这里。"
+)
 DECLINED = "对方跳过了这个问题。按你自己的判断继续,并把假设写进「未知与假设」。"
 INVALID = "问题是空的。把问题写清楚再问。"
 INBOX_EMPTY = "没有新消息。"
@@ -89,16 +92,17 @@ class Ask:
         end = self._settled_at if self._settled_at is not None else time.time()
         return round(max(0.0, end - self.asked_at), 1)
 
-    def event(self, remaining: int = 0) -> Event:
-        payload = {
-            "id": self.id,
-            "options": list(self.options),
-            "state": self.state,
-            "answer": self.answer,
-            "remaining": remaining,
-            "asked_at": self.asked_at,
-        }
-        return Event("ask", text=self.question, payload=payload, raw=self)
+    def event(self, remaining: int = 0) -> Question:
+        return Question(
+            text=self.question,
+            id=self.id,
+            options=list(self.options),
+            state=ask_state(self.state),
+            answer=self.answer,
+            remaining=remaining,
+            asked_at=self.asked_at,
+            raw=self,
+        )
 
 
 @dataclass
@@ -212,8 +216,9 @@ class HumanChannel:
         return sdk.create_sdk_mcp_server(name=SERVER, tools=[ask_tool, inbox_tool])
 
     async def _ask_tool(self, args: dict[str, Any]) -> dict[str, Any]:
-        ask = await self.ask(args.get("question"), args.get("options"))  # type: ignore[arg-type]
-        reply = {"content": [{"type": "text", "text": self._reply_text(ask)}]}
+        question = args.get("question")  # the model's input: anything but a string is an empty question
+        ask = await self.ask(question if isinstance(question, str) else "", args.get("options"))
+        reply: dict[str, Any] = {"content": [{"type": "text", "text": self._reply_text(ask)}]}
         if ask.state == "invalid":
             reply["is_error"] = True
         return reply
@@ -302,7 +307,7 @@ class HumanChannel:
         with self._lock:
             return [w.ask for w in self._waiting.values()]
 
-    async def next_ask(self, timeout: float | None = None) -> Ask | None:
+    async def next_ask(self, timeout: float | None = None) -> Ask | None:  # noqa: ASYNC109 (the reference fixes this signature)
         """Pull mode: the next ask still waiting for an answer; None on timeout, raises if cancelled."""
         loop = self._remember_loop()
         deadline = None if timeout is None else loop.time() + timeout
@@ -393,11 +398,10 @@ class HumanChannel:
         lines += [f"{i}. {m.text}" for i, m in enumerate(fresh, 1)]
         return "\n".join(lines)
 
-    def _mail_event(self, mail: Mail, state: str) -> Event:
+    def _mail_event(self, mail: Mail, state: MailState) -> MailNote:
         with self._lock:
             amended = self._amended.get(mail.id, "")
-        payload = {"kind": "mail", "state": state, "id": mail.id, "amended": amended}
-        return Event("ask", text=mail.text, payload=payload, raw=mail)
+        return MailNote(text=mail.text, state=state, id=mail.id, amended=amended, raw=mail)
 
     # -- records -----------------------------------------------------------------------
     def transcript(self) -> str:
@@ -448,10 +452,10 @@ class HumanChannel:
     def _emit(self, event: Event, *, threadsafe: bool = False) -> None:
         if threadsafe:
             loop = self._loop
-            if loop is not None and loop.is_running() and _running_loop() is not loop:
-                # Other threads hand the event to the loop so on_event always runs there.
-                if _call_soon(loop, self._deliver, event):
-                    return
+            # Other threads hand the event to the loop so on_event always runs there.
+            on_other_thread = loop is not None and loop.is_running() and _running_loop() is not loop
+            if on_other_thread and loop is not None and _call_soon(loop, self._deliver, event):
+                return
         self._deliver(event)
 
     def _deliver(self, event: Event) -> None:

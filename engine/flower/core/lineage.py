@@ -31,7 +31,7 @@ class Lineage:
     @classmethod
     def open(cls, run_dir: str | Path, workspace: str | Path) -> Lineage:
         """Read `<run_dir>/lineage.json`; anything unusable yields an empty lineage, never an error."""
-        empty = cls(Path(run_dir) / FILENAME, workspace)
+        empty = cls(Path(run_dir) / FILENAME, Path(workspace))
         try:
             data = json.loads(empty.path.read_text(encoding="utf-8"))
         except (OSError, ValueError):

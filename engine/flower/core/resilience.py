@@ -6,13 +6,14 @@ Probing is DNS + one TCP handshake only: no HTTP, no credentials, nothing billed
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import random
 import re
 import socket
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 from urllib.parse import urlsplit
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
@@ -125,7 +126,7 @@ async def _handshake(host: str, port: int) -> bool:
     return False
 
 
-async def reachable(host: str, port: int, timeout: float = 5.0) -> bool:
+async def reachable(host: str, port: int, timeout: float = 5.0) -> bool:  # noqa: ASYNC109 (the reference fixes this signature)
     """DNS lookup plus a TCP handshake. Any exception counts as unreachable."""
     try:
         return await asyncio.wait_for(_handshake(host, port), timeout)
@@ -148,7 +149,7 @@ class Resilience:
     resume_prompt: str = RESUME_PROMPT
 
     def delay_for(self, attempt: int) -> float:
-        base = min(self.base_delay * 2 ** (attempt - 1), self.max_delay)
+        base = min(self.base_delay * 2.0 ** (attempt - 1), self.max_delay)
         return base * (0.75 + random.random() * 0.5)
 
     def should_retry(self, kind: str) -> bool:
@@ -182,7 +183,5 @@ class Resilience:
 def _tell(notify: Callable[[str], None] | None, text: str) -> None:
     if notify is None:
         return
-    try:
+    with contextlib.suppress(Exception):  # a broken UI callback must not abort the wait
         notify(text)
-    except Exception:
-        pass  # a broken UI callback must not abort the wait

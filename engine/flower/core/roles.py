@@ -7,12 +7,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from .agent import AgentSpec
 
 if TYPE_CHECKING:  # the SDK is slow to import; only worker() needs it at run time
     from claude_agent_sdk import AgentDefinition
+    from claude_agent_sdk.types import EffortLevel, PermissionMode
 
 COORDINATOR_TOOLS = ["Agent", "TodoWrite", "Read"]
 WEB_TOOLS = ["WebFetch", "WebSearch"]
@@ -26,7 +27,7 @@ COORDINATOR_RULES = """\
 - 任务书只写这一次任务特有的东西:要做什么、验收标准、该读哪些文件、要避开什么。对方已经知道的纪律(汇报格式、开工前先看脚本目录)不要重复。
 - 唯一需要你在任务书里转告的约定:工作台在哪里(用下面工作台索引里的路径);超过 2000 字符的长产出写进工作台的 artifacts/;回复里只给路径和结论。subagent 看不到工作台索引,只能靠你说。
 - 如果你有收件箱工具(inbox):每做完一个阶段性动作就查一次,看人有没有中途补充或改口。
-- 如果你有提问工具(ask):它会一直阻塞到人回答或超时,只在真正的岔路口用——方向性的、猜错代价大的决定。能自己判断的不要问。"""
+- 如果你有提问工具(ask):它会一直阻塞到人回答或超时,只在真正的岔路口用——方向性的、猜错代价大的决定。能自己判断的不要问。"""  # noqa: E501 (the seeds' rule text, byte-exact: one rule a line)
 
 # Deliberately silent about artifacts/: the real path comes from the Workbench, a hardcoded one
 # would be wrong whenever the workbench moves; the coordinator passes it on in the task brief.
@@ -57,7 +58,7 @@ CLARIFIER_RULES = """\
 ## 边界
 明确不做什么。
 ## 未知与假设
-没问到的、超时没回答的、你自己推断的,一行一条;没有就写"无"。"""
+没问到的、超时没回答的、你自己推断的,一行一条;没有就写"无"。"""  # noqa: E501 (the seeds' rule text, byte-exact: one rule a line)
 
 JUDGE_RULES = """\
 ## 你的角色:判定者
@@ -89,7 +90,7 @@ JUDGE_RULES = """\
 ## 理由
 依据哪些证据,简短。
 ## 未通过
-没通过的判定项,一行一条;全部通过就写"无"。"""
+没通过的判定项,一行一条;全部通过就写"无"。"""  # noqa: E501 (the seeds' rule text, byte-exact: one rule a line)
 
 ORACLE_RULES = """\
 ## 你的角色:旁路问答
@@ -200,9 +201,10 @@ def worker(
         prompt=f"{prompt}\n\n{WORKER_RULES}" if discipline else prompt,
         tools=list(WORKER_TOOLS if tools is None else tools),
         model=model,
-        effort=effort,
+        # the reference types both as plain strings; the CLI rejects an unknown value itself
+        effort=cast("EffortLevel | int | None", effort),
         maxTurns=max_turns,
-        permissionMode=permission_mode,
+        permissionMode=cast("PermissionMode | None", permission_mode),
         skills=list(skills) if skills is not None else None,
     )
     if isolate:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import fcntl
 import json
 import os
@@ -23,7 +24,20 @@ from ..stores.prune import PrunePolicy, PruningSessionStore
 from ..stores.trim import TrimPolicy
 from .agent import AgentSpec, CompactPolicy, HandoffPolicy, build_options
 from .display import first_line, format_tokens
-from .events import Event, context_tokens, emitter, normalize
+from .events import (
+    ContextUpdate,
+    Event,
+    HandoffDone,
+    HandoffNear,
+    HandoffWriting,
+    Offline,
+    Retry,
+    SyntheticError,
+    Text,
+    context_tokens,
+    emitter,
+    normalize,
+)
 from .files import atomic_write
 from .guard import merge_hooks, whitelist_guard, workbench_hooks
 from .handoff import HANDOFF_PROMPT, Handoff, degraded, is_overflow
@@ -254,8 +268,9 @@ class Runtime:
                     if len(result.retired) >= self.handoff.max_generations:
                         result.error = (
                             f"handed over {len(result.retired)} times in one step (max_generations="
-                            f"{self.handoff.max_generations}): the window ({self.handoff.window} tokens) is too small "
-                            "for this role to even start; raise HandoffPolicy.window or disable handoff"
+                            f"{self.handoff.max_generations}): the window ({self.handoff.window} tokens) "
+                            "is too small for this role to even start; raise HandoffPolicy.window or "
+                            "disable handoff"
                         )
                         break
                     handoff = await self._handoff(spec, name, prompt, result, emit)
@@ -276,16 +291,19 @@ class Runtime:
                     break
                 delay = self.resilience.delay_for(attempt)
                 emit(
-                    Event(
-                        "retry",
-                        text=f"第 {attempt} 次尝试失败({kind}):{first_line(result.error)};{delay:.0f} 秒后重试",
-                        payload={"attempt": attempt, "kind": kind, "error": result.error, "delay": delay},
+                    Retry(
+                        text=(
+                            f"第 {attempt} 次尝试失败({kind}):{first_line(result.error)};{delay:.0f} 秒后重试"
+                        ),
+                        attempt=attempt,
+                        failure=kind,
+                        error=result.error,
+                        delay=delay,
                     )
                 )
-                if not await self.resilience.wait_online(
-                    lambda text: emit(Event("retry", text=text, payload={"phase": "offline"}))
-                ):
-                    result.error = f"the API stayed unreachable for {self.resilience.max_offline_wait:.0f} s: {result.error}"
+                if not await self.resilience.wait_online(lambda text: emit(Offline(text=text))):
+                    waited = self.resilience.max_offline_wait
+                    result.error = f"the API stayed unreachable for {waited:.0f} s: {result.error}"
                     break
                 await asyncio.sleep(delay)
                 if result.session_id:
@@ -393,9 +411,9 @@ class Runtime:
                         self._on_new_session(result, sid)
                     _track_tasks(message, outstanding)
                     for event in normalize(message):
-                        if event.kind == "error":
+                        if isinstance(event, SyntheticError):
                             result.errors.append(event.text)
-                        elif event.kind == "text" and not event.payload.get("subagent"):
+                        elif isinstance(event, Text) and not event.subagent:
                             texts.append(event.text)
                         emit(event)
                     if isinstance(message, AssistantMessage) and not message.parent_tool_use_id:
@@ -445,10 +463,9 @@ class Runtime:
         result.session_id = sid
         callback = self.on_session
         if callback is not None:
-            try:
+            # lineage is a bonus: a failing callback never stops the step
+            with contextlib.suppress(Exception):
                 callback(sid)
-            except Exception:
-                pass  # lineage is a bonus: a failing callback never stops the step
 
     @staticmethod
     def _account(result: StepResult, message: Any, reported: float) -> float:
@@ -465,8 +482,7 @@ class Runtime:
 
     def _context_event(self, result: StepResult, emit: Callable[[Event], None]) -> None:
         used, window = self._ctx, self.handoff.window
-        payload = {
-            "subtype": "context",
+        figures: dict[str, Any] = {
             "used": used,
             "window": window,
             "at": self.handoff.at,
@@ -476,16 +492,13 @@ class Runtime:
             "session_id": result.session_id,
             "cost_usd": result.cost_usd,
         }
-        emit(
-            Event("system", text=f"context {format_tokens(used)} / {format_tokens(window)}", payload=payload)
-        )
+        emit(ContextUpdate(text=f"context {format_tokens(used)} / {format_tokens(window)}", **figures))
         if self.handoff.enabled and used >= self.handoff.warn_at and not self._warned:
             self._warned = True  # once per generation
             emit(
-                Event(
-                    "handoff",
+                HandoffNear(
                     text=f"上下文 {format_tokens(used)},接近换代阈值 {format_tokens(self.handoff.at)}",
-                    payload={"phase": "near", **payload},
+                    **figures,
                 )
             )
 
@@ -494,22 +507,14 @@ class Runtime:
         self.stderr_tail.append(line)
         callback = self.on_stderr
         if callback is not None:
-            try:
+            with contextlib.suppress(Exception):
                 callback(line)
-            except Exception:
-                pass
 
     # -- handoff ---------------------------------------------------------------------------
     async def _handoff(
         self, spec: AgentSpec, step: str, task: str, result: StepResult, emit: Callable[[Event], None]
     ) -> Handoff:
-        emit(
-            Event(
-                "handoff",
-                text="上下文快满了,正在写交接书",
-                payload={"phase": "writing", "step": step, "used": self._ctx},
-            )
-        )
+        emit(HandoffWriting(text="上下文快满了,正在写交接书", step=step, used=self._ctx))
         why = ""
         doc: Handoff | None = None
         overflowed = is_overflow(result.error or "", *result.errors)
@@ -540,20 +545,14 @@ class Runtime:
             doc = degraded(step, task, why=why)
         path = self._spill_handoff(step, doc)
         emit(
-            Event(
-                "handoff",
+            HandoffDone(
                 text=f"已换代({'降级' if doc.degraded else '正常'})",
-                payload={
-                    "phase": "done",
-                    "degraded": doc.degraded,
-                    "path": str(path) if path else None,
-                    "sections": [
-                        s for s in ("doing", "decided", "deadends", "next", "scene") if getattr(doc, s)
-                    ],
-                    "step": step,
-                    "retired": result.session_id,
-                    "generation": len(result.retired) + 2,
-                },
+                degraded=doc.degraded,
+                path=str(path) if path else None,
+                sections=[s for s in ("doing", "decided", "deadends", "next", "scene") if getattr(doc, s)],
+                step=step,
+                retired=result.session_id,
+                generation=len(result.retired) + 2,
             )
         )
         return doc
@@ -643,10 +642,8 @@ def _track_tasks(message: Any, outstanding: set[str]) -> None:
 
 
 async def _quiet(coro: Any) -> None:
-    try:
+    with contextlib.suppress(Exception):  # interrupting a session that just ended is not an error
         await coro
-    except Exception:
-        pass  # interrupting a session that just ended is not an error
 
 
 def _safe_name(step: str) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+from typing import overload
 
 CREDENTIAL_ENV = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
 MASK = "[redacted]"
@@ -11,6 +12,10 @@ MASK = "[redacted]"
 _PATTERNS = re.compile(r"sk-ant-[A-Za-z0-9_\-]{8,}|(?i:bearer)\s+[A-Za-z0-9._\-]{16,}")
 
 
+@overload
+def redact(text: str) -> str: ...
+@overload
+def redact(text: None) -> None: ...
 def redact(text: str | None) -> str | None:
     """`text` with every configured credential and key-shaped token masked."""
     if not text:

@@ -6,6 +6,7 @@ has on disk; disk and system prompt both survive compaction, the conversation do
 
 from __future__ import annotations
 
+import contextlib
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -119,10 +120,10 @@ class Workbench:
             for path, desc, size in entries:
                 lines.append(_entry(path, desc, size))
         content = "\n".join(lines) + "\n"
-        try:
-            atomic_write(self.index_path, content)  # a hook may read INDEX.md meanwhile
-        except OSError:
-            pass  # an unwritable index must not break the run; the content is still returned
+        # a hook may read INDEX.md meanwhile; an unwritable index must not break the run (the
+        # content is still returned)
+        with contextlib.suppress(OSError):
+            atomic_write(self.index_path, content)
         return content
 
     def prompt_block(self) -> str:
@@ -199,7 +200,7 @@ def _fallback(lines: list[str]) -> str:
 def _is_pragma(text: str) -> bool:
     # Encoding cookies and editor modelines say nothing about what the file is for.
     low = text.lower()
-    return low.startswith("-*-") or "coding:" in low or "coding=" in low or low.startswith("vim:")
+    return low.startswith(("-*-", "vim:")) or "coding:" in low or "coding=" in low
 
 
 def _cut(text: str) -> str:

@@ -12,9 +12,11 @@ import asyncio
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
+from ..core.events import Event, Offline, Retry, StepStarted, ToolCall, VerdictGiven
 from .env import isolated_env, scrub_host_model_vars
 from .scenarios import starter_scenario
 from .server import SimServer
@@ -32,33 +34,25 @@ async def _answer_automatically(channel: Any, out: TextIO) -> None:
         channel.answer(ask.id, choice)
 
 
-def _narrate(out: TextIO) -> Any:
+def _narrate(out: TextIO) -> Callable[[Event], None]:
     from ..workflow.starter import step_line
 
     agent = {"确认需求": "clarifier", "设定目标": "judge", "干活": "coordinator"}
     current = ["agent"]
 
-    def on_event(event: Any) -> None:
-        p = event.payload
-        if event.kind == "step":
+    def on_event(event: Event) -> None:
+        # the context meter is too chatty for a demo; the CLI shows it in its status line
+        if isinstance(event, StepStarted):
             current[0] = agent.get(event.text, "agent")
-            out.write(
-                "\n"
-                + step_line(event.text, p["index"], p["total"], resumed=p["resumed"], woke=p["woke"])
-                + "\n"
-            )
-        elif event.kind == "tool_call":
-            who = "worker" if p.get("subagent") else current[0]
+            line = step_line(event.text, event.index, event.total, resumed=event.resumed, woke=event.woke)
+            out.write(f"\n{line}\n")
+        elif isinstance(event, ToolCall):
+            who = "worker" if event.subagent else current[0]
             out.write(f"  {who} [{event.tool}] {event.text[:90]}\n")
-        elif event.kind == "task" and p.get("kind") == "verdict":
-            out.write(
-                f"  judge, round {p['round']}: {p['state']}"
-                + (f" (missing: {'; '.join(p['failed'])})" if p["failed"] else "")
-                + "\n"
-            )
-        elif event.kind == "system" and p.get("subtype") == "context":
-            pass  # too chatty for a demo; the CLI shows it in its status line
-        elif event.kind == "retry":
+        elif isinstance(event, VerdictGiven):
+            missing = f" (missing: {'; '.join(event.failed)})" if event.failed else ""
+            out.write(f"  judge, round {event.round}: {event.state}{missing}\n")
+        elif isinstance(event, (Retry, Offline)):
             out.write(f"  ~ {event.text}\n")
 
     return on_event
@@ -81,7 +75,8 @@ async def _one_run(ask: str, ws: Path, run_dir: Path, out: TextIO) -> dict[str, 
         answerer.cancel()
         runtime.close()
     out.write(
-        f"\n  cost ${runtime.total_cost():.4f} (priced by the CLI from simulated usage) · manifest {runtime.manifest_path}\n"
+        f"\n  cost ${runtime.total_cost():.4f} (priced by the CLI from simulated usage)"
+        f" · manifest {runtime.manifest_path}\n"
     )
     return ctx
 
@@ -98,7 +93,8 @@ async def run_demo(out: TextIO, *, keep: bool = False) -> int:
         with SimServer(starter_scenario(context=78_000)) as sim:
             os.environ.update(isolated_env(sim.base_url, root))
             out.write(
-                f"flower demo: the real Claude Code CLI; the model is scripted by flower.sim at {sim.base_url}\n"
+                "flower demo: the real Claude Code CLI; "
+                f"the model is scripted by flower.sim at {sim.base_url}\n"
             )
             out.write(f'workspace: {ws}\n\n$ flower "{REQUEST}"\n')
             first = await _one_run(REQUEST, ws, run_dir, out)

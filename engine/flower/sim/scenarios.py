@@ -24,9 +24,14 @@ GOAL = (
     "- hello.py 只用标准库\n"
 )
 VERDICTS = {
-    "not_yet": "## 结论\n未达成\n\n## 理由\nhello.py 能运行,但没有 README.md。\n\n## 未通过\n- 工作区根目录有 README.md,写了怎么运行",
+    "not_yet": (
+        "## 结论\n未达成\n\n## 理由\nhello.py 能运行,但没有 README.md。\n\n"
+        "## 未通过\n- 工作区根目录有 README.md,写了怎么运行"
+    ),
     "achieved": "## 结论\n达成\n\n## 理由\nhello.py 输出 hello,README.md 写了用法。\n\n## 未通过\n无",
-    "unreachable": "## 结论\n无法验证\n\n## 理由\n这个环境里看不到问候语要给谁看。\n\n## 未通过\n- hello.py 只用标准库",
+    "unreachable": (
+        "## 结论\n无法验证\n\n## 理由\n这个环境里看不到问候语要给谁看。\n\n## 未通过\n- hello.py 只用标准库"
+    ),
 }
 
 
@@ -76,7 +81,9 @@ def starter_scenario(
             "coder": [
                 _bash("printf 'print(\"hello\")\\n' > hello.py && python3 hello.py"),
                 {
-                    "text": "结论:hello.py 写好了。\n依据:python3 hello.py 输出 hello。\n产物:hello.py\n未验证:无"
+                    "text": (
+                        "结论:hello.py 写好了。\n依据:python3 hello.py 输出 hello。\n产物:hello.py\n未验证:无"
+                    )
                 },
                 _bash("printf '# hello\\n\\nRun: python3 hello.py\\n' > README.md"),
                 {"text": "结论:README.md 写好了。\n依据:文件已创建。\n产物:README.md\n未验证:无"},

@@ -76,7 +76,7 @@ INSERT OR IGNORE INTO clock (id, last) VALUES (1, 0);
 def _subpath(key: SessionKey | SessionListSubkeysKey) -> str:
     # The SDK treats an empty subpath as invalid; folding it into "main" keeps
     # one row per transcript instead of two that look alike.
-    sub = key.get("subpath")  # type: ignore[union-attr]
+    sub = key.get("subpath")
     return sub if isinstance(sub, str) else ""
 
 
@@ -287,7 +287,9 @@ class SqliteSessionStore(SessionStore):
                     "INSERT INTO meta (skey, project_key, session_id, subpath, mtime) VALUES (?, ?, ?, ?, ?)",
                     (_store_key(key), pk, sid, sub, mtime),
                 )
-                key_id = int(cur.lastrowid)
+                key_id = cur.lastrowid
+                if key_id is None:  # sqlite3 sets it after every INSERT of a row
+                    raise sqlite3.DatabaseError("INSERT INTO meta returned no row id")
             else:
                 conn.execute("UPDATE meta SET mtime = ? WHERE id = ?", (mtime, key_id))
             conn.executemany(

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..core.agent import AgentSpec
-from ..core.events import Event, emitter
+from ..core.events import Event, StepStarted, emitter
 from ..core.lineage import Lineage
 
 if TYPE_CHECKING:
@@ -104,8 +104,8 @@ class Workflow:
             if step.resume_from is not None:
                 if step.resume_from not in sessions:
                     raise ValueError(
-                        f"step {step.name!r} continues the session of {step.resume_from!r}, which produced none "
-                        "(it did not run, failed before starting, or is misspelt)"
+                        f"step {step.name!r} continues the session of {step.resume_from!r}, which "
+                        "produced none (it did not run, failed before starting, or is misspelt)"
                     )
                 resume, fork = sessions[step.resume_from], step.fork
             elif step.name in carried:
@@ -113,13 +113,7 @@ class Workflow:
             else:
                 resume, fork = None, False
             resuming = step.name in carried and step.resume_from is None
-            emit(
-                Event(
-                    "step",
-                    text=step.name,
-                    payload={"index": index, "total": total, "resumed": resuming, "woke": woke},
-                )
-            )
+            emit(StepStarted(text=step.name, index=index, total=total, resumed=resuming, woke=woke))
 
             first_prompt = step.render(ctx, resuming=resuming)
             prompt_cur, resume_cur, fork_cur = first_prompt, resume, fork

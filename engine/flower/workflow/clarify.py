@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from ..core.brief import Brief
 from ..core.roles import clarify
@@ -79,7 +80,7 @@ def clarify_step(
         return True
 
     def reduce(result: Any, ctx: Ctx) -> str:
-        return ctx[name]  # the parsed brief, not the model's raw reply
+        return str(ctx[name])  # the parsed brief, not the model's raw reply
 
     return Step(
         name,

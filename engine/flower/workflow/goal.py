@@ -6,7 +6,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from ..core.events import Event, emitter
+from ..core.events import Event, GoalUnverifiable, VerdictGiven, emitter, verdict_state
 from ..core.goal import Goal, Verdict
 from ..core.roles import judge
 from .base import Ctx, Step, StepAbort
@@ -80,20 +80,17 @@ def goal_step(
             # decided now, at goal-setting time: by the first verdict a round of work is spent
             _emit(
                 ctx,
-                Event(
-                    "task",
+                GoalUnverifiable(
                     text=f"目标里有 {len(goal.unverifiable)} 条在这个环境里验证不了",
-                    payload={
-                        "unverifiable": list(goal.unverifiable),
-                        "total": len(goal.checks),
-                        "path": str(goal_path),
-                    },
+                    unverifiable=list(goal.unverifiable),
+                    total=len(goal.checks),
+                    path=str(goal_path),
                 ),
             )
         return True
 
     def reduce(result: Any, ctx: Ctx) -> str:
-        return ctx[name]
+        return str(ctx[name])
 
     return Step(name, spec, prompt, retries=retries, gate=gate, on_fail=on_fail, when=when, reduce=reduce)
 
@@ -136,18 +133,14 @@ def with_goal(
         ctx[VERDICT_KEY] = verdict
         _emit(
             ctx,
-            Event(
-                "task",
+            VerdictGiven(
                 text=f"第 {round_no} 轮判定:{verdict.state or '无法解析'}",
-                payload={
-                    "kind": "verdict",
-                    "state": verdict.state,
-                    "reason": verdict.reason,
-                    "failed": list(verdict.failed),
-                    "round": round_no,
-                    "goal_path": str(goal_path),
-                    "session_id": verdict_run.session_id,
-                },
+                state=verdict_state(verdict.state),
+                reason=verdict.reason,
+                failed=list(verdict.failed),
+                round=round_no,
+                goal_path=str(goal_path),
+                session_id=verdict_run.session_id,
             ),
         )
         if verdict.achieved:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import subprocess
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from ..core.brief import Brief
 from ..core.display import columns, format_tokens
@@ -27,7 +27,10 @@ WORK = "干活"
 NEED_A_REQUEST = "要给一句诉求,例如 flower '帮我做一个 X'"
 DEFAULT_WORKER_PROMPT = "你负责实现。每改一处就跑一次验证,别攒到最后。"
 
-WORK_PROMPT = "按下面的需求确认书和目标把活干完。自己不动手:拆成任务,派给手下,读他们的汇报,做决定。\n\n{brief}\n\n{goal}"
+WORK_PROMPT = (
+    "按下面的需求确认书和目标把活干完。自己不动手:拆成任务,派给手下,读他们的汇报,做决定。"
+    "\n\n{brief}\n\n{goal}"
+)
 WORK_RESUME = "接着上次没做完的活继续。先看工作台里已经落盘的东西,从断开的地方接着做,不要重头来过。"
 WORK_RESUME_SAID = (
     "人又补充了一句:{said}\n\n目标清单已经按这句话重新核定过(见 目标.md),按新的清单接着做,不要重头来过。"
@@ -43,6 +46,17 @@ def workbench_for(workspace: str | Path, *, isolate: bool = False) -> Workbench:
     return Workbench(ws, home=ws.parent / f".flower-{ws.name}") if isolate else Workbench(ws)
 
 
+class WakeState(TypedDict):
+    """What wake_state() returns: a plain dict, with these keys."""
+
+    waking: bool  # 需求.md exists with its four sections
+    brief: Path
+    goal: Path
+    checks: int  # items in the goal's checklist, 0 without a goal
+    woke: int
+    steps: dict[str, str]  # step name -> session id, from the lineage
+
+
 def wake_state(
     workspace: str | Path = ".",
     *,
@@ -50,7 +64,7 @@ def wake_state(
     isolate: bool = False,
     brief_name: str = "需求.md",
     goal_name: str = "目标.md",
-) -> dict[str, Any]:
+) -> WakeState:
     """Is this folder a continuation? Read-only: writes not one byte."""
     wb = workbench_for(workspace, isolate=isolate)
     brief_path, goal_path = wb.notes / brief_name, wb.notes / goal_name
@@ -67,14 +81,14 @@ def wake_state(
     }
 
 
-def banner_line(state: dict[str, Any], *, workspace: str | Path, context: int | None = None) -> str:
+def banner_line(state: WakeState, *, workspace: str | Path, context: int | None = None) -> str:
     """`<- 在 ~/proj 接上上次  需求已确认 · 目标 15 条 · 干活上下文 80.2K · 第 3 次唤醒`"""
     parts = ["需求已确认"]
-    if state.get("checks"):
+    if state["checks"]:
         parts.append(f"目标 {state['checks']} 条")
     if context:
         parts.append(f"{WORK}上下文 {format_tokens(context)}")
-    parts.append(f"第 {int(state.get('woke', 0)) + 1} 次唤醒")
+    parts.append(f"第 {state['woke'] + 1} 次唤醒")
     return f"<- 在 {_home_relative(Path(workspace))} 接上上次  " + " · ".join(parts)
 
 
@@ -221,4 +235,4 @@ def _home_relative(path: Path) -> str:
         return str(path)
 
 
-__all__ = ["banner", "banner_line", "starter_flow", "step_line", "wake_state", "workbench_for"]
+__all__ = ["WakeState", "banner", "banner_line", "starter_flow", "step_line", "wake_state", "workbench_for"]

@@ -1,6 +1,7 @@
 // Shared by the in-host suites: the extension's API and patient waiting.
 import * as vscode from 'vscode';
 import type { FlowerApi } from '../../src/extension';
+import type { EventParams } from '../../src/protocol';
 
 export const EXTENSION_ID = 'flower-agents.flower';
 
@@ -70,6 +71,13 @@ export async function pickAnswer(api: FlowerApi, label: string): Promise<void> {
 
 export async function closeQuickPick(): Promise<void> {
   await vscode.commands.executeCommand('workbench.action.closeQuickOpen');
+}
+
+/** The first event from index `from` on that says a run ended (finished, failed or stopped). */
+export function runEnded(events: EventParams[], from: number): EventParams | undefined {
+  return events
+    .slice(from)
+    .find((e) => e.kind === 'run' && ['finished', 'failed', 'stopped'].includes(String(e.payload?.phase)));
 }
 
 export function workspaceFolder(): vscode.WorkspaceFolder {

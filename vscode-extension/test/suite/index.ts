@@ -1,6 +1,7 @@
 // The extensionTestsPath module: VS Code loads it inside the extension host and calls run().
-// Mocha (tdd) runs every *.test.js beside it; the outcome of each test is also written as JSON
-// to $FLOWER_TEST_RESULTS so that the runner outside the browser can count them.
+// Mocha (tdd) runs the suite file named by $FLOWER_TEST_FILE (test/run.mjs gives every file a
+// VS Code, a workspace and a flower.sim of its own), else every *.test.js beside it; the outcome
+// of each test is also written as JSON to $FLOWER_TEST_RESULTS for the runner outside the browser.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import Mocha from 'mocha';
@@ -16,10 +17,12 @@ export async function run(): Promise<void> {
   const mocha = new Mocha({ ui: 'tdd', color: false, timeout: 120_000, reporter: 'spec' });
   const only = process.env.FLOWER_TEST_GREP;
   if (only) mocha.grep(only);
+  const one = process.env.FLOWER_TEST_FILE;
   const files = fs
     .readdirSync(__dirname)
-    .filter((f) => f.endsWith('.test.js'))
+    .filter((f) => f.endsWith('.test.js') && (!one || f === one))
     .sort();
+  if (one && files.length === 0) throw new Error(`no in-host suite ${one} in ${__dirname}`);
   for (const f of files) mocha.addFile(path.join(__dirname, f));
 
   const outcomes: Outcome[] = [];

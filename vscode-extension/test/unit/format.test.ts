@@ -2,7 +2,7 @@
 import * as assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { answerRows, eventLine, formatTokens, meterText, meterTooltip, renderState } from '../../src/format';
-import type { ContextParams, StateResult } from '../../src/protocol';
+import type { ContextParams, EventKind, StateResult } from '../../src/protocol';
 
 const ctx = (over: Partial<ContextParams> = {}): ContextParams => ({
   folder: 'file:///w',
@@ -38,7 +38,7 @@ test('the tooltip tells step, round, generation and cost', () => {
 });
 
 test('event log lines: failures are errors, retries and rejections are warnings', () => {
-  const ev = (kind: any, payload: Record<string, unknown> = {}) =>
+  const ev = (kind: EventKind, payload: Record<string, unknown> = {}) =>
     eventLine({ folder: 'f', kind, text: 'x', payload });
   assert.deepEqual(ev('step'), { level: 'info', line: '[step] x' });
   assert.equal(ev('retry').level, 'warn');

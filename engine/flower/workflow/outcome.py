@@ -1,0 +1,38 @@
+"""How a workflow run ended, read once from the ctx that `Workflow.run` returns."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ..core.goal import Verdict
+from .goal import ROUND_KEY, VERDICT_KEY
+
+# written by Workflow.run: the step that stopped the workflow, and why a gate aborted it
+FAILED_AT_KEY = "_failed_at"
+ABORTED_KEY = "_aborted"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    failed_at: str | None = None  # the step that failed with on_fail="stop"
+    aborted: str | None = None  # a gate's StepAbort: another round would not have helped
+    verdict: Verdict | None = None  # the judge's last verdict, when the work was goal-guarded
+    rounds: int | None = None  # judged rounds of work
+
+    @classmethod
+    def of(cls, ctx: Mapping[str, Any]) -> Outcome:
+        failed, aborted = ctx.get(FAILED_AT_KEY), ctx.get(ABORTED_KEY)
+        verdict, rounds = ctx.get(VERDICT_KEY), ctx.get(ROUND_KEY)
+        return cls(
+            failed_at=str(failed) if failed else None,
+            aborted=str(aborted) if aborted else None,
+            verdict=verdict if isinstance(verdict, Verdict) else None,
+            rounds=rounds if isinstance(rounds, int) else None,
+        )
+
+    @property
+    def ok(self) -> bool:
+        """The workflow ran to its end (a goal that was not reached still ends it)."""
+        return self.failed_at is None and self.aborted is None

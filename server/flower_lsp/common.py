@@ -1,0 +1,147 @@
+"""What every part of the server shares, and nothing else: the workspace folders, protocol errors
+as JSON-RPC errors, and the one guarded way to reach the client from any thread."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcInvalidParams
+from pygls.lsp.server import LanguageServer
+from pygls.uris import to_fs_path
+
+from . import protocol as p
+from .protocol import Payload
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Folder:
+    """One workspace folder: the URI the client knows it by, and where its run lives."""
+
+    uri: str
+    path: Path
+    run_dir: Path
+
+    @property
+    def name(self) -> str:
+        return self.path.name or str(self.path)
+
+
+def workspace_folders(lsp: LanguageServer, run_dir: str) -> list[Folder]:
+    """The client's folders (or its root), each with its run directory; none before initialize."""
+    try:
+        workspace = lsp.workspace
+    except RuntimeError:  # not initialized yet
+        return []
+    uris = [f.uri for f in workspace.folders.values()]
+    if not uris and workspace.root_uri:
+        uris = [workspace.root_uri]
+    out = []
+    for uri in uris:
+        fs = to_fs_path(uri)
+        if not fs:
+            continue
+        path = Path(fs).expanduser().resolve()
+        runs = Path(run_dir).expanduser()
+        out.append(Folder(uri, path, runs if runs.is_absolute() else path / runs))
+    return out
+
+
+def find_folder(folders: list[Folder], ref: str | None) -> Folder:
+    """The folder a request names (URI or path), by default the first; ProtocolError if unknown."""
+    if not folders:
+        raise p.ProtocolError("no workspace folder is open")
+    if ref is None or ref == "":
+        return folders[0]
+    for f in folders:
+        if f.uri == ref:
+            return f
+    fs = to_fs_path(ref) if "://" in ref else ref
+    if fs:
+        wanted = Path(fs).expanduser().resolve()
+        for f in folders:
+            if f.path == wanted:
+                return f
+    raise p.ProtocolError(f"unknown workspace folder {ref!r} (open: {', '.join(f.uri for f in folders)})")
+
+
+def invalid_params(exc: p.ProtocolError) -> JsonRpcInvalidParams:
+    return JsonRpcInvalidParams(message=str(exc))
+
+
+def parse_args(cls: type[Payload], command: str, args: tuple[object, ...]) -> Payload:
+    """A command's argument as `cls`; a mismatch is the client's error (InvalidParams)."""
+    try:
+        return p.command_args(cls, command, args)
+    except p.ProtocolError as exc:
+        raise invalid_params(exc) from exc
+
+
+def parse_params(cls: type[Payload], value: object, method: str) -> Payload:
+    """A request's params as `cls`; a mismatch is the client's error (InvalidParams)."""
+    try:
+        return p.from_json(cls, value, method)
+    except p.ProtocolError as exc:
+        raise invalid_params(exc) from exc
+
+
+class Client:
+    """The client as every part reaches it: on the server's loop (the engine calls back from
+    other threads), never after shutdown, and never raising: the client may be gone, the work
+    must go on."""
+
+    def __init__(self, lsp: LanguageServer) -> None:
+        self.lsp = lsp
+        self.loop: asyncio.AbstractEventLoop | None = None  # set on initialize
+
+    def call_soon(self, fn: Callable[..., object], *args: object) -> None:
+        """Run fn on the server's loop: at once when already there, else handed over."""
+        loop = self.loop
+        if loop is None or loop.is_closed():
+            return
+        try:
+            if _running_loop() is loop:
+                fn(*args)
+            else:
+                loop.call_soon_threadsafe(fn, *args)
+        except Exception:
+            log.exception("callback on the server's loop failed")
+
+    def guarded(self, what: str, fn: Callable[..., object], *args: object) -> None:
+        """The one guarded send: fn(*args) on the loop, skipped after shutdown, failures logged."""
+        self.call_soon(self._guarded, what, fn, *args)
+
+    def _guarded(self, what: str, fn: Callable[..., object], *args: object) -> None:
+        if self.shut_down:
+            return
+        try:
+            fn(*args)
+        except Exception:
+            log.debug("could not %s", what, exc_info=True)
+
+    @property
+    def shut_down(self) -> bool:
+        return bool(self.lsp.protocol._shutdown)
+
+    def send(self, method: str, params: object) -> None:
+        """A notification (a payload dataclass or an lsprotocol object)."""
+        self.guarded(f"notify {method}", self.lsp.protocol.notify, method, p.to_json(params))
+
+    def log(self, text: str, kind: types.MessageType = types.MessageType.Log) -> None:
+        self.guarded("log to the client", self.lsp.window_log_message, types.LogMessageParams(kind, text))
+
+    def show(self, text: str, kind: types.MessageType = types.MessageType.Info) -> None:
+        self.guarded("show a message", self.lsp.window_show_message, types.ShowMessageParams(kind, text))
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None

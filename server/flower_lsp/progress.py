@@ -1,0 +1,96 @@
+"""A work-done progress bar per run: the step, its index and the judged round; cancelling it
+stops the run."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import logging
+import uuid
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+
+from flower.core.events import Event, StepFinished, StepStarted, VerdictGiven
+
+from .host import Feature, FlowerServer
+from .runs import Runs
+
+if TYPE_CHECKING:
+    from .run import Run, RunEnded
+
+log = logging.getLogger(__name__)
+
+
+class Progress(Feature):
+    def __init__(self, server: FlowerServer) -> None:
+        super().__init__(server)
+        self.tokens: dict[Run, str] = {}
+
+    async def on_run_start(self, run: Run) -> None:
+        caps = self.server.client_capabilities.window
+        if caps is None or not caps.work_done_progress:
+            return
+        token = f"flower-run-{uuid.uuid4().hex}"
+        progress = self.server.work_done_progress
+        try:
+            await asyncio.wait_for(progress.create_async(token), 10)
+            progress.begin(
+                token,
+                types.WorkDoneProgressBegin(
+                    title=f"Flower · {run.folder.name}", message="starting", cancellable=True, percentage=0
+                ),
+            )
+        except Exception:
+            log.info("the client refused a progress bar", exc_info=True)
+            return
+        self.tokens[run] = token
+        future = progress.tokens.get(token)
+        if future is not None:
+
+            def on_done(f: concurrent.futures.Future[Any]) -> None:
+                if f.cancelled():  # the client's Cancel button
+                    self.server.client.call_soon(self._cancelled_by_client, run)
+
+            future.add_done_callback(on_done)
+
+    def on_event(self, run: Run, event: Event) -> None:
+        # what moves the bar: a step begins or ends, a round is judged
+        if isinstance(event, (StepStarted, StepFinished, VerdictGiven)):
+            self.report(run)
+
+    def on_run_end(self, run: Run, ended: RunEnded) -> None:
+        token = self.tokens.pop(run, None)
+        if token is None:
+            return
+        self.server.work_done_progress.tokens.pop(token, None)
+        if self.server.client.shut_down:
+            return
+        try:
+            self.server.work_done_progress.end(token, types.WorkDoneProgressEnd(message=ended.text))
+        except Exception:
+            log.debug("progress end failed", exc_info=True)
+
+    def report(self, run: Run) -> None:
+        token = self.tokens.get(run)
+        if token is None:
+            return
+        live = run.live
+        message = f"{live.step} {live.index}/{live.total}" if live.total else (live.step or "running")
+        if live.round > 1:
+            message += f" · round {live.round}"
+        percentage = int((live.index - 1) * 100 / live.total) if live.total and live.index else None
+        value = types.WorkDoneProgressReport(message=message, percentage=percentage, cancellable=True)
+        self.server.client.guarded("report progress", self._report, run, value)
+
+    def _report(self, run: Run, value: types.WorkDoneProgressReport) -> None:
+        token = self.tokens.get(run)
+        if token is not None:
+            self.server.work_done_progress.report(token, value)
+
+    def _cancelled_by_client(self, run: Run) -> None:
+        if run.task is not None and not run.task.done():
+            self.server.spawn(self._stop(run))
+
+    async def _stop(self, run: Run) -> None:
+        await self.server.get(Runs).stop_run(run, why="cancelled from the progress bar")
