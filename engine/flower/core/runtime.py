@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import fcntl
-import json
 import os
 import shutil
 import signal
+import sqlite3
 import threading
 import time
 import uuid
@@ -27,8 +26,12 @@ from .events import Event, context_tokens, emitter, normalize
 from .files import atomic_write
 from .guard import merge_hooks, whitelist_guard, workbench_hooks
 from .handoff import HANDOFF_PROMPT, Handoff, degraded, is_overflow
+from .reaper import contain
+from .recovery import damaged_store, manifest_problem, rebuilt_manifest, refill_store, store_error
 from .resilience import Resilience, classify
+from .rundir import Repair, update_json
 from .secrets import redact
+from .transcripts import catch_up
 from .workbench import Workbench
 
 CREDENTIAL_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
@@ -111,13 +114,23 @@ class Runtime:
         ephemeral_policy = (
             ephemeral if isinstance(ephemeral, EphemeralPolicy) else EphemeralPolicy(enabled=bool(ephemeral))
         )
-        self.store = PruningSessionStore(
-            self.run_dir / "sessions.db",
-            workspace=self.workspace,
-            policy=trim_policy,
-            prune=PrunePolicy(keep_denials=keep_denials),
-            ephemeral=ephemeral_policy,
-        )
+        # what was found damaged in the run_dir and what was done about it, one line each
+        self.notices: list[str] = []
+        self._notify: Callable[[Event], None] | None = None
+        db = self.run_dir / "sessions.db"
+        damaged = damaged_store(db)  # moved aside if SQLite cannot read it; StoreError if unusable
+        try:
+            self.store = PruningSessionStore(
+                db,
+                workspace=self.workspace,
+                policy=trim_policy,
+                prune=PrunePolicy(keep_denials=keep_denials),
+                ephemeral=ephemeral_policy,
+            )
+        except sqlite3.Error as exc:
+            raise store_error(db, exc) from None
+        if damaged is not None:
+            self.notice(refill_store(damaged, self.store, self.project_key))
         self.resilience = (
             resilience if isinstance(resilience, Resilience) else Resilience(enabled=bool(resilience))
         )
@@ -162,6 +175,25 @@ class Runtime:
 
     def has_session(self, session_id: str) -> bool:
         return bool(session_id) and self.store.has_session(self.project_key, session_id)
+
+    def recover_session(self, session_id: str) -> bool:
+        """Whether the session can be resumed, once the store holds every entry Claude Code's own
+        transcript has (a process killed before the SDK mirrored them left the store behind)."""
+        if not session_id:
+            return False
+        try:
+            catch_up(self.store, self.project_key, session_id)
+        except (OSError, sqlite3.Error):
+            pass  # the store keeps what it has; resuming that is still better than starting over
+        return self.has_session(session_id)
+
+    def notice(self, line: str) -> None:
+        """Say what was found damaged and what was done: to the run's events, or queued for them."""
+        notify = self._notify
+        if notify is None:
+            self.notices.append(line)
+            return
+        notify(Event("error", text=line, payload={"kind": "recovery"}))
 
     def context_of(self, session_id: str) -> int:
         return self.store.last_context(self.project_key, session_id)
@@ -221,6 +253,7 @@ class Runtime:
             self._said.clear()
             self._interrupt_requested = False
         emit = emitter(on_event)
+        self._notify = emit if on_event is not None else None
         cur_prompt, cur_resume, cur_fork, cur_resume_at = prompt, resume, fork, resume_at
         attempt = 0
         try:
@@ -308,6 +341,7 @@ class Runtime:
             self.results.append(result)
             self._inflight = None
             self._write_manifest()
+            self._notify = None
         return result
 
     def _take_said(self) -> str:
@@ -369,6 +403,7 @@ class Runtime:
             prelude=prelude,
         )
         options.stderr = self._stderr
+        contain(options)  # the tools' process trees end with the CLI, even if flower is killed
         self._handoff_requested = False
         reported = 0.0  # the CLI's total_cost_usd is cumulative within one process, from zero
         outstanding: set[str] = set()
@@ -443,6 +478,7 @@ class Runtime:
     # -- bookkeeping -----------------------------------------------------------------------
     def _on_new_session(self, result: StepResult, sid: str) -> None:
         result.session_id = sid
+        self._write_manifest(extra=[result])  # in flight: which session holds it, from now on
         callback = self.on_session
         if callback is not None:
             try:
@@ -580,21 +616,17 @@ class Runtime:
     def _write_manifest(self, extra: list[StepResult] | None = None) -> None:
         """Rewrite this process's rows, keep every other process's rows (append semantics)."""
         mine = [self._row(r) for r in [*self.results, *(extra or [])]]
-        path = self.manifest_path
+
+        def merge(rows: Any, repair: Repair | None) -> list[Any]:
+            kept = rebuilt_manifest(repair) if repair is not None else (rows or [])
+            return [r for r in kept if not (isinstance(r, dict) and r.get("run") == self.run_id)] + mine
+
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with open(path.with_name(path.name + ".lock"), "a+") as lock:
-                fcntl.flock(lock, fcntl.LOCK_EX)  # two flower processes in one run_dir
-                try:
-                    rows = json.loads(path.read_text(encoding="utf-8"))
-                    if not isinstance(rows, list):
-                        rows = []
-                except (OSError, ValueError):
-                    rows = []
-                rows = [r for r in rows if not (isinstance(r, dict) and r.get("run") == self.run_id)] + mine
-                atomic_write(path, json.dumps(rows, ensure_ascii=False, indent=2))
+            _, repair = update_json(self.manifest_path, merge, check=manifest_problem)
         except OSError:
-            pass  # the books are worth keeping, not worth failing a run for
+            return  # the books are worth keeping, not worth failing a run for
+        if repair is not None:
+            self.notice(repair.line())
 
     def _row(self, result: StepResult) -> dict[str, Any]:
         row = asdict(result)
