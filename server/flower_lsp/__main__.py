@@ -32,8 +32,9 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING, **target)  # type: ignore[arg-type]
     channel = _claim_stdout()
     from .server import build_server
+    from .transport import serve
 
-    build_server().start_io(stdin=sys.stdin.buffer, stdout=channel)
+    serve(build_server(), sys.stdin.buffer, channel)
     return 0
 
 

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 STOP_GRACE_S = 30.0
+STARTER = "starter"  # the flow the editor runs: the same lock as `flower go` in a terminal
+LOCK_WHO = "编辑器里的 flower-lsp"
 WHAT_TO_DO = "要做什么?一句话就够。"
 START_ACTION = "New run…"
 
@@ -90,6 +92,7 @@ class Run:
         self.started_at = time.time()
         self.token: str | None = None
         self.outcome = ""
+        self.lock: Any = None  # the folder's flow lock (flower.core.rundir.FlowLock), held while running
 
     # -- engine callbacks (always end up on the loop thread) ----------------------------------
     def emit(self, event: Event) -> None:
@@ -257,6 +260,26 @@ class Runs:
             self._claimed.discard(folder.uri)
 
     async def _start(self, folder: Folder, ask: str, *, new: bool) -> p.CommandResult:
+        from flower.core.rundir import FlowBusy, FlowLock
+
+        # another process (a `flower` in a terminal) may be working on this folder's flow
+        lock = FlowLock(folder.run_dir, STARTER, who=LOCK_WHO)
+        try:
+            lock.acquire()
+        except FlowBusy as busy:
+            return p.CommandResult(False, str(busy))
+        except OSError as exc:
+            return self._failed(folder, "cannot start", exc)
+        try:
+            result = await self._start_claimed(folder, ask, new=new, lock=lock)
+        except BaseException:
+            lock.release()
+            raise
+        if not result.ok:
+            lock.release()
+        return result
+
+    async def _start_claimed(self, folder: Folder, ask: str, *, new: bool, lock: Any) -> p.CommandResult:
         engine, opts = self.server.engine, self.server.options
         try:
             wake = await asyncio.to_thread(engine.wake_state, folder.path, folder.run_dir)
@@ -283,6 +306,7 @@ class Runs:
         except Exception as exc:
             return self._failed(folder, "cannot start", exc)
         run = Run(self.server, folder, workflow, runtime, waking=waking, banner=banner)
+        run.lock = lock  # released when the run ends
         try:
             runtime.on_stderr = run.on_stderr
             if getattr(run.channel, "on_event", None) is None:
@@ -399,6 +423,7 @@ class Runs:
             run.end_progress(text)
             if self.active.get(run.folder.uri) is run:
                 del self.active[run.folder.uri]
+            run.lock.release()
             run.done.set()
 
     # -- say / answer / stop ---------------------------------------------------------------------

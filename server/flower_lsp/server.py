@@ -19,6 +19,7 @@ from pygls.uris import to_fs_path
 
 from . import __version__
 from .protocol import InitOptions, ProtocolError, from_json, to_json
+from .transport import SturdyProtocol
 
 if TYPE_CHECKING:
     from flower.core.events import Event
@@ -45,7 +46,9 @@ class Folder:
 class FlowerServer(LanguageServer):
     def __init__(self, engine: Engine | None = None) -> None:
         # get_converter keeps custom payloads as plain dicts (the default renames non-identifier keys)
-        super().__init__("flower-lsp", __version__, converter_factory=get_converter)
+        super().__init__(
+            "flower-lsp", __version__, converter_factory=get_converter, protocol_cls=SturdyProtocol
+        )
         from .engine import load_engine
         from .runs import Runs
 
