@@ -169,7 +169,8 @@ def build_parser() -> _Parser:
         type=_positive_float("--budget"),
         default=None,
         metavar="USD",
-        help="花费上限(美元),超了就停",
+        help="花费上限(美元):每轮模型回复后检查,超了就不再发下一次请求;那一轮已经发出的工具调用"
+        "可能已经开始执行,它的进程随这次运行一起结束",
     )
     once.add_argument("--resume", default=None, metavar="SESSION_ID", help="接着一个已有的会话")
     once.add_argument("--fork", action="store_true", help="分叉而不是接着(要和 --resume 一起用)")
