@@ -216,12 +216,12 @@ def refill_store(repair: Repair, store: Any, project_key: str) -> str:
             continue
     still = len(missing) - refilled
     parts = [f"抢救出 {salvaged} 个会话"] if repair.reason != EMPTY_STORE else []
-    if wanted:
-        parts.append(f"步骤用过的 {len(wanted)} 个会话里,{refilled} 个从 Claude Code 自己的记录补回")
+    if refilled:
+        parts.append(f"从 Claude Code 自己的记录补回 {refilled} 个")
     if still:
-        parts.append(f"还有 {still} 个找不回(那些步骤会开新会话)")
+        parts.append(f"步骤用过的会话还有 {still} 个找不回(那些步骤会开新会话)")
     elif wanted:
-        parts.append("一个不缺")
+        parts.append(f"步骤用过的 {len(wanted)} 个会话一个不缺")
     repair.recovered = ",".join(parts) or "里面没有可找回的会话"
     return repair.line()
 
@@ -232,9 +232,11 @@ def salvage_store(backup: Path, add: Any) -> int:
     Reads in small slices so one unreadable page costs its slice, not the rest. Returns how
     many main sessions came back with at least one entry.
     """
+    readable = _padded_copy(backup)
     try:
-        conn = sqlite3.connect(f"{backup.resolve().as_uri()}?mode=ro&immutable=1", uri=True)
+        conn = sqlite3.connect(f"{readable.resolve().as_uri()}?mode=ro&immutable=1", uri=True)
     except sqlite3.Error:
+        readable.unlink(missing_ok=True)
         return 0
     sessions: set[tuple[str, str]] = set()
     try:
@@ -254,7 +256,27 @@ def salvage_store(backup: Path, add: Any) -> int:
                 sessions.add((project_key, session_id))
     finally:
         conn.close()
+        readable.unlink(missing_ok=True)
     return len(sessions)
+
+
+def _padded_copy(backup: Path) -> Path:
+    """A scratch copy of `backup`, zero-filled up to the size its header claims.
+
+    SQLite calls a file shorter than its header says malformed as a whole; padded, every page
+    that survived the cut reads again and only the lost ones fail.
+    """
+    copy = backup.with_name(backup.name + ".salvage")
+    data = backup.read_bytes()
+    size = len(data)
+    if len(data) >= 100 and data.startswith(SQLITE_MAGIC):
+        page = int.from_bytes(data[16:18], "big")
+        page = 65536 if page == 1 else page
+        size = max(size, page * int.from_bytes(data[28:32], "big"))
+    with open(copy, "wb") as fh:
+        fh.write(data)
+        fh.truncate(size)
+    return copy
 
 
 def _readable_entries(conn: sqlite3.Connection, key_id: int, *, slice_rows: int = 200) -> list[Any]:
