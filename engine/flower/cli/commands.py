@@ -89,6 +89,13 @@ def go_command(
 def _go(args: argparse.Namespace, ws: Path, *, screen: Screen, source: LineSource, held: list[Any]) -> int:
     from ..workflow.starter import banner_line, wake_state
 
+    if getattr(args, "wait", False):
+        # queue first: what to ask, and whether this is a wake-up, is decided by what the
+        # flow ahead leaves behind
+        lock = _claim(args, STARTER, screen, "flower go")
+        if lock is None:
+            return 1
+        held.append(lock)
     state = wake_state(ws, run_dir=args.run_dir, isolate=args.isolate)
     new = bool(args.new)
     ask = args.ask
@@ -113,12 +120,11 @@ def _go(args: argparse.Namespace, ws: Path, *, screen: Screen, source: LineSourc
         screen.say(
             f". 需求已经确认过({state['brief']}),--clarify-only 没有要做的;要重新确认就加 --new", err=True
         )
-    lock = _claim(args, STARTER, screen, "flower go")  # before --new archives anything
-    if lock is None:
-        return 1
-    held.append(lock)
-    state = wake_state(ws, run_dir=args.run_dir, isolate=args.isolate)  # as it is now (--wait)
-    waking = state["waking"] and not new
+    if not held:
+        lock = _claim(args, STARTER, screen, "flower go")  # before --new archives anything
+        if lock is None:
+            return 1
+        held.append(lock)
     try:
         flow = build_flow(args, ask, new=new)
     except ValueError as exc:
