@@ -25,6 +25,11 @@ system-deps:
 	@sh scripts/system-deps.sh
 
 # The Python suite, then the extension inside a real VS Code (code-server + headless Chromium).
+# Both always run, so a newcomer sees both results; any failure still makes `make test` fail.
 test: $(VENV)/.test system-deps
-	$(BIN)/python -m pytest
-	bash scripts/test-vscode.sh
+	@python=0; extension=0; \
+	$(BIN)/python -m pytest || python=$$?; \
+	bash scripts/test-vscode.sh || extension=$$?; \
+	echo "make test: Python suite $$( [ $$python = 0 ] && echo passed || echo "FAILED ($$python)" )," \
+		"extension suite $$( [ $$extension = 0 ] && echo passed || echo "FAILED ($$extension)" )"; \
+	[ $$python = 0 ] && [ $$extension = 0 ]

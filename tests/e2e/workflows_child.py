@@ -20,7 +20,8 @@ async def main(workspace: str, run_dir: str, name: str) -> None:
         ctx = await flow.run(rt)
     finally:
         rt.close()
-    print(json.dumps({"woke": ctx["_woke"], "sessions": ctx["_sessions"], "failed": ctx.get("_failed_at")}))
+    mine = {step: sid for step, sid in ctx["_sessions"].items() if step.startswith(f"{name}-")}
+    print(json.dumps({"woke": ctx["_woke"], "sessions": mine, "failed": ctx.get("_failed_at")}))
 
 
 workspace, run_dir, name, rounds = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])

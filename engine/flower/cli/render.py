@@ -62,6 +62,8 @@ class Render:
             cost = p.get("cost_usd") or 0.0
             return [f"  + 完成 {p.get('num_turns') or 0} 轮 · ${cost:.4f} · 用时 {self.elapsed()}"]
         if kind == "error":
+            if p.get("kind") in ("recovery", "backup"):
+                return [f"  x {ev.text}"]  # one line by construction; cut, it would lose the copy's path
             return [f"  x {first_line(ev.text, 200)}"]
         if kind == "reset":
             return [f"  # {ev.text}"]

@@ -17,6 +17,7 @@ It imports nothing of flower's, to start in a few milliseconds.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 import select
@@ -115,10 +116,8 @@ def kill_tree() -> None:
         if not left:
             break
         for pid in left:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
         _reap(-1)
         time.sleep(0.005)
     _reap(-1)
@@ -146,14 +145,11 @@ def main(argv: list[str] | None = None) -> int:
     if not real:
         print(f"{SCRIPT}: {REAL_CLI} is not set; this is started by flower, not by hand", file=sys.stderr)
         return 127
-    try:
+    # without it, orphans are re-parented past us: the tree is cleaned as far as it is still seen
+    with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
-    except (OSError, AttributeError):
-        pass  # without it, orphans still go unreached: the tree is cleaned as far as it is seen
-    try:
+    with contextlib.suppress(OSError):
         os.setsid()
-    except OSError:
-        pass
     pidfd = _watch(watched)
     gone = os.getppid() != watched  # flower may have died before we could watch it
     wake_r, wake_w = os.pipe()
@@ -193,12 +189,10 @@ def main(argv: list[str] | None = None) -> int:
         except BlockingIOError:
             pass
         while pending:
-            sig = pending.pop(0)
-            if sig in FORWARDED:
-                try:
-                    os.kill(child, sig)
-                except ProcessLookupError:
-                    pass
+            signum = pending.pop(0)
+            if signum in FORWARDED:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(child, signum)
         if not gone and (
             (pidfd is not None and pidfd in ready) or (pidfd is None and os.getppid() != watched)
         ):
@@ -206,10 +200,8 @@ def main(argv: list[str] | None = None) -> int:
             os.kill(child, signal.SIGTERM)
             kill_at = time.monotonic() + GRACE_S
         if kill_at is not None and time.monotonic() >= kill_at:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.kill(child, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
             kill_at = None
         status = _reap(child)
     kill_tree()

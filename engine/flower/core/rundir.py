@@ -47,7 +47,7 @@ class Repair:
     recovered: str = ""
 
     def line(self) -> str:
-        text = f"{self.path} 坏了({self.reason}),原件移到 {self.backup}"
+        text = f"{self.path.name} 坏了({self.reason}),原件移到 {self.backup}"
         return text + (f";{self.recovered}" if self.recovered else "")
 
 

@@ -409,6 +409,7 @@ class Runtime:
         outstanding: set[str] = set()
         session: str | None = None
         finished = False
+        fatal: str | None = None  # a refused key the CLI would go on retrying for minutes
         texts: list[str] = []
         try:
             async with ClaudeSDKClient(options) as client:
@@ -426,6 +427,10 @@ class Runtime:
                     if sid and sid != session:
                         session = sid
                         self._on_new_session(result, sid)
+                    if fatal is None and isinstance(message, SystemMessage):
+                        fatal = _fatal_retry(message.data)
+                        if fatal is not None:
+                            await client.interrupt()  # every retry is refused the same way: stop now
                     _track_tasks(message, outstanding)
                     for event in normalize(message):
                         if event.kind == "error":
@@ -451,7 +456,7 @@ class Runtime:
                         reported = self._account(result, message, reported)
                         if message.is_error:
                             result.error = message.result or message.subtype or "error"
-                        if not outstanding or self._interrupt_requested or self._handoff_requested:
+                        if not outstanding or self._interrupt_requested or self._handoff_requested or fatal:
                             break
         except ClaudeSDKError as exc:
             # the SDK raises after an error result too; keep the first, most specific text
@@ -463,7 +468,9 @@ class Runtime:
             with self._lock:
                 self._client = None
         result.text = "\n".join(t for t in texts if t).strip()
-        if self._handoff_requested:
+        if fatal is not None:
+            result.error = fatal
+        elif self._handoff_requested:
             result.error = self.HANDOFF_DUE
         elif self._interrupt_requested:
             result.error = self.INTERRUPTED
@@ -672,6 +679,14 @@ def _track_tasks(message: Any, outstanding: set[str]) -> None:
         if status in TERMINAL_TASK_STATUSES:
             task_id = getattr(message, "task_id", None) or message.data.get("task_id")
             outstanding.discard(task_id)
+
+
+def _fatal_retry(data: Any) -> str | None:
+    """The error of a retry notice from the CLI when retrying cannot help (a refused key), else None."""
+    if not isinstance(data, dict) or data.get("subtype") != "api_retry":
+        return None
+    text = f"API error {data.get('error_status')}: {data.get('error')}"
+    return text if classify(text) == "fatal" else None
 
 
 async def _quiet(coro: Any) -> None:
