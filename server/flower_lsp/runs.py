@@ -539,7 +539,10 @@ def register(server: FlowerServer) -> None:
     @server.command(p.CONTINUE)
     async def cmd_continue(ls, *args: Any) -> dict[str, Any]:
         a = parse(p.ContinueArgs, p.CONTINUE, args)
-        return p.to_json(await ls.runs.continue_(folder_of(ls, a.folder)))
+        result = await ls.runs.continue_(folder_of(ls, a.folder))
+        if not result.ok and result.offer is None:
+            ls.show(result.message, types.MessageType.Warning)  # a client may drop the result
+        return p.to_json(result)
 
     @server.command(p.START)
     async def cmd_start(ls, *args: Any) -> dict[str, Any]:

@@ -43,6 +43,8 @@ async def test_start_and_continue_refuse_while_a_terminal_flower_works_on_the_fo
                 assert f"pid {terminal.pid}" in message and "\n" not in message
             assert (await s.state())["running"] is False
             assert read_log(s.run_dir) == []  # nothing ran
+            shown = [m.message for m in s.client.messages if "这里已经有一个 flower" in m.message]
+            assert len(shown) == 2  # and the person saw both refusals, whatever the client does with results
             terminal.kill()
             await terminal.wait()
             assert (await s.command("flower.continue", {}))["ok"] is True  # free once it is gone

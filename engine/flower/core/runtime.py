@@ -118,6 +118,9 @@ class Runtime:
         self.notices: list[str] = []
         self._notify: Callable[[Event], None] | None = None
         db = self.run_dir / "sessions.db"
+        # a store someone deleted is "start fresh" (silently); a store that lags behind the CLI's
+        # own transcripts after a kill is caught up from them
+        self._store_kept = db.exists()
         damaged = damaged_store(db)  # moved aside if SQLite cannot read it; StoreError if unusable
         try:
             self.store = PruningSessionStore(
@@ -181,10 +184,11 @@ class Runtime:
         transcript has (a process killed before the SDK mirrored them left the store behind)."""
         if not session_id:
             return False
-        try:
-            catch_up(self.store, self.project_key, session_id)
-        except (OSError, sqlite3.Error):
-            pass  # the store keeps what it has; resuming that is still better than starting over
+        if self._store_kept:
+            try:
+                catch_up(self.store, self.project_key, session_id)
+            except (OSError, sqlite3.Error):
+                pass  # the store keeps what it has; resuming that is still better than starting over
         return self.has_session(session_id)
 
     def notice(self, line: str) -> None:
