@@ -423,7 +423,8 @@ class Runs:
             run.end_progress(text)
             if self.active.get(run.folder.uri) is run:
                 del self.active[run.folder.uri]
-            run.lock.release()
+            if run.lock is not None:
+                run.lock.release()
             run.done.set()
 
     # -- say / answer / stop ---------------------------------------------------------------------

@@ -489,7 +489,9 @@ class Runtime:
     # -- bookkeeping -----------------------------------------------------------------------
     def _on_new_session(self, result: StepResult, sid: str) -> None:
         result.session_id = sid
-        self._write_manifest(extra=[result])  # in flight: which session holds it, from now on
+        # in flight: which session holds the step, from now on (a handoff's turn has its own row)
+        step = self._inflight
+        self._write_manifest(extra=[result] if step is None or step is result else [step, result])
         callback = self.on_session
         if callback is not None:
             try:

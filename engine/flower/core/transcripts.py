@@ -42,7 +42,14 @@ def transcript_files(session_id: str, project_key: str) -> list[Path]:
     for root in roots:
         path = root / "projects" / project_key / f"{session_id}.jsonl"
         try:
-            if path.is_file() and path.stat().st_size > 0:
+            info = path.stat()
+            # in a shared temp dir only this user's own files count: nobody can plant a history
+            if (
+                path.is_file()
+                and info.st_size > 0
+                and info.st_uid == os.getuid()
+                and root.stat().st_uid == os.getuid()
+            ):
                 found.append(path)
         except OSError:
             continue
