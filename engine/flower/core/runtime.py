@@ -13,6 +13,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,6 @@ from ..stores.trim import TrimPolicy
 from .agent import AgentSpec, CompactPolicy, HandoffPolicy, build_options
 from .display import first_line, format_tokens
 from .events import Event, context_tokens, emitter, normalize
-from .files import atomic_write
 from .guard import merge_hooks, whitelist_guard, workbench_hooks
 from .handoff import HANDOFF_PROMPT, Handoff, degraded, is_overflow
 from .reaper import contain
@@ -185,10 +185,9 @@ class Runtime:
         if not session_id:
             return False
         if self._store_kept:
-            try:
+            # on failure the store keeps what it has: resuming that still beats starting over
+            with suppress(OSError, sqlite3.Error):
                 catch_up(self.store, self.project_key, session_id)
-            except (OSError, sqlite3.Error):
-                pass  # the store keeps what it has; resuming that is still better than starting over
         return self.has_session(session_id)
 
     def notice(self, line: str) -> None:
