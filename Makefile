@@ -34,10 +34,17 @@ lint: $(VENV)/.test
 	done; \
 	if [ -n "$$failed" ]; then printf "make lint: failed:$$failed\n" >&2; exit 1; fi
 
-# The gates, the Python suite, then the extension inside a real VS Code (code-server + headless Chromium).
-test: lint system-deps
-	$(BIN)/python -m pytest
-	bash scripts/test-vscode.sh
+# The gates, the Python suite, then the extension inside a real VS Code (code-server + headless
+# Chromium). All three always run, so one run shows every result; any failure fails `make test`.
+test: $(VENV)/.test system-deps
+	@lint=0; python=0; extension=0; \
+	$(MAKE) --no-print-directory lint || lint=$$?; \
+	$(BIN)/python -m pytest || python=$$?; \
+	bash scripts/test-vscode.sh || extension=$$?; \
+	verdict() { [ "$$1" = 0 ] && echo passed || echo "FAILED ($$1)"; }; \
+	echo "make test: gates $$(verdict $$lint), Python suite $$(verdict $$python)," \
+		"extension suite $$(verdict $$extension)"; \
+	[ $$lint = 0 ] && [ $$python = 0 ] && [ $$extension = 0 ]
 
 # Release artifacts, into dist/. Neither needs the test toolchain.
 .PHONY: dist vsix

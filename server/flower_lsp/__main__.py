@@ -35,8 +35,9 @@ def main(argv: list[str] | None = None) -> int:
         logging.basicConfig(level=level, stream=sys.stderr)
     channel = _claim_stdout()
     from .server import build_server
+    from .transport import serve
 
-    build_server().start_io(stdin=sys.stdin.buffer, stdout=channel)
+    serve(build_server(), sys.stdin.buffer, channel)
     return 0
 
 

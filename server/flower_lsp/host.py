@@ -21,6 +21,7 @@ from . import __version__
 from . import protocol as p
 from .common import Client, Folder, find_folder, invalid_params, workspace_folders
 from .engine import Engine, load_engine
+from .transport import SturdyProtocol
 
 if TYPE_CHECKING:
     from flower.core.events import Event
@@ -60,7 +61,10 @@ class Feature:
 class FlowerServer(LanguageServer):
     def __init__(self, engine: Engine | None = None) -> None:
         # get_converter keeps custom payloads as plain dicts (the default renames non-identifier keys)
-        super().__init__("flower-lsp", __version__, converter_factory=get_converter)
+        # SturdyProtocol: a malformed frame or message gets an answer, never a deaf server
+        super().__init__(
+            "flower-lsp", __version__, converter_factory=get_converter, protocol_cls=SturdyProtocol
+        )
         self.engine: Engine = engine if engine is not None else load_engine()
         self.options = p.InitOptions()
         self.client = Client(self)

@@ -23,6 +23,7 @@ from .common import Folder
 
 if TYPE_CHECKING:
     from flower.core.human import HumanChannel
+    from flower.core.rundir import FlowLock
     from flower.workflow.outcome import Outcome
 
     from .engine import EngineRun, RunControl
@@ -120,6 +121,7 @@ class Run:
         self.task: asyncio.Task[None] | None = None
         self.done = asyncio.Event()
         self.stop_reason = ""  # why it was stopped from outside, for the end line
+        self.lock: FlowLock | None = None  # the folder's flow lock, held while the run lasts
         self._deliver = deliver
 
     @property

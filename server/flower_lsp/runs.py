@@ -25,11 +25,14 @@ from .questions import Questions
 from .run import Memory, Run, RunEnded, RunPhase
 
 if TYPE_CHECKING:
+    from flower.core.rundir import FlowLock
     from flower.workflow.outcome import Outcome
 
 log = logging.getLogger(__name__)
 
 STOP_GRACE_S = 30.0
+STARTER = "starter"  # the flow the editor runs: the same lock as `flower go` in a terminal
+LOCK_WHO = "编辑器里的 flower-lsp"
 WHAT_TO_DO = "要做什么?一句话就够。"
 START_ACTION = "New run…"
 
@@ -93,6 +96,26 @@ class Runs(Feature):
             self._claimed.discard(folder.uri)
 
     async def _start(self, folder: Folder, ask: str, *, new: bool) -> p.CommandResult:
+        from flower.core.rundir import FlowBusy, FlowLock
+
+        # another process (a `flower` in a terminal) may be working on this folder's flow
+        lock = FlowLock(folder.run_dir, STARTER, who=LOCK_WHO)
+        try:
+            lock.acquire()
+        except FlowBusy as busy:
+            return p.CommandResult(False, str(busy))
+        except OSError as exc:
+            return self._failed(folder, "cannot start", exc)
+        try:
+            result = await self._start_claimed(folder, ask, new=new, lock=lock)
+        except BaseException:
+            lock.release()
+            raise
+        if not result.ok:
+            lock.release()
+        return result
+
+    async def _start_claimed(self, folder: Folder, ask: str, *, new: bool, lock: FlowLock) -> p.CommandResult:
         engine, opts = self.server.engine, self.server.options
         try:
             wake = await asyncio.to_thread(engine.wake_state, folder.path, folder.run_dir)
@@ -123,6 +146,7 @@ class Runs(Feature):
         run = Run(
             folder, work, waking=waking, banner=banner, memory=self.memory_of(folder), deliver=self._deliver
         )
+        run.lock = lock  # released when the run ends
         try:
             work.runtime.on_stderr = lambda line: self.server.client.log(f"[{folder.name}] {line}")
             if work.channel.on_event is None:
@@ -217,6 +241,8 @@ class Runs(Feature):
             self.server.run_ended(run, ended)
             if self.active.get(run.folder.uri) is run:
                 del self.active[run.folder.uri]
+            if run.lock is not None:
+                run.lock.release()
             run.done.set()
 
     # -- say / answer / stop ---------------------------------------------------------------------
@@ -272,7 +298,10 @@ class Runs(Feature):
     # -- the commands ----------------------------------------------------------------------------
     async def _continue_command(self, args: tuple[object, ...]) -> object:
         a = parse_args(p.ContinueArgs, p.CONTINUE, args)
-        return p.to_json(await self.continue_(self.server.folder_arg(a.folder)))
+        result = await self.continue_(self.server.folder_arg(a.folder))
+        if not result.ok and result.offer is None:
+            self.server.client.show(result.message, types.MessageType.Warning)  # a client may drop the result
+        return p.to_json(result)
 
     async def _start_command(self, args: tuple[object, ...]) -> object:
         a = parse_args(p.StartArgs, p.START, args)

@@ -34,7 +34,7 @@ async def main() -> None:
     rescue_on_signals(rt)
     lineage = Lineage.open(rt.run_dir, rt.workspace)
     resume = lineage.steps.get(args.step) if args.resume_lineage else None
-    if resume and not rt.has_session(resume):
+    if resume and not rt.recover_session(resume):  # the store may lag behind the CLI's own file
         resume = None
     rt.on_session = lambda sid: lineage.remember(args.step, sid)
     try:

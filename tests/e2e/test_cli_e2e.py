@@ -14,6 +14,7 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -359,15 +360,34 @@ def test_once_reports_real_time_and_cost_and_its_flags_take_effect(sim_factory, 
     assert session_of(forked.stdout) != session
 
 
+def marked_processes(marker: str) -> list[int]:
+    """Live processes whose command line holds `marker` (this test's own, nobody else's)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            if entry.isdigit() and marker.encode() in Path(f"/proc/{entry}/cmdline").read_bytes():
+                found.append(int(entry))
+        except OSError:
+            continue
+    return found
+
+
 def test_once_budget_stops_the_agent(sim_factory, claude_root, tmp_path):
-    make = {"tool": {"name": "Bash", "input": {"command": "echo hi > made.txt", "description": "make"}}}
+    # -b is the CLI's cap, checked when a model turn ends: past it no further request is made.
+    # A tool call issued in that same turn may already have been started while the turn
+    # streamed (the CLI decides, not flower); what flower promises is that it dies with the run.
+    marker = f"budget-{uuid.uuid4().hex}"
+    slow = f"sleep 30 && echo {marker} > made.txt"
+    make = {"tool": {"name": "Bash", "input": {"command": slow, "description": "make"}}}
     sim = sim_factory({"scripts": {"main": [make, {"text": "done"}]}})
     ws = tmp_path / "repo"
     ws.mkdir()
     done = flower("once", "-t", "Bash", "-b", "0.000001", "做一个文件", cwd=ws, env=cli_env(sim, claude_root))
     assert done.returncode == 1
     assert "error_max_budget_usd" in done.stdout + done.stderr
-    assert len(sim.requests_for("main")) == 1 and not (ws / "made.txt").exists()
+    assert len(sim.requests_for("main")) == 1  # the turn that crossed the cap was the last
+    assert marked_processes(marker) == []  # the issued call did not outlive the run
+    assert not (ws / "made.txt").exists()
 
 
 def test_ctrl_c_once_asks_for_words_and_the_same_session_resumes_with_them(

@@ -1,11 +1,13 @@
 """Tests never leave the machine and never write outside their temp folders.
 
-The CLI is run under strace (its connect() calls are the ground truth; the SDK's own Python
-side is covered by the loopback guard that flower.sim's fixtures install).
+The CLI is run under strace: its connect() calls and every call that writes a path are the
+ground truth (the SDK's own Python side is covered by the loopback guard that flower.sim's
+fixtures install). Nothing here looks at what other processes on the machine write.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import stat
@@ -20,17 +22,53 @@ pytestmark = pytest.mark.e2e
 BUNDLED_CLI = Path(claude_agent_sdk.__path__[0]) / "_bundled" / "claude"
 
 
-def host_state() -> dict[str, float]:
-    """Modification times of everything the CLI would touch on the host if not isolated."""
-    state: dict[str, float] = {}
-    home_claude = Path.home() / ".claude"
-    for path in [Path.home() / ".claude.json", *Path("/tmp").glob("claude-*"), Path("/tmp/cc-socks")]:
-        if path.exists():
-            state[str(path)] = path.stat().st_mtime
-    if home_claude.exists():
-        for path in [home_claude, *home_claude.rglob("*")]:
-            state[str(path)] = path.stat().st_mtime
-    return state
+# every call that creates, opens for writing, renames or removes a path
+WRITE_CALLS = ",".join(
+    [
+        *("open", "openat", "creat", "truncate"),
+        *("mkdir", "mkdirat", "rmdir", "unlink", "unlinkat"),
+        *("rename", "renameat", "renameat2", "link", "linkat", "symlink", "symlinkat"),
+    ]
+)
+_CALL = re.compile(r"^(\w+)\((.*)\)\s+=\s+(-?\d+)(?:<([^>]*)>)?")
+_LINE = re.compile(r"^(\d+)\s+(.*)$")
+_RESUMED = re.compile(r"^<\.\.\. \w+ resumed>(.*)$")
+_UNFINISHED = " <unfinished ...>"
+_PATH_ARG = re.compile(r'(?:\d+<([^>]*)>, )?"([^"]*)"')
+_VIA_FD = re.compile(r"^/proc/self/fd/(\d+)(/.*)?$")
+_WRITES = re.compile(r"O_WRONLY|O_RDWR|O_CREAT|O_TRUNC|O_APPEND")
+
+
+def written_paths(trace: str, cwd: Path) -> set[str]:
+    """Every path a successful call in an `strace -f -y` log wrote, created or removed."""
+    fds: dict[str, str] = {}  # the directory each fd number was opened on, last one wins
+    out: set[str] = set()
+    started: dict[str, str] = {}  # a call another thread interrupted, until it resumes
+    for raw in trace.splitlines():
+        match = _LINE.match(raw)
+        tid, line = match.groups() if match else ("", raw)
+        if line.endswith(_UNFINISHED):
+            started[tid] = line[: -len(_UNFINISHED)]
+            continue
+        resumed = _RESUMED.match(line)
+        if resumed:
+            line = started.pop(tid, "") + resumed.group(1)
+        match = _CALL.match(line)
+        if match is None:
+            continue
+        name, args, result, target = match.groups()
+        if result.startswith("-") or name == "connect":
+            continue
+        if target and ("O_DIRECTORY" in args or "O_PATH" in args):
+            fds[result] = target  # "/proc/self/fd/N/name" always names a directory fd
+        if name in ("open", "openat") and not _WRITES.search(args):
+            continue
+        for base, path in _PATH_ARG.findall(args):
+            via = _VIA_FD.match(path)
+            if via:
+                path = fds.get(via.group(1), path) + (via.group(2) or "")
+            out.add(os.path.normpath(path if path.startswith("/") else os.path.join(base or str(cwd), path)))
+    return out
 
 
 async def test_the_cli_connects_only_to_loopback_and_writes_only_temp_dirs(
@@ -40,7 +78,8 @@ async def test_the_cli_connects_only_to_loopback_and_writes_only_temp_dirs(
     log = tmp_path / "connect.log"
     wrapper = tmp_path / "claude-traced"
     # exec, so that stopping the run stops the CLI (a plain child would be orphaned)
-    wrapper.write_text(f'#!/bin/sh\nexec strace -f -qq -e trace=connect -o "{log}" "{BUNDLED_CLI}" "$@"\n')
+    calls = f"connect,{WRITE_CALLS}"
+    wrapper.write_text(f'#!/bin/sh\nexec strace -f -qq -y -e trace={calls} -o "{log}" "{BUNDLED_CLI}" "$@"\n')
     wrapper.chmod(wrapper.stat().st_mode | stat.S_IEXEC)
     sim = sim_factory(
         {
@@ -64,7 +103,6 @@ async def test_the_cli_connects_only_to_loopback_and_writes_only_temp_dirs(
             },
         }
     )
-    before = host_state()
     options = ClaudeAgentOptions(
         cwd=str(workspace),
         env=sim_env(sim),
@@ -81,7 +119,7 @@ async def test_the_cli_connects_only_to_loopback_and_writes_only_temp_dirs(
     async for _ in query(prompt="go", options=options):
         pass
 
-    inet = [line for line in log.read_text().splitlines() if "AF_INET" in line]
+    inet = [line for line in log.read_text().splitlines() if "connect(" in line and "AF_INET" in line]
     addresses = [
         m.group(1)
         for line in inet
@@ -95,7 +133,10 @@ async def test_the_cli_connects_only_to_loopback_and_writes_only_temp_dirs(
     assert set(addresses) <= {"127.0.0.1", "::1", "::ffff:127.0.0.1"}, (
         f"non-loopback connects: {set(addresses)}"
     )
-    assert host_state() == before, "the CLI wrote outside its temp folders"
+    written = written_paths(log.read_text(), workspace)
+    assert any(p.startswith(str(tmp_path / "claude")) for p in written), "the trace saw no write at all"
+    outside = sorted(p for p in written if not p.startswith(str(tmp_path)) and p != os.devnull)
+    assert outside == [], f"the CLI wrote outside its temp folders: {outside}"
     assert any((tmp_path / "claude" / "claude-config" / "projects").rglob("*.jsonl")), (
         "transcripts went elsewhere"
     )

@@ -187,7 +187,7 @@ async def test_a_deleted_sessions_db_starts_fresh_without_error(use_sim, workspa
     assert second["_sessions"]["干活"] != first["_sessions"]["干活"] and resumed == [False]
 
 
-async def test_a_corrupted_lineage_starts_fresh_without_error(use_sim, workspace, tmp_path):
+async def test_a_corrupted_lineage_is_set_aside_and_rebuilt_from_the_manifest(use_sim, workspace, tmp_path):
     def corrupt(ws: Path, rd: Path) -> tuple[Path, Path]:
         (rd / "lineage.json").write_text(
             '{"workspace": "' + str(ws) + '", "steps": {"干活": '
@@ -195,11 +195,14 @@ async def test_a_corrupted_lineage_starts_fresh_without_error(use_sim, workspace
         return ws, rd
 
     first, second, resumed = await _two_runs(use_sim, workspace, tmp_path / "runs", corrupt)
+    # damage is not "does not fit": the work goes on in its session, the file is kept aside
     assert (
-        second["_sessions"]["干活"] != first["_sessions"]["干活"]
-        and resumed == [False]
-        and second["_woke"] == 1
+        second["_sessions"]["干活"] == first["_sessions"]["干活"]
+        and resumed == [True]
+        and second["_woke"] == 2
     )
+    [copy] = (tmp_path / "runs").glob("lineage.json.corrupt-*")
+    assert copy.read_text().endswith('"steps": {"干活": ')
     assert Lineage.open(tmp_path / "runs", workspace).steps == second["_sessions"]  # and is sound again
 
 

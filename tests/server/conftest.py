@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -24,11 +22,10 @@ from lsprotocol import types
 from lsprotocol.converters import get_converter
 from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
+from server_process import SERVER, fake_env, server_env
 
 from flower.sim.env import isolated_env
 
-HERE = Path(__file__).resolve().parent
-SERVER = [sys.executable, "-m", "flower_lsp"]
 TIMEOUT = 20.0
 
 
@@ -138,20 +135,6 @@ def _client(session_box: list[Session]) -> LanguageClient:
         return session_box[0].answer_offer(params)
 
     return client
-
-
-def server_env(**extra: str) -> dict[str, str]:
-    env = dict(os.environ)
-    env.update(extra)
-    return env
-
-
-def fake_env(script_path: Path) -> dict[str, str]:
-    return server_env(
-        PYTHONPATH=os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")]),
-        FLOWER_LSP_ENGINE="fake_engine:FakeEngine",
-        FLOWER_FAKE_SCRIPT=str(script_path),
-    )
 
 
 @asynccontextmanager

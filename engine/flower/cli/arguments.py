@@ -15,6 +15,7 @@ from .. import __version__
 
 COMMANDS = ("go", "run", "once", "setup", "demo")
 PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
+WAIT_HELP = "同一个 run 目录里已经有 flower 在跑这个流程时,排队等它跑完再开始(默认:说一句是谁在跑,就退出)"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -141,6 +142,7 @@ def build_parser() -> _Parser:
     )
     go.add_argument("--clarify-only", action="store_true", help="只做需求确认,不往下干")
     go.add_argument("--no-trim", action="store_true", help="关掉裁剪(go 默认开)")
+    go.add_argument("--wait", action="store_true", help=WAIT_HELP)
     _add_global_flags(go, copy=True)
     subs["go"] = go
 
@@ -148,6 +150,7 @@ def build_parser() -> _Parser:
     run.add_argument(
         "target", help="例如 flows:main 或 flows.py:main;属性可以是 Workflow,或返回 Workflow 的函数"
     )
+    run.add_argument("--wait", action="store_true", help=WAIT_HELP)
     _add_global_flags(run, copy=True)
     subs["run"] = run
 
@@ -166,7 +169,8 @@ def build_parser() -> _Parser:
         type=_positive_float("--budget"),
         default=None,
         metavar="USD",
-        help="花费上限(美元),超了就停",
+        help="花费上限(美元):每轮模型回复后检查,超了就不再发下一次请求;那一轮已经发出的工具调用"
+        "可能已经开始执行,它的进程随这次运行一起结束",
     )
     once.add_argument("--resume", default=None, metavar="SESSION_ID", help="接着一个已有的会话")
     once.add_argument("--fork", action="store_true", help="分叉而不是接着(要和 --resume 一起用)")

@@ -23,6 +23,12 @@ ISOLATE_NEEDS_GIT = (
     "--isolate 要求 {path} 是 git 仓库(每个 subagent 要分一份 worktree)。先 git init,或者去掉 --isolate。"
 )
 ABORTED_AT = "在步骤 '{step}' 中止"
+BUSY_HINT = "等它跑完再来,或者加 --wait 排队。"
+WAITING = ". {busy}:排队等它跑完(Ctrl-C 放弃)"
+BROKEN_BRIEF = (
+    '{path} 没法接着用:{problem}。补好它再跑 `flower`,或者 flower "一句诉求" 重新确认(旧文件会先备份)。'
+)
+STARTER = "starter"  # the name of the flow `go` runs (starter_flow)
 CLOSING = "总花费 ${cost:.4f} · 清单 {manifest}"
 QUIT_ONCE = "! 退出。这一次没跑完;会话还在库里,可以 flower once --resume <会话> 接着。"
 
@@ -46,6 +52,25 @@ def _ready(args: argparse.Namespace, screen: Screen, *, verbose: bool) -> Path |
     return ws
 
 
+def _claim(args: argparse.Namespace, flow: str, screen: Screen, who: str) -> Any:
+    """Hold the flow's lock in this run_dir (waiting with --wait); None, said why, if not."""
+    from ..core.rundir import FlowBusy, FlowLock
+
+    lock = FlowLock(args.run_dir, flow, who=who)
+    try:
+        lock.acquire(
+            wait=bool(getattr(args, "wait", False)),
+            waiting=lambda busy: screen.say(WAITING.format(busy=busy), err=True),
+        )
+    except FlowBusy as busy:
+        screen.say(f"x {busy}。{BUSY_HINT}", err=True)
+        return None
+    except OSError as exc:
+        screen.say(f"x 没法在 {args.run_dir} 里占住流程「{flow}」:{exc}", err=True)
+        return None
+    return lock
+
+
 def go_command(
     args: argparse.Namespace, *, screen: Screen | None = None, source: LineSource | None = None
 ) -> int:
@@ -54,8 +79,24 @@ def go_command(
     ws = _ready(args, screen, verbose=args.verbose)
     if ws is None:
         return 1
+    held: list[Any] = []
+    try:
+        return _go(args, ws, screen=screen, source=source, held=held)
+    finally:
+        for lock in held:
+            lock.release()
+
+
+def _go(args: argparse.Namespace, ws: Path, *, screen: Screen, source: LineSource, held: list[Any]) -> int:
     from ..workflow.starter import banner_line, wake_state
 
+    if getattr(args, "wait", False):
+        # queue first: what to ask, and whether this is a wake-up, is decided by what the
+        # flow ahead leaves behind
+        lock = _claim(args, STARTER, screen, "flower go")
+        if lock is None:
+            return 1
+        held.append(lock)
     state = wake_state(ws, run_dir=args.run_dir, isolate=args.isolate)
     new = bool(args.new)
     ask = args.ask
@@ -69,7 +110,7 @@ def go_command(
     ask = ask.strip()
     waking = state["waking"] and not new
     if not ask and not waking:
-        screen.say(EMPTY_REQUEST, err=True)
+        screen.say(_broken_brief(state["brief"]) or EMPTY_REQUEST, err=True)
         return 1
     if not source.tty and args.timeout > 0:
         screen.say(NOT_A_TERMINAL, err=True)
@@ -80,6 +121,11 @@ def go_command(
         screen.say(
             f". 需求已经确认过({state['brief']}),--clarify-only 没有要做的;要重新确认就加 --new", err=True
         )
+    if not held:
+        lock = _claim(args, STARTER, screen, "flower go")  # before --new archives anything
+        if lock is None:
+            return 1
+        held.append(lock)
     try:
         flow = build_flow(args, ask, new=new)
     except ValueError as exc:
@@ -148,6 +194,15 @@ def _on_step(screen: Screen) -> Callable[[Any, Any], None]:
     return on_step
 
 
+def _broken_brief(path: Any) -> str:
+    """Why an existing 需求.md cannot be continued from, naming it; "" if there is none."""
+    from ..core.brief import Brief
+
+    brief = Brief.load(path) if path else None
+    problem = brief.problem() if brief is not None else ""
+    return BROKEN_BRIEF.format(path=path, problem=problem) if problem else ""
+
+
 def _outcome(screen: Screen, ctx: dict[str, Any], runtime: Any) -> int:
     from ..workflow.outcome import Outcome  # the workflow package is slow to import: only at the end
 
@@ -161,6 +216,13 @@ def _outcome(screen: Screen, ctx: dict[str, Any], runtime: Any) -> int:
     if verdict is not None and not verdict.achieved and verdict.reason:
         message += f"\n  最后一轮判定:{first_line(verdict.reason, 200)}"
     screen.say(message, err=True)
+    fatal = ctx.get("_fatal")
+    if fatal:
+        from ..core.resilience import what_to_fix
+
+        # stopped at once: a fatal error is the same on every retry, in every fresh session
+        screen.say(f"! 停下了,没有再试:{first_line(fatal, 160)}\n  {what_to_fix(fatal)}", err=True)
+        return 1
     last = runtime.results[-1] if runtime.results else None
     if last is not None and looks_like_auth(last.error):
         screen.say(
@@ -187,15 +249,21 @@ def run_command(
     if args.verbose:
         for line in describe_credentials():
             screen.say(line)
-    try:
-        runtime = build_runtime(args, workbench=getattr(flow, "workbench", None))
-    except RuntimeError as exc:
-        screen.say(str(exc), err=True)
+    lock = _claim(args, str(getattr(flow, "name", "workflow")), screen, f"flower run {args.target}")
+    if lock is None:
         return 1
     try:
-        return _run_workflow(flow, runtime, args, screen=screen, source=source)
+        try:
+            runtime = build_runtime(args, workbench=getattr(flow, "workbench", None))
+        except RuntimeError as exc:
+            screen.say(str(exc), err=True)
+            return 1
+        try:
+            return _run_workflow(flow, runtime, args, screen=screen, source=source)
+        finally:
+            runtime.close()
     finally:
-        runtime.close()
+        lock.release()
 
 
 def once_command(
@@ -212,6 +280,8 @@ def once_command(
     except RuntimeError as exc:
         screen.say(str(exc), err=True)
         return 1
+    for line in runtime.notices:  # what was found damaged in the run_dir, and what was done
+        screen.say(f"  x {line}", err=True)
     try:
 
         async def work(driver: Driver) -> Any:

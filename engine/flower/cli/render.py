@@ -12,9 +12,11 @@ from ..core.events import (
     HandoffNear,
     HandoffWriting,
     MailNote,
+    NoteBackup,
     Offline,
     Prompt,
     Question,
+    Recovery,
     Reset,
     Result,
     Retry,
@@ -60,6 +62,10 @@ class Render:
             return [f"  + 完成 {ev.num_turns} 轮 · ${cost:.4f} · 用时 {self.elapsed()}"]
         if isinstance(ev, SyntheticError):
             return [f"  x {first_line(ev.text, 200)}"]
+        if isinstance(ev, Recovery) or (isinstance(ev, NoteBackup) and ev.problem):
+            return [f"  x {ev.text}"]  # one line by construction; cut, it would lose the copy's path
+        if isinstance(ev, NoteBackup):
+            return [f"  # {ev.text}"] if self.verbose else []
         if isinstance(ev, (Reset, HandoffNear, HandoffWriting)):
             return [f"  # {ev.text}"]
         if isinstance(ev, (Retry, Offline)):

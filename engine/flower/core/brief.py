@@ -22,6 +22,7 @@ SECTIONS: tuple[tuple[str, str], ...] = (
 )
 
 PLACEHOLDER = "(未填)"
+BRIEF_HEADER = "# 需求确认书"
 
 # heading text -> field; the canonical names plus the spellings models actually use
 ALIASES: dict[str, str] = {
@@ -241,6 +242,34 @@ def read_document(path: str | Path) -> tuple[Path, str] | None:
     return p.resolve(), data.decode("utf-8-sig", errors="replace")
 
 
+def damage_of(path: str | Path, *, header: str) -> str:
+    """Why a note looks damaged, for a person ("" if it does not).
+
+    Bytes that are not UTF-8 are damage in any note. A note that starts the way flower writes it
+    (`header`) always ended with a newline when flower wrote it, and editors keep that newline:
+    without one, the file was cut off part-way, and what is left must not be taken for the whole.
+    """
+    try:
+        data = Path(path).read_bytes()
+    except OSError:
+        return ""
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        return f"第 {exc.start} 字节起不是 UTF-8 文本"
+    if data and text.startswith(header) and not data.endswith(b"\n"):
+        last = text.rstrip().splitlines()[-1].strip() if text.strip() else ""
+        return f"最后一行没有换行,像是写到一半被截断了(停在「{last[-24:]}」)"
+    return ""
+
+
+def describe_problem(damage: str, missing: list[str]) -> str:
+    """What is wrong with a note, for a person: its damage, else its empty sections; "" if none."""
+    if damage:
+        return damage
+    return f"缺{'、'.join(f'「{m}」' for m in missing)}" if missing else ""
+
+
 def write_document(path: str | Path, text: str) -> Path:
     """Write ``text`` atomically (a frozen document must never be left half written)."""
     return atomic_write(path, text)
@@ -255,13 +284,19 @@ class Brief:
     bounds: str = ""
     unknowns: str = ""
     path: Path | None = field(default=None, compare=False)
+    # set by load(): why the file looks damaged (cut off, not UTF-8); a damaged brief is never complete
+    damage: str = field(default="", compare=False)
 
     def missing(self) -> list[str]:
         """Chinese names of the empty sections, in document order (ready to display)."""
         return [name for attr, name in SECTIONS if not getattr(self, attr).strip()]
 
     def complete(self) -> bool:
-        return not self.missing()
+        return not self.missing() and not self.damage
+
+    def problem(self) -> str:
+        """What is wrong with it, for a person; "" when it is complete."""
+        return describe_problem(self.damage, self.missing())
 
     @classmethod
     def parse(cls, text: str) -> Brief:
@@ -277,7 +312,7 @@ class Brief:
     def to_markdown(self) -> str:
         """The full document for humans: a short header, then all four sections."""
         lines = [
-            "# 需求确认书",
+            BRIEF_HEADER,
             "",
             "> 确认者问清之后冻结的四段。后面每一步都从这份文书开局;改需求就直接改这个文件。",
             f"> 四段齐全才放行;照抄「{PLACEHOLDER}」的段仍算缺失。",
@@ -312,4 +347,5 @@ class Brief:
             return None
         brief = cls.parse(doc[1])
         brief.path = doc[0]
+        brief.damage = damage_of(doc[0], header=BRIEF_HEADER)
         return brief

@@ -302,6 +302,28 @@ class HandoffDone(TypedEvent):
 
 
 @dataclass(kw_only=True)
+class Recovery(TypedEvent):
+    """A damaged run file (lineage, manifest, store) was moved aside and what could be was
+    rebuilt; `text` is the one line that says so and where the copy is."""
+
+    kind: Literal["error"] = field(default="error", init=False)
+    TAGS: ClassVar[dict[str, Any]] = {"kind": "recovery"}
+    backup: str | None = _optional()
+
+
+@dataclass(kw_only=True)
+class NoteBackup(TypedEvent):
+    """A note flower is about to rewrite (需求.md, 目标.md) was copied first; `problem` says what
+    was wrong with it, if anything."""
+
+    kind: Literal["task"] = field(default="task", init=False)
+    TAGS: ClassVar[dict[str, Any]] = {"kind": "backup"}
+    path: str
+    backup: str
+    problem: str = ""
+
+
+@dataclass(kw_only=True)
 class StepStarted(TypedEvent):
     """A workflow step begins; `text` is its name."""
 
@@ -393,6 +415,8 @@ EVENT_TYPES: tuple[type[TypedEvent], ...] = (
     HandoffNear,
     HandoffWriting,
     HandoffDone,
+    Recovery,
+    NoteBackup,
     StepStarted,
     StepFinished,
     GoalUnverifiable,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+import time
 from pathlib import Path
 
 
@@ -27,3 +28,29 @@ def atomic_write(path: str | Path, text: str, *, durable: bool = False) -> Path:
         Path(tmp).unlink(missing_ok=True)
         raise
     return p.resolve()
+
+
+def keep_copy(path: str | Path, into: str | Path) -> Path | None:
+    """Copy `path` to `<into>/<stem>-<YYYYmmdd-HHMMSS><suffix>` before it is rewritten.
+
+    Never over an earlier copy. None when there is nothing to keep (no file, or an empty one).
+    """
+    src = Path(path)
+    try:
+        data = src.read_bytes()
+    except OSError:
+        return None
+    if not data:
+        return None
+    folder = Path(into)
+    folder.mkdir(parents=True, exist_ok=True)
+    base = f"{src.stem}-{time.strftime('%Y%m%d-%H%M%S')}"
+    target, n = folder / f"{base}{src.suffix}", 1
+    while True:
+        try:
+            with open(target, "xb") as fh:  # "x": an earlier copy is never replaced
+                fh.write(data)
+            return target
+        except FileExistsError:
+            target = folder / f"{base}-{n}{src.suffix}"
+            n += 1

@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .brief import (
+    damage_of,
+    describe_problem,
     fold_width,
     is_placeholder,
     read_document,
@@ -21,6 +23,7 @@ NOT_YET = "not_yet"
 UNREACHABLE = "unreachable"
 
 EMPTY = "(空)"
+GOAL_HEADER = "# 目标\n"  # how flower starts every 目标.md it writes
 AMENDED = "\n\n(已修改)"
 # "[此环境无法验证:原因]" marks a check that cannot pass here, known the moment the goal is set
 _UNVERIFIABLE = re.compile(r"[\[\u3010]\s*此环境无法验证\s*:")
@@ -138,6 +141,8 @@ class Goal:
     statement: str = ""
     checks: list[str] = field(default_factory=list)
     path: Path | None = None
+    # set by load(): why the file looks damaged (cut off, not UTF-8); a damaged goal is never complete
+    damage: str = field(default="", compare=False)
 
     @property
     def unverifiable(self) -> list[str]:
@@ -153,7 +158,11 @@ class Goal:
         return out
 
     def complete(self) -> bool:
-        return not self.missing()
+        return not self.missing() and not self.damage
+
+    def problem(self) -> str:
+        """What is wrong with it, for a person; "" when it is complete."""
+        return describe_problem(self.damage, self.missing())
 
     @classmethod
     def parse(cls, text: str) -> Goal:
@@ -163,7 +172,7 @@ class Goal:
     def to_markdown(self) -> str:
         checks = [c.strip() for c in self.checks if c.strip()]
         listing = "\n".join(f"- {c}" for c in checks) if checks else EMPTY
-        return f"# 目标\n{self.statement.strip() or EMPTY}\n\n# 判定清单\n{listing}\n"
+        return f"{GOAL_HEADER}{self.statement.strip() or EMPTY}\n\n# 判定清单\n{listing}\n"
 
     def prompt_block(self) -> str:
         checks = [c.strip() for c in self.checks if c.strip()]
@@ -181,6 +190,7 @@ class Goal:
             return None
         goal = cls.parse(doc[1])
         goal.path = doc[0]
+        goal.damage = damage_of(doc[0], header=GOAL_HEADER)
         return goal
 
     def amend(self, extra: str) -> Goal:

@@ -1,18 +1,23 @@
 """Lineage: which step used which session, kept on disk across processes.
 
-Continuity is a bonus, never a precondition: anything that does not fit (missing file, garbage,
-another workspace) silently means "start fresh", and a failed write never fails the run.
+Continuity is a bonus, never a precondition: what does not fit (no file, another workspace)
+silently means "start fresh", and a failed write never fails the run. A damaged file is not
+"does not fit": it is moved aside, the step -> session map is rebuilt from the manifest, and
+`repair` says so. Every write re-reads the file under the run_dir lock and merges into it, so
+processes sharing a run_dir never lose each other's entries or wake-ups.
 """
 
 from __future__ import annotations
 
-import json
 import shutil
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-from .files import atomic_write
+from .recovery import read_manifest, sessions_by_step, wakes_in
+from .rundir import Damaged, Repair, read_json, run_dir_lock, update_json
 
 FILENAME = "lineage.json"
 
@@ -23,6 +28,10 @@ class Lineage:
     workspace: Path
     steps: dict[str, str] = field(default_factory=dict)
     woke: int = 0
+    # why the file on disk is unusable (steps and woke are then what the manifest says), or None
+    damage: str | None = field(default=None, compare=False)
+    # the repair this object made: where the damaged file went and what was rebuilt
+    repair: Repair | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         self.path = Path(self.path)
@@ -30,40 +39,48 @@ class Lineage:
 
     @classmethod
     def open(cls, run_dir: str | Path, workspace: str | Path) -> Lineage:
-        """Read `<run_dir>/lineage.json`; anything unusable yields an empty lineage, never an error."""
+        """Read `<run_dir>/lineage.json`, writing nothing; never raises.
+
+        Missing, unreadable or from another workspace: empty. Damaged: `damage` says why, and
+        steps/woke are rebuilt from the manifest (the file itself is left to `repair_now`).
+        """
         empty = cls(Path(run_dir) / FILENAME, Path(workspace))
         try:
-            data = json.loads(empty.path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            data = read_json(empty.path)
+        except Damaged as exc:
+            return empty._rebuilt(exc.reason)
+        except OSError:
             return empty
-        if not isinstance(data, dict):
+        if data is None or _foreign(data, empty.workspace):
             return empty
-        # The SDK derives project_key from the workspace path: after a copy/move the old
-        # session ids cannot be found, so a lineage from another path is no lineage at all.
-        if data.get("workspace") != str(empty.workspace):
-            return empty
-        steps = data.get("steps", {})
-        woke = data.get("woke", 0)
-        if not isinstance(steps, dict) or not all(
-            isinstance(k, str) and isinstance(v, str) for k, v in steps.items()
-        ):
-            return empty
-        if isinstance(woke, bool) or not isinstance(woke, int) or woke < 0:
-            return empty
-        return cls(empty.path, empty.workspace, dict(steps), woke)
+        problem = _problem(data)
+        if problem is not None:
+            return empty._rebuilt(problem)
+        return cls(empty.path, empty.workspace, dict(data.get("steps", {})), data.get("woke", 0))
+
+    def _rebuilt(self, problem: str) -> Lineage:
+        rows, _ = read_manifest(self.path.parent)
+        self.steps, self.woke, self.damage = sessions_by_step(rows), wakes_in(rows), problem
+        return self
 
     def remember(self, step: str, session_id: str) -> None:
         """Record step -> session and write it out at once (the process may be killed any moment)."""
         if not step or not session_id:
             return
         self.steps[step] = session_id
-        self._save()
+        self._update(lambda data: data["steps"].__setitem__(step, session_id))
 
     def bump(self) -> int:
         """Count one more wake-up and persist it; the first run gets 1."""
-        self.woke += 1
-        self._save()
+        self._update(lambda data: data.__setitem__("woke", data["woke"] + 1))
         return self.woke
+
+    def repair_now(self) -> Repair | None:
+        """Put the rebuilt lineage in place of a damaged file (moved aside first); the repair."""
+        if self.damage is None:
+            return None
+        self._update(lambda data: None)
+        return self.repair
 
     def archive(self, into: str | Path, *, extra: list[Path] | None = None) -> Path:
         """Move the lineage file and `extra` into `<into>/<YYYYmmdd-HHMMSS>/`, then start over.
@@ -71,19 +88,88 @@ class Lineage:
         Move, never delete: the archived files are the history of the previous piece of work.
         """
         dest = _fresh_dir(Path(into), time.strftime("%Y%m%d-%H%M%S"))
-        for src in [self.path, *(Path(p) for p in extra or [])]:
-            if src.exists():
-                shutil.move(str(src), str(_free_name(dest / src.name)))
+
+        def move() -> None:
+            for src in [self.path, *(Path(p) for p in extra or [])]:
+                if src.exists():
+                    shutil.move(str(src), str(_free_name(dest / src.name)))
+
+        try:
+            with run_dir_lock(self.path.parent):
+                move()  # no other process rewrites the lineage half-way through
+        except OSError:
+            move()
         self.steps = {}
         self.woke = 0
+        self.damage = None
         return dest
 
-    def _save(self) -> None:
-        data = {"workspace": str(self.workspace), "woke": self.woke, "steps": self.steps}
+    def _update(self, change: Callable[[dict[str, Any]], None]) -> None:
+        """Re-read under the run_dir lock, apply `change` to what is on disk, write it back."""
+        ours: dict[str, Any] = {
+            "workspace": str(self.workspace),
+            "woke": self.woke,
+            "steps": dict(self.steps),
+        }
+
+        def merge(disk: Any, repair: Repair | None) -> dict[str, Any]:
+            if disk is None or _foreign(disk, self.workspace):
+                # nothing usable here (none yet, a copied folder's, or damaged and set aside):
+                # what this process knows, rebuilt from the manifest if it opened a damaged file
+                data = ours
+            else:
+                steps = dict(disk.get("steps", {}))
+                data = {"workspace": str(self.workspace), "woke": disk.get("woke", 0), "steps": steps}
+            change(data)
+            if repair is not None:
+                repair.recovered = _recovered(data)
+            return data
+
+        def check(disk: Any) -> str | None:
+            return None if _foreign(disk, self.workspace) else _problem(disk)
+
         try:
-            atomic_write(self.path, json.dumps(data, ensure_ascii=False, indent=2), durable=True)
+            written, repair = update_json(self.path, merge, check=check, durable=True)
         except OSError:
-            pass  # losing continuity must not take the run down with it
+            change(ours)  # losing continuity must not take the run down with it; memory stays right
+            self.steps, self.woke = ours["steps"], ours["woke"]
+            return
+        self.steps, self.woke = dict(written["steps"]), int(written["woke"])
+        self.repair = repair or self.repair
+        self.damage = None  # repaired now, by this process or by another one first
+
+
+def _foreign(data: Any, workspace: Path) -> bool:
+    """A well-formed lineage of another workspace (a copied folder): silently not ours."""
+    return (
+        isinstance(data, dict)
+        and isinstance(data.get("workspace"), str)
+        and data["workspace"] != str(workspace)
+    )
+
+
+def _problem(data: Any) -> str | None:
+    """Why a parsed lineage is unusable, for a person; None if it is one."""
+    if not isinstance(data, dict):
+        return f"应该是 JSON 对象,却是 {type(data).__name__}"
+    if not isinstance(data.get("workspace"), str):
+        return "缺 workspace 字段"
+    steps, woke = data.get("steps", {}), data.get("woke", 0)
+    if not isinstance(steps, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in steps.items()
+    ):
+        return "steps 不是「步骤名 -> 会话 id」"
+    if isinstance(woke, bool) or not isinstance(woke, int) or woke < 0:
+        return "woke 不是非负整数"
+    return None
+
+
+def _recovered(data: dict[str, Any]) -> str:
+    steps = data["steps"]
+    if not steps:
+        return "manifest.json 里也没有会话可找回,从头开始"
+    names = "、".join(steps)
+    return f"从 manifest.json 找回 {len(steps)} 个步骤的会话({names}),已唤醒 {data['woke']} 次"
 
 
 def _fresh_dir(parent: Path, name: str) -> Path:

@@ -94,6 +94,30 @@ def classify(text: str | None) -> str:
     return "unknown"
 
 
+_FIXES: list[tuple[re.Pattern[str], str]] = [
+    (
+        re.compile(r"(?<![\w.])401(?!\w)|invalid.{0,8}(api.?key|token)|authentication|unauthorized", re.I),
+        "凭证被拒:跑 `flower setup` 重配 key(或网关 token),再跑一次刚才的命令 —— 同一目录会接着上次",
+    ),
+    (
+        re.compile(r"(?<![\w.])403(?!\w)|permission", re.I),
+        "这个 key 没有权限用它要的模型或资源:换一个有权限的 key(`flower setup`)或换模型(ANTHROPIC_MODEL)",
+    ),
+    (
+        re.compile(r"credit balance|quota|billing|payment", re.I),
+        "账户额度或账单有问题:充值或提高额度后再跑 —— 同一目录会接着上次",
+    ),
+]
+
+
+def what_to_fix(text: str | None) -> str:
+    """For a fatal error: what a person has to change before running again (one line)."""
+    for pattern, fix in _FIXES:
+        if text and pattern.search(text):
+            return fix
+    return "这个错误再试也是一样:按上面的报错改好配置再跑 —— 同一目录会接着上次"
+
+
 def endpoint() -> tuple[str, int]:
     """Host and port to probe: the configured gateway if any, else the public API."""
     url = (os.environ.get("ANTHROPIC_BASE_URL") or "").strip() or DEFAULT_BASE_URL

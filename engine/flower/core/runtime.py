@@ -6,15 +6,15 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
-import fcntl
-import json
 import os
 import shutil
 import signal
+import sqlite3
 import threading
 import time
 import uuid
 from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -31,6 +31,7 @@ from .events import (
     HandoffNear,
     HandoffWriting,
     Offline,
+    Recovery,
     Retry,
     SyntheticError,
     Text,
@@ -38,11 +39,14 @@ from .events import (
     emitter,
     normalize,
 )
-from .files import atomic_write
 from .guard import merge_hooks, whitelist_guard, workbench_hooks
 from .handoff import HANDOFF_PROMPT, Handoff, degraded, is_overflow
+from .reaper import contain
+from .recovery import damaged_store, manifest_problem, rebuilt_manifest, refill_store, store_error
 from .resilience import Resilience, classify
+from .rundir import Repair, update_json
 from .secrets import redact
+from .transcripts import catch_up
 from .workbench import Workbench
 
 CREDENTIAL_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
@@ -125,13 +129,26 @@ class Runtime:
         ephemeral_policy = (
             ephemeral if isinstance(ephemeral, EphemeralPolicy) else EphemeralPolicy(enabled=bool(ephemeral))
         )
-        self.store = PruningSessionStore(
-            self.run_dir / "sessions.db",
-            workspace=self.workspace,
-            policy=trim_policy,
-            prune=PrunePolicy(keep_denials=keep_denials),
-            ephemeral=ephemeral_policy,
-        )
+        # what was found damaged in the run_dir and what was done about it, one line each
+        self.notices: list[str] = []
+        self._notify: Callable[[Event], None] | None = None
+        db = self.run_dir / "sessions.db"
+        # a store someone deleted is "start fresh" (silently); a store that lags behind the CLI's
+        # own transcripts after a kill is caught up from them
+        self._store_kept = db.exists()
+        damaged = damaged_store(db)  # moved aside if SQLite cannot read it; StoreError if unusable
+        try:
+            self.store = PruningSessionStore(
+                db,
+                workspace=self.workspace,
+                policy=trim_policy,
+                prune=PrunePolicy(keep_denials=keep_denials),
+                ephemeral=ephemeral_policy,
+            )
+        except sqlite3.Error as exc:
+            raise store_error(db, exc) from None
+        if damaged is not None:
+            self.notice(refill_store(damaged, self.store, self.project_key))
         self.resilience = (
             resilience if isinstance(resilience, Resilience) else Resilience(enabled=bool(resilience))
         )
@@ -176,6 +193,25 @@ class Runtime:
 
     def has_session(self, session_id: str) -> bool:
         return bool(session_id) and self.store.has_session(self.project_key, session_id)
+
+    def recover_session(self, session_id: str) -> bool:
+        """Whether the session can be resumed, once the store holds every entry Claude Code's own
+        transcript has (a process killed before the SDK mirrored them left the store behind)."""
+        if not session_id:
+            return False
+        if self._store_kept:
+            # on failure the store keeps what it has: resuming that still beats starting over
+            with suppress(OSError, sqlite3.Error):
+                catch_up(self.store, self.project_key, session_id)
+        return self.has_session(session_id)
+
+    def notice(self, line: str) -> None:
+        """Say what was found damaged and what was done: to the run's events, or queued for them."""
+        notify = self._notify
+        if notify is None:
+            self.notices.append(line)
+            return
+        notify(Recovery(text=line))
 
     def context_of(self, session_id: str) -> int:
         return self.store.last_context(self.project_key, session_id)
@@ -235,6 +271,7 @@ class Runtime:
             self._said.clear()
             self._interrupt_requested = False
         emit = emitter(on_event)
+        self._notify = emit if on_event is not None else None
         cur_prompt, cur_resume, cur_fork, cur_resume_at = prompt, resume, fork, resume_at
         attempt = 0
         try:
@@ -326,6 +363,7 @@ class Runtime:
             self.results.append(result)
             self._inflight = None
             self._write_manifest()
+            self._notify = None
         return result
 
     def _take_said(self) -> str:
@@ -387,11 +425,13 @@ class Runtime:
             prelude=prelude,
         )
         options.stderr = self._stderr
+        contain(options)  # the tools' process trees end with the CLI, even if flower is killed
         self._handoff_requested = False
         reported = 0.0  # the CLI's total_cost_usd is cumulative within one process, from zero
         outstanding: set[str] = set()
         session: str | None = None
         finished = False
+        fatal: str | None = None  # a refused key the CLI would go on retrying for minutes
         texts: list[str] = []
         try:
             async with ClaudeSDKClient(options) as client:
@@ -409,6 +449,10 @@ class Runtime:
                     if sid and sid != session:
                         session = sid
                         self._on_new_session(result, sid)
+                    if fatal is None and isinstance(message, SystemMessage):
+                        fatal = _fatal_retry(message.data)
+                        if fatal is not None:
+                            await client.interrupt()  # every retry is refused the same way: stop now
                     _track_tasks(message, outstanding)
                     for event in normalize(message):
                         if isinstance(event, SyntheticError):
@@ -434,7 +478,7 @@ class Runtime:
                         reported = self._account(result, message, reported)
                         if message.is_error:
                             result.error = message.result or message.subtype or "error"
-                        if not outstanding or self._interrupt_requested or self._handoff_requested:
+                        if not outstanding or self._interrupt_requested or self._handoff_requested or fatal:
                             break
         except ClaudeSDKError as exc:
             # the SDK raises after an error result too; keep the first, most specific text
@@ -446,7 +490,9 @@ class Runtime:
             with self._lock:
                 self._client = None
         result.text = "\n".join(t for t in texts if t).strip()
-        if self._handoff_requested:
+        if fatal is not None:
+            result.error = fatal
+        elif self._handoff_requested:
             result.error = self.HANDOFF_DUE
         elif self._interrupt_requested:
             result.error = self.INTERRUPTED
@@ -461,6 +507,9 @@ class Runtime:
     # -- bookkeeping -----------------------------------------------------------------------
     def _on_new_session(self, result: StepResult, sid: str) -> None:
         result.session_id = sid
+        # in flight: which session holds the step, from now on (a handoff's turn has its own row)
+        step = self._inflight
+        self._write_manifest(extra=[result] if step is None or step is result else [step, result])
         callback = self.on_session
         if callback is not None:
             # lineage is a bonus: a failing callback never stops the step
@@ -579,21 +628,17 @@ class Runtime:
     def _write_manifest(self, extra: list[StepResult] | None = None) -> None:
         """Rewrite this process's rows, keep every other process's rows (append semantics)."""
         mine = [self._row(r) for r in [*self.results, *(extra or [])]]
-        path = self.manifest_path
+
+        def merge(rows: Any, repair: Repair | None) -> list[Any]:
+            kept = rebuilt_manifest(repair) if repair is not None else (rows or [])
+            return [r for r in kept if not (isinstance(r, dict) and r.get("run") == self.run_id)] + mine
+
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with open(path.with_name(path.name + ".lock"), "a+") as lock:
-                fcntl.flock(lock, fcntl.LOCK_EX)  # two flower processes in one run_dir
-                try:
-                    rows = json.loads(path.read_text(encoding="utf-8"))
-                    if not isinstance(rows, list):
-                        rows = []
-                except (OSError, ValueError):
-                    rows = []
-                rows = [r for r in rows if not (isinstance(r, dict) and r.get("run") == self.run_id)] + mine
-                atomic_write(path, json.dumps(rows, ensure_ascii=False, indent=2))
+            _, repair = update_json(self.manifest_path, merge, check=manifest_problem)
         except OSError:
-            pass  # the books are worth keeping, not worth failing a run for
+            return  # the books are worth keeping, not worth failing a run for
+        if repair is not None:
+            self.notice(repair.line())
 
     def _row(self, result: StepResult) -> dict[str, Any]:
         row = asdict(result)
@@ -639,6 +684,14 @@ def _track_tasks(message: Any, outstanding: set[str]) -> None:
         if status in TERMINAL_TASK_STATUSES:
             task_id = getattr(message, "task_id", None) or message.data.get("task_id")
             outstanding.discard(task_id)
+
+
+def _fatal_retry(data: Any) -> str | None:
+    """The error of a retry notice from the CLI when retrying cannot help (a refused key), else None."""
+    if not isinstance(data, dict) or data.get("subtype") != "api_retry":
+        return None
+    text = f"API error {data.get('error_status')}: {data.get('error')}"
+    return text if classify(text) == "fatal" else None
 
 
 async def _quiet(coro: Any) -> None:

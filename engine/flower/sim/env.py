@@ -1,8 +1,8 @@
 """Run the real Claude Code CLI against flower.sim, isolated from the host.
 
-Every CLI process gets its own config and temp folders, a dummy key and the sim's URL, so a
-test or the offline demo never touches ``~/.claude`` or ``/tmp/claude-*`` and never leaves
-127.0.0.1.
+Every CLI process gets its own config, temp and home folders, a dummy key and the sim's URL,
+so a test or the offline demo never touches ``~/.claude`` or ``/tmp/claude-*``, never runs the
+host's shell profile and never leaves 127.0.0.1.
 """
 
 from __future__ import annotations
@@ -41,10 +41,13 @@ def isolated_env(
     test does not wait through ten back-offs); None keeps the CLI's default.
     """
     root = Path(root)
-    config, tmp = root / "claude-config", root / "claude-tmp"
-    config.mkdir(parents=True, exist_ok=True)
-    tmp.mkdir(parents=True, exist_ok=True)
+    config, tmp, home = root / "claude-config", root / "claude-tmp", root / "home"
+    for folder in (config, tmp, home):
+        folder.mkdir(parents=True, exist_ok=True)
     env = {
+        # Bash starts from the user's shell profile: the host's (a pyenv rehash waiting 60 s
+        # on a lock, aliases, PATH edits) must not decide what a test's commands do or take
+        "HOME": str(home),
         "ANTHROPIC_BASE_URL": base_url,
         "ANTHROPIC_API_KEY": DUMMY_KEY,
         "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",

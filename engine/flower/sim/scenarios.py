@@ -6,6 +6,7 @@ Each role is recognised by the rule text flower puts in its system prompt.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 QUESTION = "hello.py 要打印什么?"
@@ -94,4 +95,37 @@ def starter_scenario(
     }
 
 
-NAMED = {"starter": starter_scenario}
+def resumable_starter_scenario(*, bash_seconds: float = 1.0) -> dict[str, Any]:
+    """A starter run that every role answers by what its conversation already holds, not by turn
+    count: stopped at any point and continued, it still runs to an achieved goal. For kill tests.
+
+    The coder's command sleeps `bash_seconds` first, so a kill can land while a tool runs.
+    """
+    base = starter_scenario(verdicts=("achieved",))
+    command = f"sleep {bash_seconds:g} && printf 'print(\"hello\")\\n' > hello.py && python3 hello.py"
+    report = "结论:hello.py 写好了。\n依据:python3 hello.py 输出 hello。\n产物:hello.py\n未验证:无"
+
+    def rule(actor: str, reply: dict[str, Any], seen: str | None = None) -> dict[str, Any]:
+        return {"actor": actor, "when": {"messages_contain": seen} if seen else {}, "reply": reply}
+
+    ask = {"tool": {"name": "mcp__human__ask", "input": {"question": QUESTION, "options": OPTIONS}}}
+    return {
+        "actors": base["actors"],
+        "rules": [
+            rule("clarifier", {"text": BRIEF}, seen=QUESTION),  # asked once already: the brief
+            rule("clarifier", ask),
+            rule("goal_setter", {"text": GOAL}),
+            rule("coordinator", {"text": "这一轮做完了:hello.py 已写好并验证输出 hello。"}, seen=report[:16]),
+            rule("coordinator", _delegate("写 hello.py:运行时打印 hello。写完跑一次确认输出。")),
+            rule("coder", {"text": report}, seen="printf"),
+            rule("coder", _bash(command)),
+            rule("judge", {"text": VERDICTS["achieved"]}),
+        ],
+        "default": {"text": "(flower.sim: no rule for this request)"},
+    }
+
+
+NAMED: dict[str, Callable[[], dict[str, Any]]] = {
+    "starter": starter_scenario,
+    "resumable-starter": resumable_starter_scenario,
+}

@@ -411,6 +411,27 @@ class SqliteSessionStore(SessionStore):
 
         return self._sync(run)
 
+    def add(self, key: SessionKey, entries: list[SessionStoreEntry]) -> None:
+        """``append`` without an event loop (recovery and catch-up run before one exists)."""
+        if not entries:
+            return
+        rows = [(_uuid_of(e), json.dumps(e, ensure_ascii=False, separators=(",", ":"))) for e in entries]
+        self._sync(lambda: self._append(key, rows))
+
+    def uuids(self, key: SessionKey) -> set[str] | None:
+        """The entry uuids stored under ``key``; None when the key is not in the store at all."""
+
+        def run() -> set[str] | None:
+            key_id = self._key_id(key)
+            if key_id is None:
+                return None
+            rows = self._conn.execute(
+                "SELECT uuid FROM entries WHERE key_id = ? AND uuid IS NOT NULL", (key_id,)
+            ).fetchall()
+            return {r[0] for r in rows}
+
+        return self._sync(run)
+
     def has_session(self, project_key: str, session_id: str) -> bool:
         """Whether a main transcript exists; touches one meta row, no payload."""
 

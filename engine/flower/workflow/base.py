@@ -8,8 +8,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..core.agent import AgentSpec
-from ..core.events import Event, StepStarted, emitter
+from ..core.events import Event, Recovery, StepStarted, emitter
 from ..core.lineage import Lineage
+from ..core.resilience import classify
+from ..core.rundir import claim_flow
 
 if TYPE_CHECKING:
     from ..core.runtime import Runtime, StepResult
@@ -69,6 +71,20 @@ class Workflow:
         on_event: Callable[[Event], None] | None = None,
         on_step: Callable[[Step, StepResult], None] | None = None,
     ) -> Ctx:
+        run_dir = getattr(runtime, "run_dir", None)
+        if not (self.continuous and run_dir):
+            return await self._run_steps(runtime, on_event=on_event, on_step=on_step)
+        # one process per flow and run_dir: two at once would resume the same sessions twice
+        with claim_flow(run_dir, self.name):
+            return await self._run_steps(runtime, on_event=on_event, on_step=on_step)
+
+    async def _run_steps(
+        self,
+        runtime: Runtime,
+        *,
+        on_event: Callable[[Event], None] | None,
+        on_step: Callable[[Step, StepResult], None] | None,
+    ) -> Ctx:
         for step in self.steps:
             if step.on_fail not in ON_FAIL:
                 raise ValueError(
@@ -82,15 +98,21 @@ class Workflow:
         if self.channel is not None and getattr(self.channel, "on_event", None) is None:
             self.channel.on_event = on_event
         emit = emitter(on_event)
+        for line in _drain(runtime):
+            emit(Recovery(text=line))  # found before the run
 
         lineage: Lineage | None = None
         woke = 0
         carried: set[str] = set()  # steps whose session comes from an earlier process
         if self.continuous and getattr(runtime, "run_dir", None) and getattr(runtime, "workspace", None):
             lineage = Lineage.open(runtime.run_dir, runtime.workspace)
+            repair = lineage.repair_now()  # a damaged file: moved aside, rebuilt from the manifest
+            if repair is not None:
+                emit(Recovery(text=repair.line(), backup=str(repair.backup)))
             for step_name, sid in lineage.steps.items():
-                # the lineage file can outlive sessions.db: resume only what still exists
-                if runtime.has_session(sid) and step_name not in sessions:
+                # the lineage file can outlive sessions.db: resume only what still exists (or
+                # what Claude Code's own transcript still holds, when the store fell behind)
+                if step_name not in sessions and _resumable(runtime, sid):
                     sessions[step_name] = sid
                     carried.add(step_name)
             ctx["_lineage"] = lineage
@@ -141,6 +163,14 @@ class Workflow:
                 finally:
                     runtime.on_session = None
                 results[step.name] = result
+                if not result.ok and classify(result.error) == "fatal":
+                    # auth, permission, billing: every further round fails the same way, in a
+                    # fresh session that would take the lineage away from the real work
+                    held = sessions.get(step.name)
+                    if lineage is not None and held and result.session_id != held:
+                        lineage.remember(step.name, held)
+                    ctx["_fatal"] = result.error
+                    break
                 if result.session_id:
                     sessions[step.name] = result.session_id
                     if lineage is not None:
@@ -155,6 +185,8 @@ class Workflow:
                             ctx["_aborted"] = str(exc)
                             passed = False
                             break
+                        if ctx.get("_fatal"):
+                            break  # the gate's own run (a judge) hit a fatal error
                 if passed or attempt == step.retries:
                     break
                 said = ""
@@ -171,7 +203,7 @@ class Workflow:
             if passed:
                 ctx[step.name] = step.reduce(result, ctx) if step.reduce is not None else result.text
                 continue
-            if step.on_fail == "stop":
+            if step.on_fail == "stop" or ctx.get("_fatal"):
                 ctx["_failed_at"] = step.name
                 break
             if step.on_fail == "continue":
@@ -181,6 +213,20 @@ class Workflow:
 
 def _rememberer(lineage: Lineage, step: str) -> Callable[[str], None]:
     return lambda sid: lineage.remember(step, sid)
+
+
+def _resumable(runtime: Any, session_id: str) -> bool:
+    recover = getattr(runtime, "recover_session", None)
+    return bool(recover(session_id)) if recover is not None else bool(runtime.has_session(session_id))
+
+
+def _drain(runtime: Any) -> list[str]:
+    notices = getattr(runtime, "notices", None)
+    if not isinstance(notices, list):
+        return []
+    lines = list(notices)
+    notices.clear()
+    return lines
 
 
 __all__ = ["Ctx", "Step", "StepAbort", "Workflow"]

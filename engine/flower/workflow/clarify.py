@@ -10,6 +10,7 @@ from typing import Any
 from ..core.brief import Brief
 from ..core.roles import clarify
 from .base import Ctx, Step
+from .notes import keep_before_rewrite
 
 BRIEF_KEY = "_brief"
 MISSING_KEY = "_brief_missing"
@@ -75,6 +76,8 @@ def clarify_step(
         if not brief.complete():
             ctx[MISSING_KEY] = brief.missing()
             return False
+        old = Brief.load(brief_path)
+        keep_before_rewrite(ctx, brief_path, brief.to_markdown(), old.problem() if old is not None else "")
         brief.write(brief_path)
         inject(ctx, brief)
         return True

@@ -8,8 +8,10 @@ from typing import Any
 
 from ..core.events import Event, GoalUnverifiable, VerdictGiven, emitter, verdict_state
 from ..core.goal import Goal, Verdict
+from ..core.resilience import classify
 from ..core.roles import judge
 from .base import Ctx, Step, StepAbort
+from .notes import keep_before_rewrite
 
 GOAL_KEY = "_goal"
 VERDICT_KEY = "_verdict"
@@ -74,6 +76,8 @@ def goal_step(
         goal = Goal.parse(result.text)
         if not goal.complete():
             return False
+        old = Goal.load(goal_path)
+        keep_before_rewrite(ctx, goal_path, goal.to_markdown(), old.problem() if old is not None else "")
         goal.write(goal_path)
         inject(ctx, goal)
         if goal.unverifiable:
@@ -120,6 +124,9 @@ def with_goal(
         goal = ctx.get(GOAL_KEY)
         if not (isinstance(goal, Goal) and goal.complete()):
             goal = Goal.load(goal_path) or Goal()
+            if goal.damage:
+                # judged on what is left, a cut-off checklist would pass on its first lines alone
+                raise StepAbort(f"{goal_path} {goal.damage}:补好它(或删掉它让 flower 重新设定目标)再跑")
         # the judge is its own fresh session every round: never resumed, never in the lineage
         verdict_run = await runtime.run(
             judger,
@@ -127,6 +134,9 @@ def with_goal(
             step_name=f"{label}#{round_no}",
             on_event=ctx.get("_on_event"),
         )
+        if not verdict_run.ok and classify(verdict_run.error) == "fatal":
+            ctx["_fatal"] = verdict_run.error  # no verdict can come; the workflow stops at once
+            return False
         verdict = Verdict.parse(verdict_run.text)
         if not verdict.ok and not verdict.reason:
             verdict.reason = DEFAULT_REASON
@@ -157,7 +167,9 @@ def with_goal(
         if ask.answer.strip() == AMEND:
             change = await channel.ask(AMEND_QUESTION)
             if change.state == "answered" and change.answer.strip():
-                goal.amend(change.answer.strip()).write(goal_path)
+                goal.amend(change.answer.strip())
+                keep_before_rewrite(ctx, goal_path, goal.to_markdown())
+                goal.write(goal_path)
                 ctx[GOAL_KEY] = goal
             return False
         verdict.reason = f"人认为判定有误:{ask.answer.strip()}"

@@ -75,7 +75,7 @@ def wake_state(
         "waking": bool(brief is not None and brief.complete()),
         "brief": brief_path,
         "goal": goal_path,
-        "checks": len(goal.checks) if goal is not None else 0,
+        "checks": len(goal.checks) if goal is not None and not goal.damage else 0,
         "woke": lineage.woke,
         "steps": dict(lineage.steps),
     }

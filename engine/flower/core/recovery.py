@@ -1,0 +1,345 @@
+"""What can be rebuilt when a file of a run_dir is damaged, from the files that are not.
+
+- manifest.json: the rows that still parse (each row is a JSON object of its own).
+- lineage.json: the step -> session map and the wake count, from the manifest (which gets an
+  in-flight row the moment a step's session starts) and checked against sessions.db.
+- sessions.db: a file SQLite cannot read is moved aside; whatever rows still read are copied
+  into a fresh store, and the transcripts Claude Code keeps on its own fill in the rest.
+
+Everything here that only reads (used by the read-only wake probe) never writes a byte.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from .rundir import Damaged, Repair, read_json, set_aside
+
+MANIFEST = "manifest.json"
+STORE = "sessions.db"
+SQLITE_MAGIC = b"SQLite format 3\x00"
+SQLITE_COMPANIONS = ("-wal", "-shm")
+_SUFFIX = re.compile(r"#(?:retry|round)\d+$")
+_ROW_KEYS = ("step", "run")
+EMPTY_STORE = "空文件(0 字节)"
+
+
+class StoreError(RuntimeError):
+    """sessions.db cannot be used as it is; the message says what to do about it."""
+
+
+# -- the manifest ---------------------------------------------------------------------------------
+
+
+def manifest_problem(data: Any) -> str | None:
+    if not isinstance(data, list):
+        return f"应该是 JSON 数组,却是{type(data).__name__}"
+    bad = sum(1 for row in data if not isinstance(row, dict))
+    return f"有 {bad} 行不是 JSON 对象" if bad else None
+
+
+def salvage_rows(text: str) -> list[dict[str, Any]]:
+    """Every manifest row (a JSON object with `step` and `run`) that still parses, in order."""
+    decoder = json.JSONDecoder()
+    rows: list[dict[str, Any]] = []
+    at = text.find("{")
+    while at != -1:
+        try:
+            value, end = decoder.raw_decode(text, at)
+        except ValueError:
+            at = text.find("{", at + 1)
+            continue
+        if isinstance(value, dict) and all(k in value for k in _ROW_KEYS):
+            rows.append(value)
+            at = text.find("{", end)
+        else:
+            at = text.find("{", at + 1)
+    return rows
+
+
+def read_manifest(run_dir: Path) -> tuple[list[dict[str, Any]], str | None]:
+    """(rows, why the file is damaged or None): a damaged manifest yields its salvageable rows."""
+    path = Path(run_dir) / MANIFEST
+    try:
+        data = read_json(path)
+    except Damaged as exc:
+        return salvage_rows(_text_of(path)), exc.reason
+    except OSError:
+        return [], None
+    if data is None:
+        return [], None
+    problem = manifest_problem(data)
+    if problem is not None:
+        return ([r for r in data if isinstance(r, dict)] if isinstance(data, list) else []), problem
+    return data, None
+
+
+def rebuilt_manifest(repair: Repair) -> list[dict[str, Any]]:
+    """The rows to keep after `repair` moved a damaged manifest aside; says how many in it."""
+    rows = salvage_rows(_text_of(repair.backup))
+    repair.recovered = f"读得出的 {len(rows)} 行都留下了" if rows else "一行也读不出来"
+    return rows
+
+
+def _text_of(path: Path) -> str:
+    try:
+        return path.read_bytes().decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def base_step(name: Any) -> str | None:
+    """The lineage key of a manifest row's step name; None for judge and handoff turns."""
+    if not isinstance(name, str) or not name or "·判定#" in name or name.endswith("·交接"):
+        return None
+    return _SUFFIX.sub("", name)
+
+
+def sessions_by_step(rows: Iterable[dict[str, Any]]) -> dict[str, str]:
+    """The last session each step ran in, by when its row started."""
+    latest: dict[str, tuple[float, str]] = {}
+    for row in rows:
+        step, sid = base_step(row.get("step")), row.get("session_id")
+        started = row.get("started_at")
+        if step is None or not isinstance(sid, str) or not sid:
+            continue
+        when = float(started) if isinstance(started, (int, float)) else 0.0
+        if step not in latest or when >= latest[step][0]:
+            latest[step] = (when, sid)
+    return {step: sid for step, (_, sid) in latest.items()}
+
+
+def wakes_in(rows: Iterable[dict[str, Any]]) -> int:
+    """How many processes left rows: a lower bound of the wake count."""
+    return len({r.get("run") for r in rows if isinstance(r.get("run"), str)})
+
+
+# -- the store ------------------------------------------------------------------------------------
+
+
+def stored_sessions(run_dir: Path, project_key: str) -> set[str] | None:
+    """Session ids sessions.db holds for `project_key`, read-only; None if it cannot be read."""
+    db = Path(run_dir) / STORE
+    if not db.is_file():
+        return None
+    try:
+        conn = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True, timeout=5)
+    except sqlite3.Error:
+        return None
+    try:
+        rows = conn.execute(
+            "SELECT session_id FROM meta WHERE project_key = ? AND subpath = ''", (project_key,)
+        ).fetchall()
+    except sqlite3.Error:
+        return None
+    finally:
+        conn.close()
+    return {r[0] for r in rows}
+
+
+def store_damage(db: Path) -> str | None:
+    """Why sessions.db is not a readable SQLite file, or None (also when it does not exist)."""
+    try:
+        size = db.stat().st_size
+        with open(db, "rb") as fh:
+            head = fh.read(100)
+    except FileNotFoundError:
+        return None
+    except IsADirectoryError:
+        raise StoreError(
+            f"{db} 是个目录,不是会话库:把它挪开(mv {db} {db}.bak),或者用 -r 换一个 run 目录"
+        ) from None
+    except PermissionError:
+        raise StoreError(f"没有权限读 {db}:chmod u+rw {db}(它所在的目录也要可写)") from None
+    if size == 0:
+        return EMPTY_STORE
+    if not head.startswith(SQLITE_MAGIC[: len(head)]) or len(head) < len(SQLITE_MAGIC):
+        return "不是 SQLite 数据库"
+    if len(head) < 100:
+        return f"被截断了(只剩 {size} 字节,连文件头都不完整)"
+    page = int.from_bytes(head[16:18], "big")
+    page = 65536 if page == 1 else page
+    pages = int.from_bytes(head[28:32], "big")
+    valid_for = int.from_bytes(head[92:96], "big") == int.from_bytes(head[24:28], "big")
+    if valid_for and pages and size < pages * page:
+        return f"被截断了({size} 字节,文件头说该有 {pages * page} 字节)"
+    return None
+
+
+def referenced_sessions(run_dir: Path) -> set[str]:
+    """The sessions the lineage and the manifest say the steps ran in."""
+    rows, _ = read_manifest(run_dir)
+    found = set(sessions_by_step(rows).values())
+    try:
+        data = read_json(Path(run_dir) / "lineage.json")
+    except (Damaged, OSError):
+        data = None
+    steps = data.get("steps") if isinstance(data, dict) else None
+    if isinstance(steps, dict):
+        found.update(v for v in steps.values() if isinstance(v, str) and v)
+    return found
+
+
+def damaged_store(db: Path) -> Repair | None:
+    """Move sessions.db aside if SQLite cannot read it; StoreError if it cannot even be looked at.
+
+    A zero-length file is what SQLite calls an empty database: only when the lineage or the
+    manifest say sessions existed is it a loss to report rather than a fresh start.
+    """
+    reason = store_damage(db)
+    if reason is None:
+        return None
+    if reason == EMPTY_STORE and not referenced_sessions(db.parent):
+        return None
+    return Repair(db, set_aside(db, companions=SQLITE_COMPANIONS), reason)
+
+
+def refill_store(repair: Repair, store: Any, project_key: str) -> str:
+    """Copy what still reads from the moved-aside store, then what Claude Code's own transcripts
+    hold for the sessions the steps ran in; the one line that says how it went."""
+    from .transcripts import catch_up
+
+    salvaged = salvage_store(repair.backup, store.add) if repair.reason != EMPTY_STORE else 0
+    wanted = referenced_sessions(repair.path.parent)
+    missing = {sid for sid in wanted if not store.has_session(project_key, sid)}
+    refilled = 0
+    for sid in sorted(missing):
+        try:
+            if catch_up(store, project_key, sid) and store.has_session(project_key, sid):
+                refilled += 1
+        except (OSError, sqlite3.Error):
+            continue
+    still = len(missing) - refilled
+    parts = [f"抢救出 {salvaged} 个会话"] if repair.reason != EMPTY_STORE else []
+    if refilled:
+        parts.append(f"从 Claude Code 自己的记录补回 {refilled} 个")
+    if still:
+        parts.append(f"步骤用过的会话还有 {still} 个找不回(那些步骤会开新会话)")
+    elif wanted:
+        parts.append(f"步骤用过的 {len(wanted)} 个会话一个不缺")
+    repair.recovered = ",".join(parts) or "里面没有可找回的会话"
+    return repair.line()
+
+
+def salvage_store(backup: Path, add: Any) -> int:
+    """Copy every transcript row that still reads from `backup` through `add(key, entries)`.
+
+    Reads in small slices so one unreadable page costs its slice, not the rest. Returns how
+    many main sessions came back with at least one entry.
+    """
+    readable = _padded_copy(backup)
+    try:
+        conn = sqlite3.connect(f"{readable.resolve().as_uri()}?mode=ro&immutable=1", uri=True)
+    except sqlite3.Error:
+        readable.unlink(missing_ok=True)
+        return 0
+    sessions: set[tuple[str, str]] = set()
+    try:
+        try:
+            keys = conn.execute("SELECT id, project_key, session_id, subpath FROM meta").fetchall()
+        except sqlite3.Error:
+            return 0
+        for key_id, project_key, session_id, subpath in keys:
+            entries = _readable_entries(conn, key_id)
+            if not entries:
+                continue
+            key: dict[str, str] = {"project_key": project_key, "session_id": session_id}
+            if subpath:
+                key["subpath"] = subpath
+            add(key, entries)
+            if not subpath:
+                sessions.add((project_key, session_id))
+    finally:
+        conn.close()
+        readable.unlink(missing_ok=True)
+    return len(sessions)
+
+
+def _padded_copy(backup: Path) -> Path:
+    """A scratch copy of `backup`, zero-filled up to the size its header claims.
+
+    SQLite calls a file shorter than its header says malformed as a whole; padded, every page
+    that survived the cut reads again and only the lost ones fail.
+    """
+    copy = backup.with_name(backup.name + ".salvage")
+    data = backup.read_bytes()
+    size = len(data)
+    if len(data) >= 100 and data.startswith(SQLITE_MAGIC):
+        page = int.from_bytes(data[16:18], "big")
+        page = 65536 if page == 1 else page
+        size = max(size, page * int.from_bytes(data[28:32], "big"))
+    with open(copy, "wb") as fh:
+        fh.write(data)
+        fh.truncate(size)
+    return copy
+
+
+def _readable_entries(conn: sqlite3.Connection, key_id: int, *, slice_rows: int = 200) -> list[Any]:
+    try:
+        bounds = conn.execute("SELECT min(seq), max(seq) FROM entries WHERE key_id = ?", (key_id,)).fetchone()
+    except sqlite3.Error:
+        bounds = None
+    low, high = (bounds or (None, None))[:2]
+    if low is None or high is None:
+        low, high = 0, _max_seq(conn)
+    out: list[Any] = []
+    for start in range(int(low), int(high) + 1, slice_rows):
+        try:
+            rows = conn.execute(
+                "SELECT payload FROM entries WHERE key_id = ? AND seq BETWEEN ? AND ? ORDER BY seq",
+                (key_id, start, start + slice_rows - 1),
+            ).fetchall()
+        except sqlite3.Error:
+            continue
+        for (payload,) in rows:
+            try:
+                out.append(json.loads(payload))
+            except (TypeError, ValueError):
+                continue
+    return out
+
+
+def _max_seq(conn: sqlite3.Connection) -> int:
+    try:
+        row = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'entries'").fetchone()
+    except sqlite3.Error:
+        return 0
+    return int(row[0]) if row and row[0] else 0
+
+
+def store_error(db: Path, exc: sqlite3.Error) -> StoreError:
+    """A clear message with the fix for a store SQLite refused to open."""
+    text = str(exc)
+    if "newer than this flower" in text:
+        fix = "它是更新版本的 flower 写的:升级 flower,或者用 -r 换一个 run 目录"
+    elif "locked" in text or "busy" in text:
+        fix = "另一个进程一直锁着它:等那个进程结束(或者结束它)再跑"
+    elif "readonly" in text or "unable to open" in text or "permission" in text.lower():
+        fix = f"检查 {db} 和它所在目录的权限(要可读写),或者用 -r 换一个 run 目录"
+    else:
+        fix = f"把它挪开(mv {db} {db}.bak)再跑一次,会话会从头开始;Claude Code 自己的记录还在的话会被找回"
+    return StoreError(f"打不开会话库 {db}({text.split(': ', 1)[-1]}):{fix}")
+
+
+__all__ = [
+    "StoreError",
+    "base_step",
+    "damaged_store",
+    "manifest_problem",
+    "read_manifest",
+    "rebuilt_manifest",
+    "referenced_sessions",
+    "refill_store",
+    "salvage_rows",
+    "salvage_store",
+    "sessions_by_step",
+    "store_damage",
+    "store_error",
+    "stored_sessions",
+    "wakes_in",
+]
