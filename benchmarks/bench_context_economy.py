@@ -246,7 +246,7 @@ async def run_config(kind: str, plan: Plan, root: Path, ws: Path, rounds: int, s
     """Run the plan once; the workspace is rebuilt at the same path the script names."""
     base = root / kind
     fresh_workspace(ws, rounds, seed)
-    clock = SimClock(start=1_900_000_000.0)
+    clock = SimClock(start=1_900_000_000.0, wall=False)  # time is the script's, not the machine's
     sim = SimServer({"scripts": {"main": plan.turns}, "default": {"text": "(script used up)"}}, clock=clock)
     sim.start()
     saved_env = dict(os.environ)

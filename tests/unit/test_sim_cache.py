@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 import urllib.error
 import urllib.request
 from collections.abc import Callable
@@ -214,6 +215,15 @@ def test_the_clock_only_moves_forward() -> None:
     assert 1060.0 <= clock() < 1061.0
     with pytest.raises(ValueError):
         clock.advance(-1)
+
+
+def test_a_clock_off_the_wall_moves_only_when_advanced() -> None:
+    clock = SimClock(start=1000.0, wall=False)
+    first = clock()
+    threading.Event().wait(0.01)
+    assert clock() == first == 1000.0
+    clock.advance(299.5)
+    assert clock() == 1299.5
 
 
 # ---------------------------------------------------------------- through the HTTP server

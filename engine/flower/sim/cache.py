@@ -42,16 +42,19 @@ class SimClock:
 
     ``advance(seconds)`` makes time pass without sleeping, so a test or a benchmark can let a
     cache entry expire instantly. Share one clock between the sim and a store to give both
-    the same idea of "now".
+    the same idea of "now". With ``wall=False`` only ``advance`` moves it: a run's cache
+    hits then depend on its script alone, not on how fast the machine was.
     """
 
-    def __init__(self, start: float | None = None) -> None:
+    def __init__(self, start: float | None = None, *, wall: bool = True) -> None:
         self._lock = threading.Lock()
-        self._skipped = 0.0 if start is None else start - time.time()
+        self._wall = wall
+        origin = time.time() if wall else 0.0
+        self._skipped = (time.time() if start is None else start) - origin
 
     def __call__(self) -> float:
         with self._lock:
-            return time.time() + self._skipped
+            return (time.time() if self._wall else 0.0) + self._skipped
 
     def advance(self, seconds: float) -> None:
         if seconds < 0:

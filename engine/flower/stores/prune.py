@@ -19,7 +19,8 @@ after a resume:
   own (and left out entirely mid-chain); answering it here with ``orphan_text`` first keeps
   the call visible and the prompt the same at every later resume.
 - Dropping an old denial changes the prompt where that denial was, so it is decided only
-  when the cache has expired (see ``trim``) and recorded, like a trim.
+  when the prompt is written again anyway (the cache expired, or a rebase; see ``trim``)
+  and recorded, like a trim.
 """
 
 from __future__ import annotations
@@ -242,7 +243,8 @@ class PruningSessionStore(TrimmingSessionStore):
         results, heal orphan calls, then relink.
 
         ``pruned`` counts the entries taken out, ``denials_dropped`` the denied calls. This
-        decides for every denial now; ``load()`` drops new ones only at a cold resume.
+        decides for every denial now; ``load()`` drops new ones only when the prompt is
+        written again anyway (a cold resume, or a rebase).
         """
         return self._prune(entries, set(self._doomed(self._denials(entries))))
 
