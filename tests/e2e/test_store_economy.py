@@ -15,14 +15,16 @@ import sqlite3
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
+from claude_agent_sdk.types import SessionKey, SessionStoreEntry
 
 from flower import AgentSpec, EphemeralPolicy, PrunePolicy, Resilience, Runtime, TrimPolicy
 from flower.sim.cache import SimClock
 from flower.sim.server import Recorded, SimServer
 from flower.stores.prune import PruningSessionStore
+from flower.stores.sqlite import SqliteSessionStore
 
 pytestmark = [pytest.mark.e2e, pytest.mark.usefixtures("own_home")]
 UseSim = Callable[..., SimServer]
@@ -249,3 +251,58 @@ async def test_trimming_keeps_the_prefix_byte_identical_while_the_cache_lives(
     assert (four.usage or {})["cache_read_input_tokens"] < (four.usage or {})["cache_creation_input_tokens"]
     # and from there on the trimmed prompt is as stable as the plain one was
     assert normalized(five)[: len(normalized(four)) - 1] == normalized(four)[:-1]
+
+
+async def test_only_api_errors_the_cli_would_send_are_taken_out(
+    use_sim: UseSim, workspace: Path, tmp_path: Path
+) -> None:
+    clock = SimClock()
+    script = [bash("echo hi"), {"fault": 500}, "after the outage", "plain", "layered", "flagless", "cleaned"]
+    sim = use_sim(SimServer({"scripts": {"main": script}}, clock=clock).start(), max_retries=0)
+    rt = runtime(workspace, tmp_path, clock)
+    try:
+        first = await rt.run(SPEC, "go", step_name="干活")  # the 500 left an API-error entry
+        assert first.ok and first.resumed and first.session_id
+        key: SessionKey = {"project_key": rt.project_key, "session_id": first.session_id}
+        raw = await entries_of(SqliteSessionStore(tmp_path / "runs" / "sessions.db"), key)
+        assert [e["message"]["model"] for e in raw if e.get("isApiErrorMessage")] == ["<synthetic>"]
+
+        async def resume_with(store: SqliteSessionStore, prompt: str) -> Recorded:
+            rt.store.close()
+            rt.store = store
+            assert (await rt.run(SPEC, prompt, step_name="干活", resume=first.session_id)).ok
+            return first_request_after(sim, prompt)
+
+        # the CLI's own shape (both marks): the CLI leaves it out, plain or pruned
+        plain = await resume_with(SqliteSessionStore(tmp_path / "runs" / "sessions.db"), "plain")
+        layered = await resume_with(
+            PruningSessionStore(tmp_path / "runs" / "sessions.db", workspace), "layered"
+        )
+        # the same error without its flag, as another writer might have stored it
+        flagless = [{k: v for k, v in e.items() if k != "isApiErrorMessage"} for e in raw]
+        other = tmp_path / "other.db"
+        await put_entries(SqliteSessionStore(other), key, flagless)
+        sent = await resume_with(SqliteSessionStore(other), "flagless")
+        cleaned = await resume_with(PruningSessionStore(other, workspace), "cleaned")
+    finally:
+        rt.close()
+
+    assert "API Error" not in plain.all_text and "API Error" not in layered.all_text
+    assert "API Error: 500" in sent.all_text  # the CLI would feed it back as the model's own words
+    assert "API Error" not in cleaned.all_text  # so that one the store takes out
+
+
+async def entries_of(store: SqliteSessionStore, key: SessionKey) -> list[dict[str, Any]]:
+    try:
+        loaded = await store.load(key)
+    finally:
+        store.close()
+    assert loaded is not None
+    return cast("list[dict[str, Any]]", loaded)
+
+
+async def put_entries(store: SqliteSessionStore, key: SessionKey, entries: list[dict[str, Any]]) -> None:
+    try:
+        await store.append(key, cast("list[SessionStoreEntry]", entries))
+    finally:
+        store.close()
