@@ -1,13 +1,22 @@
-"""What does resume-time trimming + pruning cost, and what does it buy?
+"""What does resume-time trimming + pruning cost in load time, and what does it take out?
 
 Generates a main-thread transcript at HT001 scale (70 rounds, ~190K tokens of message
 content, several thousand entries, tens of MB stored), writes it into a temporary
-sessions.db, then times ``PruningSessionStore.load()`` (expire + trim + prune) against a plain
+sessions.db, then times ``PruningSessionStore.load()`` (expire + trim + prune, the first load
+after the cache expired, then the recorded decisions) against a plain
 ``SqliteSessionStore.load()`` of the same rows, run alternately so both see the same machine
-state. It prints the medians, their ratio, the share of characters the model no longer sees,
-and checks that every trimmed byte can be read back from the spill files.
+state. It prints the medians, their ratio, and how much of what the CLI would send the
+layers take out, and checks that every trimmed byte can be read back from the spill files.
 
-    .venv/bin/python benchmarks/bench_store_load.py [--rounds 70] [--runs 7] [--seed 1]
+What the CLI would send is counted on the live chain only: the entries reached from the
+leaf through ``parentUuid`` (history before a compaction is stored, never sent again),
+without the API-error entries CLI 2.1.327 leaves out of its request by itself. With
+``--compactions N`` the transcript holds N compactions, as long real sessions do.
+
+The money figure with the prompt cache in it comes from bench_context_economy.py, which
+runs the real CLI; this one is about load time and the content of one resume.
+
+    .venv/bin/python benchmarks/bench_store_load.py [--rounds 70] [--runs 7] [--seed 1] [--compactions 0]
 
 Figures only: nothing here asserts on time.
 """
@@ -25,20 +34,46 @@ import tempfile
 import time
 import uuid as uuidlib
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
+
+from claude_agent_sdk.types import SessionKey, SessionStoreEntry
 
 from flower.stores.ephemeral import EphemeralPolicy, is_ephemeral
 from flower.stores.prune import PrunePolicy, PruningSessionStore
 from flower.stores.sqlite import SqliteSessionStore
+from flower.stores.tokens import entry_tokens
+from flower.stores.transcript import is_api_error_the_cli_drops, live_chain
 from flower.stores.trim import TrimPolicy
 
-KEY = {"project_key": "-work-ht001", "session_id": "9b1f3c52-0000-4000-8000-000000000001"}
+KEY: SessionKey = {"project_key": "-work-ht001", "session_id": "9b1f3c52-0000-4000-8000-000000000001"}
 SPILL_MARK = "[工具结果已裁剪"
 
-WORDS = (
-    "session store context resume trim prune spill token worker coordinator judge brief "
-    "goal verdict handoff lineage workbench artifact script note index hook guard denial"
-).split()
+WORDS = [
+    "session",
+    "store",
+    "context",
+    "resume",
+    "trim",
+    "prune",
+    "spill",
+    "token",
+    "worker",
+    "coordinator",
+    "judge",
+    "brief",
+    "goal",
+    "verdict",
+    "handoff",
+    "lineage",
+    "workbench",
+    "artifact",
+    "script",
+    "note",
+    "index",
+    "hook",
+    "guard",
+    "denial",
+]
 
 
 def prose(rng: random.Random, n: int) -> str:
@@ -54,7 +89,8 @@ def prose(rng: random.Random, n: int) -> str:
 def code_lines(rng: random.Random, n: int, path: str) -> str:
     lines, size, i = [], 0, 1
     while size < n:
-        line = f"{i:>6}\t    {rng.choice(['def', 'return', 'if', 'for', 'self.', 'await'])} {prose(rng, rng.randint(20, 70))}"
+        word = rng.choice(["def", "return", "if", "for", "self.", "await"])
+        line = f"{i:>6}\t    {word} {prose(rng, rng.randint(20, 70))}"
         lines.append(line)
         size += len(line) + 1
         i += 1
@@ -269,11 +305,36 @@ class Generator:
                 }
             )
 
-    def build(self, rounds: int, calls: int) -> list[dict[str, Any]]:
+    def compact(self) -> None:
+        """A compaction: a boundary with no parent, then the summary the CLI resumes from."""
+        boundary = {
+            "type": "system",
+            "subtype": "compact_boundary",
+            "content": "Conversation compacted",
+            "logicalParentUuid": self.last,
+            "compactMetadata": {"trigger": "auto", "preTokens": 160_000},
+        }
+        self.last = None
+        self.link(boundary)
+        self.link(
+            {
+                "type": "user",
+                "isCompactSummary": True,
+                "message": {
+                    "role": "user",
+                    "content": "Summary of the work so far: " + prose(self.rng, 6000),
+                },
+            }
+        )
+
+    def build(self, rounds: int, calls: int, compactions: int = 0) -> list[dict[str, Any]]:
         rng = self.rng
         outages = set(rng.sample(range(5, rounds), 3))
         denials = set(rng.sample(range(rounds), 8))
+        compact_at = {rounds * (k + 1) // (compactions + 1) for k in range(compactions)}
         for r in range(rounds):
+            if r in compact_at:
+                self.compact()
             self.prompt("目标:把 HT001 跑通。" if r == 0 else "继续")
             for _ in range(calls + rng.randint(-5, 5)):
                 msg_id = f"msg_{rng.getrandbits(64):016x}"
@@ -304,12 +365,23 @@ class Generator:
         return self.entries
 
 
+def sent(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The message entries the CLI would put in its request after a resume."""
+    return [
+        entries[i]
+        for i in live_chain(entries)
+        if entries[i].get("type") in ("user", "assistant") and not is_api_error_the_cli_drops(entries[i])
+    ]
+
+
+def sent_tokens(entries: list[dict[str, Any]]) -> int:
+    return sum(entry_tokens(e) for e in sent(entries))
+
+
 def visible_chars(entries: list[dict[str, Any]]) -> int:
     """Characters of message content the model is sent on resume."""
     total = 0
-    for entry in entries:
-        if entry.get("type") not in ("user", "assistant"):
-            continue
+    for entry in sent(entries):
         content = entry["message"]["content"]
         if isinstance(content, str):
             total += len(content)
@@ -350,7 +422,7 @@ def verify(
         if b.get("type") == "tool_use"
     }
     before, after = results(original), results(loaded)
-    counts = {"unchanged": 0, "spilled": 0, "expired": 0, "neutralised": 0, "removed": 0}
+    counts = {"unchanged": 0, "spilled": 0, "expired": 0, "neutralised": 0, "removed": 0, "healed": 0}
     for tool_id, block in before.items():
         now = after.get(tool_id)
         if now is None:
@@ -370,10 +442,18 @@ def verify(
         elif "已过期" in text:
             assert is_ephemeral(commands[tool_id]), tool_id
             counts["expired"] += 1
+        elif text == prune.orphan_text:
+            counts["healed"] += 1
         else:
             assert text == prune.interrupt_text, tool_id
             counts["neutralised"] += 1
     return counts
+
+
+async def load(store: SqliteSessionStore, key: SessionKey) -> list[dict[str, Any]]:
+    entries = await store.load(key)
+    assert entries is not None, "the benchmark transcript is missing"
+    return cast("list[dict[str, Any]]", entries)
 
 
 async def main() -> int:
@@ -382,10 +462,11 @@ async def main() -> int:
     parser.add_argument("--calls", type=int, default=23, help="tool calls per round (average)")
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--compactions", type=int, default=0, help="compactions in the transcript")
     args = parser.parse_args()
 
     t0 = time.perf_counter()
-    entries = Generator(args.seed).build(args.rounds, args.calls)
+    entries = Generator(args.seed).build(args.rounds, args.calls, args.compactions)
     gen_s = time.perf_counter() - t0
 
     with tempfile.TemporaryDirectory(prefix="flower-bench-") as tmp:
@@ -394,24 +475,29 @@ async def main() -> int:
         workspace = base / "ws"
         workspace.mkdir()
         plain = SqliteSessionStore(db)
-        await plain.append(KEY, entries)
+        await plain.append(KEY, cast("list[SessionStoreEntry]", entries))
         policy, prune, ephemeral = TrimPolicy(), PrunePolicy(), EphemeralPolicy()
         layered = PruningSessionStore(db, workspace, policy=policy, prune=prune, ephemeral=ephemeral)
         try:
-            stored = db.stat().st_size + sum(p.stat().st_size for p in base.glob("sessions.db-*"))
+            stored = sum(f.stat().st_size for f in base.glob("sessions.db*"))  # noqa: ASYNC240 - a figure
             payload = sum(len(json.dumps(e, ensure_ascii=False).encode()) for e in entries)
             raw = visible_chars(entries)
+            messages = sum(e["type"] in ("user", "assistant") for e in entries)
             print(
-                f"transcript: {args.rounds} rounds, {len(entries)} entries "
-                f"({sum(e['type'] in ('user', 'assistant') for e in entries)} messages), "
-                f"{len(results(entries))} tool results, generated in {gen_s:.1f}s"
+                f"transcript: {args.rounds} rounds, {len(entries)} entries ({messages} messages), "
+                f"{len(results(entries))} tool results, {args.compactions} compactions, "
+                f"generated in {gen_s:.1f}s"
             )
             print(f"stored:     {payload / 1e6:.1f} MB of JSON, sessions.db {stored / 1e6:.1f} MB")
-            print(f"context:    {raw:,} chars of message content ≈ {raw // 4 / 1000:.1f}K tokens")
+            print(
+                f"sent:       {len(sent(entries))} of {messages} messages are on the live chain and reach "
+                f"the model: {raw:,} chars, {sent_tokens(entries) / 1000:.1f}K tokens"
+            )
 
             t0 = time.perf_counter()
-            first = await layered.load(KEY)
+            first = await load(layered, KEY)  # the transcript is old: its cache is gone, decide
             cold = time.perf_counter() - t0
+            first_report = dict(layered.last_report)
             plain_times, layered_times = [], []
             for _ in range(args.runs):
                 gc.collect()  # both sides start from the same heap state
@@ -420,29 +506,31 @@ async def main() -> int:
                 plain_times.append(time.perf_counter() - t0)
                 gc.collect()
                 t0 = time.perf_counter()
-                loaded = await layered.load(KEY)
+                loaded = await load(layered, KEY)
                 layered_times.append(time.perf_counter() - t0)
             assert loaded == first, "two loads of the same rows differ"
 
             p, q = statistics.median(plain_times), statistics.median(layered_times)
             print()
-            print(
-                f"SqliteSessionStore.load()   median {p * 1000:8.1f} ms   (runs: {', '.join(f'{x * 1000:.0f}' for x in plain_times)})"
-            )
-            print(
-                f"PruningSessionStore.load()  median {q * 1000:8.1f} ms   (runs: {', '.join(f'{x * 1000:.0f}' for x in layered_times)})"
-            )
-            print(f"                            first  {cold * 1000:8.1f} ms   (writes the spill files)")
+            for name, median, runs in (
+                ("SqliteSessionStore.load() ", p, plain_times),
+                ("PruningSessionStore.load()", q, layered_times),
+            ):
+                listed = ", ".join(f"{x * 1000:.0f}" for x in runs)
+                print(f"{name}  median {median * 1000:8.1f} ms   (runs: {listed})")
+            print(f"{'':28}first  {cold * 1000:8.1f} ms   (decides, writes the spill files)")
             print(f"ratio layered / plain:      {q / p:.2f}x  (+{(q - p) * 1000:.1f} ms per resume)")
 
             seen = visible_chars(loaded)
             print()
             print(
-                f"report: {layered.last_report}, pruned entries {layered.pruned}, denials dropped {layered.denials_dropped}"
+                f"report: {first_report}, pruned entries {layered.pruned}, "
+                f"denials dropped {layered.denials_dropped}"
             )
             print(
-                f"model sees {seen:,} of {raw:,} chars ≈ {seen // 4 / 1000:.1f}K tokens: "
-                f"{1 - seen / raw:.1%} of the characters are no longer sent"
+                f"model sees {seen:,} of {raw:,} chars, {sent_tokens(loaded) / 1000:.1f}K of "
+                f"{sent_tokens(entries) / 1000:.1f}K tokens: {1 - seen / raw:.1%} of what the CLI would "
+                "send is left out"
             )
 
             counts = verify(entries, loaded, prune)
@@ -456,7 +544,7 @@ async def main() -> int:
                 f"{counts['expired']} expired, {counts['removed']} removed with their calls, "
                 f"{counts['unchanged']} untouched"
             )
-            plain_again = await plain.load(KEY)
+            plain_again = await load(plain, KEY)
             assert plain_again == entries, "SQLite rows changed"
             print("verified: SQLite still returns the original entries")
         finally:

@@ -6,25 +6,29 @@ import asyncio
 import json
 import shutil
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
-from claude_agent_sdk import HookMatcher
-from claude_agent_sdk.types import SyncHookJSONOutput
+from claude_agent_sdk import HookContext, HookInput, HookJSONOutput, HookMatcher
 
 from flower import AgentSpec, EphemeralPolicy, Resilience, Runtime, TrimPolicy
+from flower.sim.cache import SimClock
+from flower.sim.server import SimServer
 from flower.stores.sqlite import SqliteSessionStore
 
 pytestmark = pytest.mark.e2e
+UseSim = Callable[..., SimServer]
 
 
 def bash(command: str) -> dict[str, Any]:
     return {"tool": {"name": "Bash", "input": {"command": command, "description": "run"}}}
 
 
-async def no_rm(data: Mapping[str, Any], tool_use_id: str | None, ctx: object) -> SyncHookJSONOutput:
-    if data["tool_input"].get("command", "").startswith("rm "):
+async def no_rm(data: HookInput, tool_use_id: str | None, ctx: HookContext) -> HookJSONOutput:
+    tool_input = data.get("tool_input")
+    if isinstance(tool_input, dict) and str(tool_input.get("command", "")).startswith("rm "):
         return {
             "hookSpecificOutput": {
                 "hookEventName": "PreToolUse",
@@ -36,8 +40,8 @@ async def no_rm(data: Mapping[str, Any], tool_use_id: str | None, ctx: object) -
 
 
 async def test_resume_from_the_store_feeds_back_pruned_trimmed_and_expired_history(
-    use_sim, workspace, claude_root, tmp_path
-):
+    use_sim: UseSim, workspace: Path, claude_root: Path, tmp_path: Path
+) -> None:
     await asyncio.to_thread(subprocess.run, ["git", "init", "-q", str(workspace)], check=True)
     (workspace / "tracked.txt").write_text("x")
     sim = use_sim(
@@ -69,11 +73,14 @@ async def test_resume_from_the_store_feeds_back_pruned_trimmed_and_expired_histo
         ephemeral=EphemeralPolicy(keep_recent=1),
         resilience=Resilience(base_delay=0.05, probe_interval=0.2),
     )
+    clock = SimClock()
+    rt.store.clock = clock
     try:
         first = await rt.run(spec, "inspect the repo", step_name="干活")
         assert first.ok and first.attempts == 2 and first.resumed  # the 500 was survived by resuming
         # the CLI's own transcript is gone: only the store can bring the session back
         shutil.rmtree(claude_root / "claude-config" / "projects")
+        clock.advance(3600)  # the person comes back an hour later: the prompt cache is gone
         second = await rt.run(spec, "what did you find?", step_name="干活", resume=first.session_id)
     finally:
         rt.close()
@@ -93,7 +100,7 @@ async def test_resume_from_the_store_feeds_back_pruned_trimmed_and_expired_histo
         and "first run done" in text
         and shown.last_user_text.endswith("what did you find?")
     )
-    # the synthetic API error is gone
+    # the synthetic API error is not shown again (the CLI leaves it out; the store keeps it)
     assert "API Error" not in text
     # the old `git status` result is expired with the policy's text
     assert "`git status` 的结果已过期" in text or "git status 的结果已过期" in text

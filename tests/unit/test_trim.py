@@ -5,19 +5,25 @@ from __future__ import annotations
 import copy
 import json
 import sqlite3
+from collections.abc import AsyncIterator, Callable
+from datetime import UTC
 from pathlib import Path
 from typing import Any
 
 import pytest
+from claude_agent_sdk.types import SessionKey
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from store_entries import get, put
 
-from claude_agent_sdk.types import SessionKey
+from flower.sim.cache import SimClock
 from flower.stores.ephemeral import EphemeralPolicy
 from flower.stores.sqlite import SqliteSessionStore
 from flower.stores.trim import TrimmingSessionStore, TrimPolicy, trim_report
 
 KEY: SessionKey = {"project_key": "-work-proj", "session_id": "s1"}
+MakeStore = Callable[..., TrimmingSessionStore]
+COLD = 301.0  # seconds without activity after which the API's 5-minute cache is gone
 DATA = Path(__file__).resolve().parent.parent / "data" / "transcripts"
 
 
@@ -138,10 +144,17 @@ def ws(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-async def make_store(tmp_path: Path, ws: Path):
+def clock() -> SimClock:
+    """The stores' idea of now: tests let the prompt cache expire by advancing it."""
+    return SimClock()
+
+
+@pytest.fixture
+async def make_store(tmp_path: Path, ws: Path, clock: SimClock) -> AsyncIterator[MakeStore]:
     stores: list[TrimmingSessionStore] = []
 
     def make(**kw: Any) -> TrimmingSessionStore:
+        kw.setdefault("clock", clock)
         store = TrimmingSessionStore(tmp_path / "sessions.db", ws, **kw)
         stores.append(store)
         return store
@@ -159,14 +172,17 @@ def big(tag: str, n: int = 5000) -> str:
 # --------------------------------------------------------------------------- trim
 
 
-async def test_old_big_results_are_spilled_and_recent_ones_stay(make_store, ws: Path) -> None:
+async def test_old_big_results_are_spilled_and_recent_ones_stay(
+    make_store: MakeStore, ws: Path, clock: SimClock
+) -> None:
     t = Transcript()
     t.prompt("go")
     ids = [t.read(f"/src/f{i}.py", big(f"file{i}")) for i in range(30)]
     store = make_store(ephemeral=EphemeralPolicy(enabled=False))
-    await store.append(KEY, t.entries)
+    await put(store, KEY, t.entries)
+    clock.advance(COLD)
 
-    loaded = await store.load(KEY)
+    loaded = await get(store, KEY)
 
     got = results(loaded)
     for i, tool_id in enumerate(ids):
@@ -191,7 +207,7 @@ async def test_pointer_names_file_and_size(ws: Path) -> None:
     assert "\n" not in line
 
 
-async def test_spill_file_is_named_by_sha256_prefix(make_store, ws: Path) -> None:
+async def test_spill_file_is_named_by_sha256_prefix(make_store: MakeStore, ws: Path, clock: SimClock) -> None:
     import hashlib
 
     t = Transcript()
@@ -199,31 +215,35 @@ async def test_spill_file_is_named_by_sha256_prefix(make_store, ws: Path) -> Non
     text = big("hashme", 3000) + "中文内容"
     tool_id = t.read("/a", text)
     store = make_store(policy=TrimPolicy(keep_recent=0))
-    await store.append(KEY, t.entries)
+    await put(store, KEY, t.entries)
+    clock.advance(COLD)
 
-    loaded = await store.load(KEY)
+    loaded = await get(store, KEY)
 
     path = pointer_path(results(loaded)[tool_id])
     assert path.name == hashlib.sha256(text.encode("utf-8")).hexdigest()[:16] + ".txt"
     assert path.read_text(encoding="utf-8") == text
 
 
-async def test_threshold_is_inclusive_and_short_results_stay(make_store) -> None:
+async def test_threshold_is_inclusive_and_short_results_stay(make_store: MakeStore, clock: SimClock) -> None:
     t = Transcript()
     t.prompt("go")
     at = t.read("/a", "x" * 2000)
     below = t.read("/b", "y" * 1999)
     store = make_store(policy=TrimPolicy(keep_recent=0))
-    await store.append(KEY, t.entries)
+    await put(store, KEY, t.entries)
+    clock.advance(COLD)
 
-    got = results(await store.load(KEY))
+    got = results(await get(store, KEY))
 
     assert got[at] != "x" * 2000
     assert got[below] == "y" * 1999
     assert store.last_report["cleared"] == 1
 
 
-async def test_sqlite_keeps_every_original_byte(make_store, tmp_path: Path) -> None:
+async def test_sqlite_keeps_every_original_byte(
+    make_store: MakeStore, tmp_path: Path, clock: SimClock
+) -> None:
     t = Transcript()
     t.prompt("go")
     for i in range(8):
@@ -231,23 +251,24 @@ async def test_sqlite_keeps_every_original_byte(make_store, tmp_path: Path) -> N
         t.bash("git status -s", f" M file{i}.py\n")
     original = copy.deepcopy(t.entries)
     store = make_store(policy=TrimPolicy(keep_recent=1), ephemeral=EphemeralPolicy(keep_recent=1))
-    await store.append(KEY, t.entries)
+    await put(store, KEY, t.entries)
+    clock.advance(COLD)
     before = db_rows(tmp_path / "sessions.db")
 
-    loaded = await store.load(KEY)
-    await store.load(KEY)
+    loaded = await get(store, KEY)
+    await get(store, KEY)
 
     assert loaded != original  # something was really trimmed
     assert db_rows(tmp_path / "sessions.db") == before
     plain = SqliteSessionStore(tmp_path / "sessions.db")
     try:
-        assert await plain.load(KEY) == original
+        assert await get(plain, KEY) == original
     finally:
         plain.close()
     assert t.entries == original  # the caller's list is not mutated either
 
 
-async def test_images_and_documents_are_left_alone(make_store) -> None:
+async def test_images_and_documents_are_left_alone(make_store: MakeStore, clock: SimClock) -> None:
     t = Transcript()
     t.prompt("go")
     image = {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "A" * 50000}}
@@ -258,9 +279,10 @@ async def test_images_and_documents_are_left_alone(make_store) -> None:
     only_image = t.read("/pic.png", [image])
     mixed = t.call("mcp__x__fetch", {}, [{"type": "text", "text": big("caption")}, image, document])
     store = make_store(policy=TrimPolicy(keep_recent=0))
-    await store.append(KEY, t.entries)
+    await put(store, KEY, t.entries)
+    clock.advance(COLD)
 
-    got = results(await store.load(KEY))
+    got = results(await get(store, KEY))
 
     assert got[only_image] == [image]
     assert got[mixed][1:] == [image, document]
@@ -269,51 +291,54 @@ async def test_images_and_documents_are_left_alone(make_store) -> None:
     assert store.last_report["cleared"] == 1
 
 
-async def test_several_text_parts_all_land_in_the_spill_file(make_store) -> None:
+async def test_several_text_parts_all_land_in_the_spill_file(make_store: MakeStore, clock: SimClock) -> None:
     t = Transcript()
     t.prompt("go")
     parts = [big("one", 1200), big("two", 1300)]
     tool_id = t.call("mcp__x__q", {}, [{"type": "text", "text": p} for p in parts])
     store = make_store(policy=TrimPolicy(keep_recent=0))
-    await store.append(KEY, t.entries)
+    await put(store, KEY, t.entries)
+    clock.advance(COLD)
 
-    content = results(await store.load(KEY))[tool_id]
+    content = results(await get(store, KEY))[tool_id]
 
     assert len(content) == 1 and content[0]["type"] == "text"
     archived = pointer_path(content[0]["text"]).read_text(encoding="utf-8")
     assert all(p in archived for p in parts)
 
 
-async def test_compact_summary_is_never_touched(make_store) -> None:
+async def test_compact_summary_is_never_touched(make_store: MakeStore, clock: SimClock) -> None:
     t = Transcript()
     summary = t.prompt(big("summary", 9000), isCompactSummary=True)
     t.read("/a", big("a"))
     store = make_store(policy=TrimPolicy(keep_recent=0))
-    await store.append(KEY, t.entries)
+    await put(store, KEY, t.entries)
+    clock.advance(COLD)
 
-    loaded = await store.load(KEY)
+    loaded = await get(store, KEY)
 
     assert loaded[0] == summary
     assert store.last_report["cleared"] == 1
 
 
-async def test_every_tool_result_block_survives(make_store) -> None:
+async def test_every_tool_result_block_survives(make_store: MakeStore, clock: SimClock) -> None:
     t = Transcript()
     t.prompt("go")
     for i in range(25):
         t.read(f"/f{i}", big(f"f{i}", 2500 + i))
         t.bash("ls -la", "total 0\n")
     store = make_store(policy=TrimPolicy(keep_recent=3), ephemeral=EphemeralPolicy(keep_recent=2))
-    await store.append(KEY, t.entries)
+    await put(store, KEY, t.entries)
+    clock.advance(COLD)
 
-    loaded = await store.load(KEY)
+    loaded = await get(store, KEY)
 
     assert set(results(loaded)) == tool_use_ids(loaded) == tool_use_ids(t.entries)
     assert [e["uuid"] for e in loaded] == [e["uuid"] for e in t.entries]
     assert [e.get("parentUuid") for e in loaded] == [e.get("parentUuid") for e in t.entries]
 
 
-async def test_disabled_trim_changes_nothing(make_store, ws: Path) -> None:
+async def test_disabled_trim_changes_nothing(make_store: MakeStore, ws: Path, clock: SimClock) -> None:
     t = Transcript()
     t.prompt("go")
     for i in range(5):
@@ -321,40 +346,47 @@ async def test_disabled_trim_changes_nothing(make_store, ws: Path) -> None:
     store = make_store(
         policy=TrimPolicy(enabled=False, keep_recent=0), ephemeral=EphemeralPolicy(enabled=False)
     )
-    await store.append(KEY, t.entries)
+    await put(store, KEY, t.entries)
+    clock.advance(COLD)
 
-    assert await store.load(KEY) == t.entries
+    assert await get(store, KEY) == t.entries
     assert store.last_report == {}
     assert trim_report(store) == "未裁剪"
     assert spill_files(ws) == {}
 
 
-async def test_loading_twice_reuses_the_same_spill_file(make_store, ws: Path) -> None:
+async def test_loading_twice_reuses_the_same_spill_file(
+    make_store: MakeStore, ws: Path, clock: SimClock
+) -> None:
     t = Transcript()
     t.prompt("go")
     t.read("/a", big("same"))
     t.read("/b", big("same"))
     t.read("/c", big("other"))
     store = make_store(policy=TrimPolicy(keep_recent=0))
-    await store.append(KEY, t.entries)
+    await put(store, KEY, t.entries)
+    clock.advance(COLD)
 
-    first = await store.load(KEY)
-    second = await store.load(KEY)
+    first = await get(store, KEY)
+    second = await get(store, KEY)
 
     assert first == second
     assert sorted(spill_files(ws).values()) == sorted([big("same"), big("other")])
 
 
-async def test_result_stays_verbatim_when_spill_cannot_be_written(make_store, ws: Path) -> None:
+async def test_result_stays_verbatim_when_spill_cannot_be_written(
+    make_store: MakeStore, ws: Path, clock: SimClock
+) -> None:
     (ws / ".flower").mkdir()
     (ws / ".flower" / "spill").write_text("a file where the directory should be")
     t = Transcript()
     t.prompt("go")
     tool_id = t.read("/a", big("keep"))
     store = make_store(policy=TrimPolicy(keep_recent=0))
-    await store.append(KEY, t.entries)
+    await put(store, KEY, t.entries)
+    clock.advance(COLD)
 
-    got = results(await store.load(KEY))
+    got = results(await get(store, KEY))
 
     assert got[tool_id] == big("keep")
     assert store.last_report["cleared"] == 0
@@ -366,7 +398,7 @@ def test_spill_dir_must_stay_inside_workspace(tmp_path: Path, ws: Path) -> None:
             TrimmingSessionStore(tmp_path / "x.db", ws, policy=TrimPolicy(spill_dirname=bad))
 
 
-async def test_unknown_key_loads_none(make_store) -> None:
+async def test_unknown_key_loads_none(make_store: MakeStore, clock: SimClock) -> None:
     store = make_store()
     assert await store.load({"project_key": "p", "session_id": "nope"}) is None
     assert trim_report(store) == "未裁剪"
@@ -375,14 +407,15 @@ async def test_unknown_key_loads_none(make_store) -> None:
 # --------------------------------------------------------------------------- expire
 
 
-async def test_old_glance_results_expire_in_place(make_store, ws: Path) -> None:
+async def test_old_glance_results_expire_in_place(make_store: MakeStore, ws: Path, clock: SimClock) -> None:
     t = Transcript()
     t.prompt("go")
     statuses = [t.bash("git status -s", f" M file{i}.py\n") for i in range(10)]
     store = make_store(policy=TrimPolicy(enabled=False))
-    await store.append(KEY, t.entries)
+    await put(store, KEY, t.entries)
+    clock.advance(COLD)
 
-    loaded = await store.load(KEY)
+    loaded = await get(store, KEY)
 
     got = results(loaded)
     policy = EphemeralPolicy()
@@ -398,7 +431,7 @@ async def test_old_glance_results_expire_in_place(make_store, ws: Path) -> None:
     assert spill_files(ws) == {}  # expired text is dropped, not archived
 
 
-async def test_only_ephemeral_bash_commands_expire(make_store) -> None:
+async def test_only_ephemeral_bash_commands_expire(make_store: MakeStore, clock: SimClock) -> None:
     t = Transcript()
     t.prompt("go")
     read = t.read("/a.txt", "contents of a\n")
@@ -408,9 +441,10 @@ async def test_only_ephemeral_bash_commands_expire(make_store) -> None:
     for _ in range(6):
         t.read("/pad", "pad\n")
     store = make_store(policy=TrimPolicy(enabled=False))
-    await store.append(KEY, t.entries)
+    await put(store, KEY, t.entries)
+    clock.advance(COLD)
 
-    got = results(await store.load(KEY))
+    got = results(await get(store, KEY))
 
     assert got[read] == "contents of a\n"
     assert got[pytest_run] == "3 passed\n"
@@ -419,7 +453,7 @@ async def test_only_ephemeral_bash_commands_expire(make_store) -> None:
     assert store.last_report["expired"] == 1
 
 
-async def test_expiry_skips_long_meta_and_denied_results(make_store) -> None:
+async def test_expiry_skips_long_meta_and_denied_results(make_store: MakeStore, clock: SimClock) -> None:
     t = Transcript()
     t.prompt("go")
     long_cat = t.bash("cat big.log", big("log", 2500))
@@ -431,9 +465,10 @@ async def test_expiry_skips_long_meta_and_denied_results(make_store) -> None:
     for _ in range(6):
         t.read("/pad", "pad\n")
     store = make_store(policy=TrimPolicy(keep_recent=0))
-    await store.append(KEY, t.entries)
+    await put(store, KEY, t.entries)
+    clock.advance(COLD)
 
-    got = results(await store.load(KEY))
+    got = results(await get(store, KEY))
 
     # Too long to expire, so the trim step archives it instead.
     assert pointer_path(got[long_cat]).read_text(encoding="utf-8") == big("log", 2500)
@@ -444,28 +479,30 @@ async def test_expiry_skips_long_meta_and_denied_results(make_store) -> None:
     assert store.last_report["cleared"] == 1
 
 
-async def test_expiry_disabled_keeps_glances(make_store) -> None:
+async def test_expiry_disabled_keeps_glances(make_store: MakeStore, clock: SimClock) -> None:
     t = Transcript()
     t.prompt("go")
     ids = [t.bash("git status", "clean\n") for _ in range(10)]
     store = make_store(ephemeral=EphemeralPolicy(enabled=False))
-    await store.append(KEY, t.entries)
+    await put(store, KEY, t.entries)
+    clock.advance(COLD)
 
-    got = results(await store.load(KEY))
+    got = results(await get(store, KEY))
 
     assert all(got[i] == "clean\n" for i in ids)
     assert "expired" not in store.last_report
 
 
-async def test_report_prefers_trimming_over_expiry(make_store) -> None:
+async def test_report_prefers_trimming_over_expiry(make_store: MakeStore, clock: SimClock) -> None:
     t = Transcript()
     t.prompt("go")
     t.bash("git status", "clean\n")
     t.read("/a", big("a"))
     store = make_store(policy=TrimPolicy(keep_recent=0), ephemeral=EphemeralPolicy(keep_recent=0))
-    await store.append(KEY, t.entries)
+    await put(store, KEY, t.entries)
+    clock.advance(COLD)
 
-    await store.load(KEY)
+    await get(store, KEY)
 
     assert store.last_report["expired"] == 1
     assert store.last_report["cleared"] == 1
@@ -475,17 +512,20 @@ async def test_report_prefers_trimming_over_expiry(make_store) -> None:
 # --------------------------------------------------------------------------- real transcripts
 
 
-async def test_real_cli_transcript_trims_and_keeps_structure(make_store, tmp_path: Path) -> None:
+async def test_real_cli_transcript_trims_and_keeps_structure(
+    make_store: MakeStore, tmp_path: Path, clock: SimClock
+) -> None:
     entries = [
         json.loads(line) for line in (DATA / "main_denial_subagent_apierror.jsonl").open(encoding="utf-8")
     ]
     store = make_store(
         policy=TrimPolicy(keep_recent=0, min_chars=1000), ephemeral=EphemeralPolicy(keep_recent=0)
     )
-    await store.append(KEY, entries)
+    await put(store, KEY, entries)
+    clock.advance(COLD)
     before = db_rows(tmp_path / "sessions.db")
 
-    loaded = await store.load(KEY)
+    loaded = await get(store, KEY)
 
     assert len(loaded) == len(entries)
     seq = next(
@@ -521,7 +561,7 @@ results_strategy = st.lists(
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(plan=results_strategy, keep=st.integers(0, 8), keep_eph=st.integers(0, 8))
 async def test_any_transcript_keeps_pairs_and_recoverable_text(
-    tmp_path: Path, plan, keep: int, keep_eph: int
+    tmp_path: Path, plan: list[tuple[str, int]], keep: int, keep_eph: int
 ) -> None:
     import uuid as uuidlib
 
@@ -532,7 +572,7 @@ async def test_any_transcript_keeps_pairs_and_recoverable_text(
     t.prompt("go")
     originals: dict[str, Any] = {}
     for kind, size in plan:
-        text = big(kind, size)
+        text: Any = big(kind, size)
         if kind == "read":
             tool_id = t.read("/f", text)
         elif kind == "image":
@@ -546,13 +586,13 @@ async def test_any_transcript_keeps_pairs_and_recoverable_text(
     store = TrimmingSessionStore(
         base / "s.db",
         ws,
-        policy=TrimPolicy(keep_recent=keep),
+        policy=TrimPolicy(keep_recent=keep, cache_ttl=0),  # every load may decide
         ephemeral=EphemeralPolicy(keep_recent=keep_eph),
     )
     try:
-        await store.append(KEY, t.entries)
+        await put(store, KEY, t.entries)
         before = db_rows(base / "s.db")
-        loaded = await store.load(KEY)
+        loaded = await get(store, KEY)
         assert db_rows(base / "s.db") == before
     finally:
         store.close()
@@ -572,3 +612,300 @@ async def test_any_transcript_keeps_pairs_and_recoverable_text(
         else:
             assert age > keep and len(then) >= 2000
             assert pointer_path(now).read_text(encoding="utf-8") == then
+
+
+# --------------------------------------------------------------------------- decisions at boundaries
+
+
+def ledger(path: Path) -> list[tuple[str, str, str]]:
+    con = sqlite3.connect(path)
+    try:
+        rows = con.execute("SELECT kind, ref, detail FROM flower_decisions ORDER BY kind, ref").fetchall()
+        return [(str(k), str(r), str(d)) for k, r, d in rows]
+    finally:
+        con.close()
+
+
+def glances_and_reads(t: Transcript, n: int, *, start: int = 0) -> tuple[list[str], list[str]]:
+    statuses, reads = [], []
+    for i in range(start, start + n):
+        statuses.append(t.bash("git status -s", f" M file{i}.py\n"))
+        reads.append(t.read(f"/src/f{i}.py", big(f"file{i}")))
+    return statuses, reads
+
+
+async def test_a_warm_resume_changes_nothing_and_says_what_waits(make_store: MakeStore, ws: Path) -> None:
+    t = Transcript()
+    t.prompt("go")
+    glances_and_reads(t, 15)
+    store = make_store(policy=TrimPolicy(rebase_share=0))
+    await put(store, KEY, t.entries)
+
+    loaded = await get(store, KEY)  # right after the session wrote: its cache is warm
+
+    assert loaded == t.entries
+    # 12 glances older than the last 6 results, 5 reads older than the last 20
+    assert store.last_report["deferred"] == 12 + 5
+    assert trim_report(store) == "未裁剪"
+    assert spill_files(ws) == {}
+
+
+@pytest.mark.parametrize(
+    ("idle", "ttl", "decides"),
+    [
+        (0.0, 300.0, False),
+        (299.0, 300.0, False),
+        (300.0, 300.0, True),
+        (3599.0, 3600.0, False),
+        (3600.0, 3600.0, True),
+        (0.0, 0.0, True),  # cache_ttl=0: every load is a boundary
+    ],
+)
+async def test_new_decisions_wait_until_the_cache_has_expired(
+    make_store: MakeStore, clock: SimClock, idle: float, ttl: float, decides: bool
+) -> None:
+    t = Transcript()
+    t.prompt("go")
+    t.read("/a", big("a"))
+    t.bash("git status", "clean\n")
+    t.read("/pad", "pad\n")
+    # only the expiry of the cache can make a decision here
+    policy = TrimPolicy(keep_recent=1, cache_ttl=ttl, warm_budget=0, rebase_share=0)
+    store = make_store(policy=policy, ephemeral=EphemeralPolicy(keep_recent=1))
+    await put(store, KEY, t.entries)
+    clock.advance(idle)
+
+    loaded = await get(store, KEY)
+
+    assert (loaded != t.entries) is decides
+    assert store.last_report.get("cleared", 0) == store.last_report.get("expired", 0) == int(decides)
+    assert store.last_report.get("deferred", 0) == 2 * (not decides)
+
+
+@pytest.mark.parametrize(
+    ("stamp_age", "decides"),
+    [(10.0, False), (3600.0, True), (None, True)],
+)
+async def test_a_transcript_written_elsewhere_is_judged_by_its_timestamps(
+    tmp_path: Path, ws: Path, clock: SimClock, stamp_age: float | None, decides: bool
+) -> None:
+    from datetime import datetime
+
+    t = Transcript()
+    t.prompt("go")
+    t.read("/a", big("a"))
+    t.read("/pad", "pad\n")
+    if stamp_age is not None:
+        when = datetime.fromtimestamp(clock() - stamp_age, tz=UTC).isoformat().replace("+00:00", "Z")
+        for entry in t.entries:
+            entry["timestamp"] = when
+    plain = SqliteSessionStore(tmp_path / "sessions.db")  # another writer: no activity on record
+    await put(plain, KEY, t.entries)
+    plain.close()
+    policy = TrimPolicy(keep_recent=1, warm_budget=0, rebase_share=0)
+    store = TrimmingSessionStore(tmp_path / "sessions.db", ws, policy=policy, clock=clock)
+    try:
+        loaded = await get(store, KEY)
+    finally:
+        store.close()
+
+    assert (loaded != t.entries) is decides
+
+
+async def test_a_decision_holds_and_the_old_prompt_stays_a_prefix(
+    make_store: MakeStore, clock: SimClock, tmp_path: Path
+) -> None:
+    t = Transcript()
+    t.prompt("go")
+    glances_and_reads(t, 12)
+    policy = TrimPolicy(keep_recent=6, rebase_share=0)
+    store = make_store(policy=policy, ephemeral=EphemeralPolicy(keep_recent=4))
+    await put(store, KEY, t.entries)
+    clock.advance(COLD)
+    first = await get(store, KEY)
+    decided = ledger(tmp_path / "sessions.db")
+    assert {kind for kind, _, _ in decided} == {"expire", "spill"}
+
+    # the resumed session goes on: more results, written moments ago
+    more = Transcript()
+    more.last, more.n = t.last, t.n
+    glances_and_reads(more, 5, start=12)
+    await put(store, KEY, more.entries)
+    second = await get(store, KEY)
+
+    # byte-identical up to where the first copy ended: the API reads all of it from cache
+    dump = [json.dumps(e, ensure_ascii=False, sort_keys=True) for e in second[: len(first)]]
+    assert dump == [json.dumps(e, ensure_ascii=False, sort_keys=True) for e in first]
+    assert second[len(first) :] == more.entries  # and the new part is as the CLI wrote it
+    assert ledger(tmp_path / "sessions.db") == decided
+    assert store.last_report["deferred"] > 0
+
+    clock.advance(COLD)  # the next resume finds the cache gone: what waited is decided now
+    third = await get(store, KEY)
+    assert len(ledger(tmp_path / "sessions.db")) > len(decided)
+    assert "deferred" not in store.last_report
+    assert third != second
+
+
+async def test_an_expiry_note_keeps_the_age_it_was_written_with(
+    make_store: MakeStore, clock: SimClock
+) -> None:
+    t = Transcript()
+    t.prompt("go")
+    first = t.bash("git status", "clean\n")
+    for _ in range(6):
+        t.read("/pad", "pad\n")
+    store = make_store(policy=TrimPolicy(enabled=False))
+    await put(store, KEY, t.entries)
+    clock.advance(COLD)
+    note = results(await get(store, KEY))[first]
+    assert note == EphemeralPolicy().placeholder("`git status`", 7)
+
+    more = Transcript()
+    more.last, more.n = t.last, t.n
+    for _ in range(5):
+        more.read("/pad", "pad\n")
+    await put(store, KEY, more.entries)
+    clock.advance(COLD)
+
+    assert results(await get(store, KEY))[first] == note  # not "12 rounds ago": the prompt stays
+
+
+async def test_decisions_outlive_the_store_and_leave_with_the_session(
+    make_store: MakeStore, clock: SimClock, tmp_path: Path, ws: Path
+) -> None:
+    t = Transcript()
+    t.prompt("go")
+    glances_and_reads(t, 10)
+    store = make_store(policy=TrimPolicy(keep_recent=2), ephemeral=EphemeralPolicy(keep_recent=2))
+    await put(store, KEY, t.entries)
+    clock.advance(COLD)
+    decided = await get(store, KEY)
+    store.close()
+
+    again = TrimmingSessionStore(
+        tmp_path / "sessions.db",
+        ws,
+        policy=TrimPolicy(keep_recent=2),
+        ephemeral=EphemeralPolicy(keep_recent=2),
+        clock=clock,
+    )
+    try:
+        assert await get(again, KEY) == decided  # another process, same prompt
+        await again.delete(KEY)
+        assert ledger(tmp_path / "sessions.db") == []
+        assert await again.load(KEY) is None
+    finally:
+        again.close()
+
+
+async def test_a_decision_on_record_wins_over_a_fresh_one(
+    make_store: MakeStore, clock: SimClock, tmp_path: Path
+) -> None:
+    from flower.stores import decisions
+
+    t = Transcript()
+    t.prompt("go")
+    status = t.bash("git status", "clean\n")
+    for _ in range(6):
+        t.read("/pad", "pad\n")
+    store = make_store(policy=TrimPolicy(enabled=False))
+    await put(store, KEY, t.entries)
+    with sqlite3.connect(tmp_path / "sessions.db") as con:  # another process decided first
+        decisions.record(con, KEY, "expire", {status: "[decided elsewhere]"}, clock())
+    clock.advance(COLD)
+
+    assert results(await get(store, KEY))[status] == "[decided elsewhere]"
+
+
+@pytest.mark.parametrize(
+    ("recent", "budget", "decided"),
+    [
+        ("small", 1.0, True),  # the rewrite is small and the bank is big: it pays
+        ("big", 1.0, False),  # rewriting the big recent results would cost more than plain
+        ("small", 0.0, False),  # warm_budget=0: never while warm
+    ],
+)
+async def test_a_warm_resume_decides_only_what_the_saved_tokens_pay_for(
+    make_store: MakeStore, clock: SimClock, recent: str, budget: float, decided: bool
+) -> None:
+    t = Transcript()
+    t.prompt("go")
+    old = [t.read(f"/old{i}", big(f"old{i}", 8000)) for i in range(10)]
+    for i in range(2):
+        t.read(f"/new{i}", big(f"new{i}", 6000) if recent == "big" else "short\n")
+    policy = TrimPolicy(keep_recent=3, warm_budget=budget, rebase_share=0)
+    store = make_store(policy=policy, ephemeral=EphemeralPolicy(enabled=False))
+    await put(store, KEY, t.entries)
+    clock.advance(COLD)
+    first = await get(store, KEY)
+    assert store.last_report["cleared"] == 9  # the bank: old0..old8 spilled at a cold resume
+
+    more = Transcript()
+    more.last, more.n = t.last, t.n
+    more.read("/last", "short\n")  # old9 leaves the protected window
+    await put(store, KEY, more.entries)
+    second = await get(store, KEY)  # warm
+
+    spilled = results(second)[old[9]] != big("old9", 8000)
+    assert spilled is decided
+    assert store.last_report.get("deferred", 0) == int(not decided)
+    assert second[: old_index(first, old[9])] == first[: old_index(first, old[9])]
+
+
+def old_index(entries: list[dict[str, Any]], tool_id: str) -> int:
+    return next(
+        i
+        for i, e in enumerate(entries)
+        if e.get("type") == "user"
+        and isinstance(e["message"]["content"], list)
+        and any(b.get("tool_use_id") == tool_id for b in e["message"]["content"])
+    )
+
+
+@pytest.mark.parametrize(
+    ("waiting", "share", "boundary"),
+    [
+        (3, 0.25, ""),  # 3 of 15 big results waiting: under a quarter of the prompt, nothing moves
+        (5, 0.25, "rebase"),  # 5 of 17: more than a quarter, one re-cache for all of them
+        (5, 0.5, ""),  # a higher bar
+        (5, 0.0, ""),  # rebase_share=0: never while warm
+    ],
+)
+async def test_a_warm_resume_rebases_when_what_waits_is_a_large_share(
+    make_store: MakeStore, clock: SimClock, waiting: int, share: float, boundary: str
+) -> None:
+    t = Transcript()
+    t.prompt("go")
+    texts = [big(f"f{i}", 4000) for i in range(12 + waiting)]
+    ids = [t.read(f"/f{i}", text) for i, text in enumerate(texts)]
+    policy = TrimPolicy(keep_recent=12, warm_budget=0, rebase_share=share, rebase_after=0)
+    store = make_store(policy=policy, ephemeral=EphemeralPolicy(enabled=False))
+    await put(store, KEY, t.entries)
+
+    loaded = await get(store, KEY)  # warm: the session wrote a moment ago
+
+    assert store.last_boundary == boundary
+    got = results(loaded)
+    spilled = [tool_id for tool_id, text in zip(ids, texts, strict=True) if got[tool_id] != text]
+    assert spilled == (ids[:waiting] if boundary else [])
+
+
+async def test_a_rebase_waits_until_the_cache_has_stayed_warm_for_a_while(make_store: MakeStore) -> None:
+    t = Transcript()
+    t.prompt("go")
+    texts = [big(f"f{i}", 4000) for i in range(17)]
+    ids = [t.read(f"/f{i}", text) for i, text in enumerate(texts)]
+    policy = TrimPolicy(keep_recent=12, warm_budget=0, rebase_after=2)
+    store = make_store(policy=policy, ephemeral=EphemeralPolicy(enabled=False))
+    await put(store, KEY, t.entries)
+
+    boundaries = []
+    for _ in range(4):  # resumes that all come back within the cache's life
+        loaded = await get(store, KEY)
+        boundaries.append(store.last_boundary)
+
+    assert boundaries == ["", "", "rebase", ""]  # after two warm loads in a row, then stable
+    assert [results(loaded)[i] == text for i, text in zip(ids, texts, strict=True)] == [False] * 5 + [
+        True
+    ] * 12

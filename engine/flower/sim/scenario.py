@@ -19,15 +19,25 @@ A scenario is plain data (a dict, JSON or YAML), never code paths in the server:
         reply: {text: "I see the denial"}
         times: 1
     default: {text: "ok"}         # when an actor's script is exhausted
+    cache_min_tokens: 1024        # shortest prefix the prompt cache keeps
 
 A reply ("turn") may carry: ``text``, ``tool`` (one tool_use), ``tools`` (several), ``content``
 (raw blocks), ``usage`` (token counts reported to the client), ``stop_reason``, ``delay``
-(seconds before answering) and ``fault`` (an injected failure, see ``FAULTS``).
+(seconds before answering), ``elapse`` (seconds the sim's clock jumps before answering: a slow
+tool or a long think, without waiting for real) and ``fault`` (an injected failure, see
+``FAULTS``).
+
+Usage is computed by the sim's prompt cache (``flower.sim.cache``): ``input_tokens``,
+``cache_read_input_tokens`` and ``cache_creation_input_tokens`` as the API would report them
+for the request's ``cache_control`` marks. A turn whose ``usage`` names any of those three
+reports exactly what it says instead (the unnamed ones as 0, ``input_tokens`` as the whole
+prompt) - the cache still sees the request.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -68,6 +78,7 @@ class Turn:
     usage: dict[str, int] = field(default_factory=dict)
     stop_reason: str | None = None
     delay: float = 0.0
+    elapse: float = 0.0  # sim-clock seconds that pass before the answer (no real wait)
     fault: int | str | None = None
     message: str | None = None  # error message override for a fault
     seconds: float = 0.0  # for stall / away
@@ -88,6 +99,7 @@ class Turn:
             "usage",
             "stop_reason",
             "delay",
+            "elapse",
             "fault",
             "message",
             "seconds",
@@ -119,6 +131,7 @@ class Turn:
             usage=dict(data.get("usage") or {}),
             stop_reason=data.get("stop_reason"),
             delay=float(data.get("delay", 0.0)),
+            elapse=float(data.get("elapse", 0.0)),
             fault=fault,
             message=data.get("message"),
             seconds=float(data.get("seconds", 0.0)),
@@ -127,6 +140,8 @@ class Turn:
         )
         if turn.times < 1:
             raise ScenarioError(f"{where}: 'times' must be >= 1")
+        if turn.elapse < 0:
+            raise ScenarioError(f"{where}: 'elapse' must be >= 0 (the clock only moves forward)")
         if fault is None and turn.text is None and not turn.tools and turn.content is None:
             raise ScenarioError(f"{where}: a turn needs text, tool(s), content or a fault")
         return turn
@@ -158,7 +173,7 @@ class Matcher:
         return cls(**{k: str(v) for k, v in data.items()})
 
     def matches(self, request: RequestView) -> bool:
-        checks = [
+        checks: list[tuple[str | None, Callable[[str], bool]]] = [
             (self.system, lambda s: s in request.system_text),
             (self.not_system, lambda s: s not in request.system_text),
             (self.model, lambda s: s in request.model),
@@ -186,6 +201,7 @@ class Scenario:
     rules: list[Rule] = field(default_factory=list)
     default: Turn = field(default_factory=lambda: Turn(text="ok"))
     context_offset: int = 0  # added to every computed input_tokens (simulate a big context)
+    cache_min_tokens: int = 1024  # prefixes shorter than this are never cached (as in the API)
 
     @classmethod
     def from_data(cls, data: Any) -> Scenario:
@@ -193,7 +209,7 @@ class Scenario:
             return data
         if not isinstance(data, dict):
             raise ScenarioError("a scenario must be a mapping")
-        known = {"actors", "scripts", "rules", "default", "context_offset"}
+        known = {"actors", "scripts", "rules", "default", "context_offset", "cache_min_tokens"}
         unknown = set(data) - known
         if unknown:
             raise ScenarioError(f"unknown scenario keys {sorted(unknown)} (known: {sorted(known)})")
@@ -233,6 +249,7 @@ class Scenario:
             rules=rules,
             default=default,
             context_offset=int(data.get("context_offset", 0)),
+            cache_min_tokens=int(data.get("cache_min_tokens", 1024)),
         )
 
     @classmethod
@@ -245,7 +262,7 @@ class Scenario:
             raise ScenarioError(f"cannot read scenario {p}: {exc}") from exc
         try:
             if p.suffix.lower() in {".yaml", ".yml"}:
-                import yaml
+                import yaml  # type: ignore[import-untyped,unused-ignore]
 
                 data = yaml.safe_load(raw)
             else:

@@ -17,16 +17,20 @@ from typing import Any
 
 from aiohttp import web
 
+from .cache import CacheError, PromptCache, SimClock, prompt_tokens
 from .scenario import FAULTS, RequestView, Rule, Scenario, Turn
 
 # Headers never recorded: a request log must not hold a credential, even a dummy one.
 _SECRET_HEADERS = {"x-api-key", "authorization", "proxy-authorization", "cookie"}
+_INPUT_FIELDS = {"input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"}
 
 
 class Recorded(RequestView):
     """One request the sim received, for assertions: who asked, what they were shown.
 
     ``reply`` says what the sim answered: "text", "tool_use:Bash", "fault:529", ...
+    ``usage`` is the usage object of the answer (None when a fault answered instead) and
+    ``at`` the sim clock's time when the request was served.
     """
 
     def __init__(self, body: dict[str, Any], *, path: str, headers: dict[str, str], actor: str, at: float):
@@ -36,6 +40,7 @@ class Recorded(RequestView):
         self.actor = actor
         self.reply = ""
         self.at = at
+        self.usage: dict[str, Any] | None = None
 
     @property
     def stream(self) -> bool:
@@ -43,7 +48,7 @@ class Recorded(RequestView):
 
     def tool_results(self) -> list[dict[str, Any]]:
         """Every tool_result block the model was shown, oldest first."""
-        out = []
+        out: list[dict[str, Any]] = []
         for m in self.messages:
             content = m.get("content")
             if isinstance(content, list):
@@ -51,7 +56,7 @@ class Recorded(RequestView):
         return out
 
     def tool_uses(self) -> list[dict[str, Any]]:
-        out = []
+        out: list[dict[str, Any]] = []
         for m in self.messages:
             content = m.get("content")
             if isinstance(content, list):
@@ -60,12 +65,19 @@ class Recorded(RequestView):
 
 
 class SimServer:
-    """Serve a scenario on 127.0.0.1; use as a context manager or call start()/stop()."""
+    """Serve a scenario on 127.0.0.1; use as a context manager or call start()/stop().
 
-    def __init__(self, scenario: Scenario | dict[str, Any], *, port: int = 0):
+    Usage figures come from a prompt cache that behaves like the API's (see ``cache``);
+    ``clock`` is the time that cache lives in: pass a shared :class:`SimClock` and advance it
+    to let entries expire without waiting.
+    """
+
+    def __init__(self, scenario: Scenario | dict[str, Any], *, port: int = 0, clock: SimClock | None = None):
         self.scenario = Scenario.from_data(scenario)
         self.host = "127.0.0.1"  # never anything else: nothing of ours listens beyond loopback
         self.port = port
+        self.clock = clock if clock is not None else SimClock()
+        self.cache = PromptCache(self.clock, min_tokens=self.scenario.cache_min_tokens)
         self.requests: list[Recorded] = []
         self._lock = threading.Lock()
         self._cursor: dict[str, int] = {}
@@ -253,8 +265,7 @@ class SimServer:
         return web.json_response({"input_tokens": self._estimate_input(body)})
 
     def _estimate_input(self, body: dict[str, Any]) -> int:
-        shown = json.dumps([body.get("system"), body.get("messages")], ensure_ascii=False)
-        return math.ceil(len(shown) / 4) + self.scenario.context_offset
+        return prompt_tokens(body) + self.scenario.context_offset
 
     async def _messages(self, request: web.Request) -> web.StreamResponse:
         body = await self._read_body(request)
@@ -265,10 +276,12 @@ class SimServer:
         headers = {k.lower(): v for k, v in request.headers.items() if k.lower() not in _SECRET_HEADERS}
         view = RequestView(body)
         actor = self.scenario.actor_of(view)
-        rec = Recorded(body, path=request.path_qs, headers=headers, actor=actor, at=time.time())
+        turn = self._pick(actor, view)
+        if turn.elapse:
+            self.clock.advance(turn.elapse)
+        rec = Recorded(body, path=request.path_qs, headers=headers, actor=actor, at=self.clock())
         with self._lock:
             self.requests.append(rec)
-        turn = self._pick(actor, view)
         rec.reply = _describe(turn)
         if turn.delay:
             await asyncio.sleep(turn.delay)
@@ -295,10 +308,19 @@ class SimServer:
             if request.transport is not None:
                 request.transport.close()
             raise asyncio.CancelledError
-        message = self._compose(body, turn)
+        try:
+            answer = self._compose(body, turn)
+        except CacheError as exc:
+            rec.reply = "error:cache_control"
+            return _error(400, "invalid_request_error", str(exc))
+        rec.usage = answer["usage"]
         if not streaming:
-            return web.json_response(message)
-        return await self._stream(request, message, turn)
+            return web.json_response(answer)
+        try:
+            return await self._stream(request, answer, turn)
+        except ConnectionResetError:
+            # the client hung up mid-answer (a person interrupted): nothing left to answer
+            raise asyncio.CancelledError from None
 
     def _compose(self, body: dict[str, Any], turn: Turn) -> dict[str, Any]:
         blocks: list[dict[str, Any]] = []
@@ -320,12 +342,15 @@ class SimServer:
             blocks = [{"type": "text", "text": turn.text or ""}]
         has_tool = any(b.get("type") == "tool_use" for b in blocks)
         out_text = json.dumps(blocks, ensure_ascii=False)
-        usage = {
-            "input_tokens": self._estimate_input(body),
-            "output_tokens": max(1, math.ceil(len(out_text) / 4)),
-            "cache_creation_input_tokens": 0,
-            "cache_read_input_tokens": 0,
-        }
+        cached = self.cache.serve(body)
+        usage: dict[str, Any] = {"output_tokens": max(1, math.ceil(len(out_text) / 4))}
+        if _INPUT_FIELDS & set(turn.usage):
+            # a scenario that states the input side gets exactly that (unstated parts are 0)
+            usage.update(input_tokens=self._estimate_input(body), cache_creation_input_tokens=0)
+            usage["cache_read_input_tokens"] = 0
+        else:
+            usage.update(cached.as_usage())
+            usage["input_tokens"] += self.scenario.context_offset
         usage.update({k: int(v) for k, v in turn.usage.items()})
         return {
             "id": f"msg_sim{uuid.uuid4().hex[:20]}",
@@ -456,7 +481,7 @@ def _error(status: int, kind: str, message: str) -> web.Response:
         "error": {"type": kind, "message": message},
         "request_id": f"req_sim{uuid.uuid4().hex[:16]}",
     }
-    headers = {"request-id": body["request_id"]}
+    headers: dict[str, str] = {"request-id": str(body["request_id"])}
     if status == 429:
         headers["retry-after"] = "1"
     if status == 529:
@@ -464,4 +489,4 @@ def _error(status: int, kind: str, message: str) -> web.Response:
     return web.json_response(body, status=status, headers=headers)
 
 
-__all__ = ["Recorded", "Rule", "Scenario", "SimServer", "Turn"]
+__all__ = ["Recorded", "Rule", "Scenario", "SimClock", "SimServer", "Turn"]

@@ -1,27 +1,60 @@
 """Resume-time pruning: keep errors out of the context the model resumes with.
 
 Trimming decides by size and value; pruning decides by "is this an error": old denied calls,
-synthetic API-error messages left by a network outage, and results cut off by an interrupt.
-Like trimming, it only changes the copy ``load()`` returns; SQLite keeps every row.
+synthetic API-error messages left by a network outage, results cut off by an interrupt and
+calls whose result never arrived. Like trimming, it only changes the copy ``load()``
+returns; SQLite keeps every row.
+
+It agrees with what the bundled CLI (2.1.327) does itself, measured on the requests it sends
+after a resume:
+
+- The CLI leaves API-error entries that carry both marks (``isApiErrorMessage`` and model
+  ``<synthetic>``) out of the request. Dropping them here saves nothing and moves the leaf,
+  which makes the CLI insert a placeholder turn; so only error entries the CLI would send
+  are dropped.
+- The CLI's own placeholder (``No response requested.``, model ``<synthetic>``,
+  ``isApiErrorMessage`` false) is an ordinary turn and stays. Dropping it made the CLI
+  write a new one at every resume.
+- A call whose result never arrived is answered by the CLI at the leaf with a note of its
+  own (and left out entirely mid-chain); answering it here with ``orphan_text`` first keeps
+  the call visible and the prompt the same at every later resume.
+- Dropping an old denial changes the prompt where that denial was, so it is decided only
+  when the prompt is written again anyway (the cache expired, or a rebase; see ``trim``)
+  and recorded, like a trim.
 """
 
 from __future__ import annotations
 
 import re
+import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from . import decisions
 from .ephemeral import EphemeralPolicy
-from .trim import Entry, TrimmingSessionStore, TrimPolicy, _blocks, _is_block, _replace_block
+from .transcript import (
+    SYNTHETIC_MODEL,
+    Entry,
+    blocks_of,
+    is_api_error_the_cli_drops,
+    is_block,
+    replace_block,
+    result_text,
+)
+from .trim import TrimmingSessionStore, TrimPolicy
 
 if TYPE_CHECKING:
-    from claude_agent_sdk.types import SessionKey, SessionStoreEntry
+    from collections.abc import Callable
+
+    from claude_agent_sdk.types import SessionKey
+
+__all__ = ["PrunePolicy", "PruningSessionStore"]
 
 # The harness marks a call refused by a permission rule or a PreToolUse hook with this.
 _DENIAL_KIND = "permission-rule"
 _INTERRUPT_KIND = "interrupted"
-_SYNTHETIC_MODEL = "<synthetic>"
+DROP = "drop-denial"
 
 # Kinds the harness gives a call that a stop cut short (as opposed to a rule refusing it).
 _CUT_SHORT_KINDS = frozenset({"user-rejected", "interrupted", "cancelled"})
@@ -29,10 +62,24 @@ _CUT_SHORT_KINDS = frozenset({"user-rejected", "interrupted", "cancelled"})
 _INTERRUPT_MARK = "[Request interrupted by user for tool use]"
 # Fields that point at another entry by uuid and must not point at a dropped one.
 _LINKS = ("parentUuid", "logicalParentUuid", "leafUuid")
+# Fields a healed result takes from the call it answers, as the CLI's own results carry them.
+_COPIED = ("isSidechain", "userType", "cwd", "sessionId", "version", "gitBranch", "timestamp", "agentId")
+# Healed results get a uuid derived from the call, so every load inserts the same entry.
+_HEAL_NAMESPACE = uuid.UUID("6f1c3f1e-5a0b-4c57-9a43-2f0e4f6b7a10")
 
 # Text fallbacks, for results written without the structural markers.
 _HOOK_DENIAL = re.compile(r"^\s*(?:<tool_use_error>)?\s*PreToolUse:\S+ hook error: ")
 _INTERRUPTED = re.compile(r"^\s*(?:<tool_use_error>)?\s*\[(?:Request|Tool call|Agent call) interrupted")
+# The sentence the CLI answers a rejected call with, in every version.
+_REJECTED = re.compile(r"^\s*(?:<tool_use_error>)?\s*The user doesn't want to proceed with this tool use")
+# Before ``toolDenialKind`` (CLI <= 2.1.39) a PreToolUse refusal was an error result holding
+# just the hook's own text. A hands-on tool's other errors are the CLI's own outcomes.
+_HANDS_ON = frozenset({"Bash", "Write", "Edit", "MultiEdit", "NotebookEdit"})
+_CLI_OUTCOME = re.compile(
+    r"^\s*(?:<tool_use_error>|Exit code \d|Command timed out|Error: |InputValidationError|"
+    r"File has not been read yet|File has been modified since read|String to replace not found|"
+    r"Found \d+ matches of the string|No changes to make|Permission to use )"
+)
 
 
 @dataclass
@@ -43,29 +90,41 @@ class PrunePolicy:
     neutralize_interrupts: bool = True
     interrupt_text: str = "[上一轮在此处被中断,该工具结果未产生]"
     keep_denials: int = 1
-
-
-def _result_text(block: dict[str, Any]) -> str:
-    content = block.get("content")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(p["text"] for p in content if _is_block(p, "text") and isinstance(p.get("text"), str))
-    return ""
+    heal_orphans: bool = True
+    orphan_text: str = "[这一步被打断了,没有结果。需要的话重做。]"
 
 
 def _tool_results(entry: Entry) -> list[tuple[int, dict[str, Any]]]:
     if entry.get("type") != "user" or entry.get("isCompactSummary"):
         return []
-    blocks = _blocks(entry) or []
-    return [(j, b) for j, b in enumerate(blocks) if _is_block(b, "tool_result")]
+    blocks = blocks_of(entry) or []
+    return [(j, b) for j, b in enumerate(blocks) if is_block(b, "tool_result")]
 
 
 def _interrupted(entry: Entry, block: dict[str, Any]) -> bool:
     if entry.get("toolDenialKind") == _INTERRUPT_KIND or entry.get("interruptedByShutdown") is True:
         return True
     # The harness always flags the results it writes for a stop as errors.
-    return block.get("is_error") is True and bool(_INTERRUPTED.match(_result_text(block)))
+    return block.get("is_error") is True and bool(_INTERRUPTED.match(result_text(block)))
+
+
+def _rejected(entry: Entry, block: dict[str, Any]) -> bool:
+    """A call the person turned down: marked (current CLIs) or by the CLI's sentence (older)."""
+    if entry.get("toolDenialKind") in _CUT_SHORT_KINDS:
+        return True
+    return block.get("is_error") is True and bool(_REJECTED.match(result_text(block)))
+
+
+def _old_hook_refusal(entry: Entry, block: dict[str, Any], tool: str | None) -> bool:
+    """A PreToolUse refusal as CLIs before ``toolDenialKind`` wrote it: the hook's text."""
+    if "toolDenialKind" in entry or block.get("is_error") is not True or tool not in _HANDS_ON:
+        return False
+    if isinstance(entry.get("toolUseResult"), dict):
+        return False  # the tool ran and reported its own structured outcome
+    text = result_text(block)
+    return bool(text.strip()) and not (
+        _CLI_OUTCOME.match(text) or _INTERRUPTED.match(text) or _REJECTED.match(text)
+    )
 
 
 def _is_interrupt_mark(entry: Entry) -> bool:
@@ -73,7 +132,7 @@ def _is_interrupt_mark(entry: Entry) -> bool:
     content = message.get("content") if isinstance(message, dict) else None
     if isinstance(content, str):
         return content.startswith(_INTERRUPT_MARK)
-    if isinstance(content, list) and content and all(_is_block(b, "text") for b in content):
+    if isinstance(content, list) and content and all(is_block(b, "text") for b in content):
         return str(content[0].get("text", "")).startswith(_INTERRUPT_MARK)
     return False
 
@@ -81,10 +140,10 @@ def _is_interrupt_mark(entry: Entry) -> bool:
 def _cut_short_by_mark(entries: list[Entry], marks: list[int]) -> set[int]:
     """Indices of result entries that the interrupt marks at ``marks`` say were cut short.
 
-    When a stop lands mid-tool, the CLI writes the result as a rejection (``user-rejected``)
-    and follows it with the interrupt mark. Walking the chain back from the mark to the
-    assistant turn finds the results of that batch; those the harness cut short are the ones
-    carrying a stop kind. Results that completed before the stop are left alone.
+    When a stop lands mid-tool, the CLI writes the result as a rejection and follows it with
+    the interrupt mark. Walking the chain back from the mark to the assistant turn finds the
+    results of that batch; those cut short carry a stop kind (current CLIs) or the CLI's
+    rejection sentence (older ones). Results that completed before the stop stay.
     """
     if not marks:
         return set()
@@ -101,31 +160,46 @@ def _cut_short_by_mark(entries: list[Entry], marks: list[int]) -> set[int]:
             if parent.get("type") == "assistant":
                 break
             if parent.get("type") == "user":
-                if not _tool_results(parent):
+                results = _tool_results(parent)
+                if not results:
                     break  # reached a prompt: the mark is not about tool calls
-                if parent.get("toolDenialKind") in _CUT_SHORT_KINDS:
+                if any(_rejected(parent, block) for _, block in results):
                     hits.add(i)
             i = index.get(parent.get("parentUuid"))
     return hits
 
 
 def _pairs_with(block: Any, ids: set[str]) -> bool:
-    if _is_block(block, "tool_use"):
+    if is_block(block, "tool_use"):
         return block.get("id") in ids
-    if _is_block(block, "tool_result"):
+    if is_block(block, "tool_result"):
         return block.get("tool_use_id") in ids
     return False
 
 
 def _is_api_error(entry: Entry) -> bool:
+    if entry.get("type") != "assistant":
+        return False
     if entry.get("isApiErrorMessage") is True:
         return True
     message = entry.get("message")
-    return (
-        entry.get("type") == "assistant"
-        and isinstance(message, dict)
-        and message.get("model") == _SYNTHETIC_MODEL
+    if not isinstance(message, dict) or message.get("model") != SYNTHETIC_MODEL:
+        return False
+    # A <synthetic> turn without the flag: an error only if it says so (placeholders stay).
+    if "isApiErrorMessage" in entry:
+        return False
+    content = message.get("content")
+    text = (
+        content
+        if isinstance(content, str)
+        else "".join(str(b.get("text", "")) for b in content or [] if is_block(b, "text"))
     )
+    return text.lstrip().startswith("API Error")
+
+
+def _api_error_sent(entry: Entry) -> bool:
+    """An API-error entry the CLI would put into its request (and so the model would see)."""
+    return _is_api_error(entry) and not is_api_error_the_cli_drops(entry)
 
 
 class PruningSessionStore(TrimmingSessionStore):
@@ -142,31 +216,76 @@ class PruningSessionStore(TrimmingSessionStore):
         policy: TrimPolicy | None = None,
         prune: PrunePolicy | None = None,
         ephemeral: EphemeralPolicy | None = None,
+        *,
+        clock: Callable[[], float] | None = None,
     ) -> None:
-        super().__init__(path, workspace, policy=policy, ephemeral=ephemeral)
+        super().__init__(path, workspace, policy=policy, ephemeral=ephemeral, clock=clock)
         self.prune_policy = prune if prune is not None else PrunePolicy()
         self.pruned = 0
         self.denials_dropped = 0
 
-    async def load(self, key: SessionKey) -> list[SessionStoreEntry] | None:
-        entries = await super().load(key)
+    def _rework(self, key: SessionKey, entries: list[Entry], cold: bool) -> list[Entry]:
         self.pruned = 0
         self.denials_dropped = 0
-        if entries is None:
-            return None
-        return self.prune(entries)
+        trimmed = super()._rework(key, entries, cold)
+        denials = self._denials(trimmed)
+        decided = set(decisions.decided(self._conn, key).get(DROP, {}))
+        if cold or self.last_boundary == "rebase":  # the prompt is written again anyway
+            fresh = [d for d in self._doomed(denials) if d not in decided]
+            if fresh:
+                with self._write() as conn:
+                    decisions.record(conn, key, DROP, fresh, self.clock())
+                decided |= set(fresh)
+        return self._prune(trimmed, {d for d in denials if d in decided})
 
     def prune(self, entries: list[Entry]) -> list[Entry]:
-        """Drop old denials and API errors, neutralise interrupted results, then relink.
+        """Drop old denials and API errors the CLI would send, neutralise interrupted
+        results, heal orphan calls, then relink.
 
-        ``pruned`` counts the entries taken out, ``denials_dropped`` the denied calls.
-        One scan collects what is needed, so a long transcript costs one walk plus
-        work proportional to what actually changes.
+        ``pruned`` counts the entries taken out, ``denials_dropped`` the denied calls. This
+        decides for every denial now; ``load()`` drops new ones only when the prompt is
+        written again anyway (a cold resume, or a rebase).
         """
+        return self._prune(entries, set(self._doomed(self._denials(entries))))
+
+    def _doomed(self, denials: list[str]) -> list[str]:
+        return denials[: max(len(denials) - max(self.prune_policy.keep_denials, 0), 0)]
+
+    @staticmethod
+    def _denials(entries: list[Entry]) -> list[str]:
+        """tool_use_ids of denied calls, in transcript order."""
+        tools: dict[str, str] = {}
+        denied: list[str] = []
+        for entry in entries:
+            if not isinstance(entry, dict):
+                continue
+            if entry.get("type") == "assistant":
+                for block in blocks_of(entry) or ():
+                    if is_block(block, "tool_use") and isinstance(block.get("id"), str):
+                        tools[block["id"]] = str(block.get("name", ""))
+                continue
+            results = _tool_results(entry)
+            # The CLI writes one result per entry; the entry-level marker is only
+            # unambiguous then. Hook refusals written without it are caught by their text.
+            marked = entry.get("toolDenialKind") == _DENIAL_KIND and len(results) == 1
+            for _, block in results:
+                tool_id = block.get("tool_use_id")
+                if not isinstance(tool_id, str):
+                    continue
+                if (
+                    marked
+                    or (block.get("is_error") is True and _HOOK_DENIAL.match(result_text(block)))
+                    or _old_hook_refusal(entry, block, tools.get(tool_id))
+                ):
+                    denied.append(tool_id)
+        return denied
+
+    def _prune(self, entries: list[Entry], doomed: set[str]) -> list[Entry]:
+        """One scan collects what is needed, so a long transcript costs one walk plus work
+        proportional to what actually changes."""
         policy = self.prune_policy
         out = list(entries)
         drop: set[int] = set()
-        denied: list[str] = []  # tool_use_ids of denied calls, in transcript order
         where: dict[str, list[int]] = {}  # tool_use_id -> entries holding its use/result
         suspects: list[int] = []  # entries whose results may have been cut by a stop
         marks: list[int] = []  # interrupt marks
@@ -176,36 +295,28 @@ class PruningSessionStore(TrimmingSessionStore):
                 continue
             kind = entry.get("type")
             if kind == "assistant":
-                if policy.drop_api_errors and _is_api_error(entry):
+                if policy.drop_api_errors and _api_error_sent(entry):
                     drop.add(i)
                     continue
-                for block in _blocks(entry) or ():
-                    if _is_block(block, "tool_use") and isinstance(block.get("id"), str):
+                for block in blocks_of(entry) or ():
+                    if is_block(block, "tool_use") and isinstance(block.get("id"), str):
                         where.setdefault(block["id"], []).append(i)
                 continue
             if kind != "user" or entry.get("isCompactSummary"):
                 continue
-            blocks = _blocks(entry)
-            if blocks is None or not any(_is_block(b, "tool_result") for b in blocks):
+            results = _tool_results(entry)
+            if not results:
                 if _is_interrupt_mark(entry):
                     marks.append(i)
                 continue
-            # The CLI writes one result per entry; the entry-level marker is only
-            # unambiguous then. Hook refusals written without it are caught by their text.
-            marked = entry.get("toolDenialKind") == _DENIAL_KIND and (
-                sum(_is_block(b, "tool_result") for b in blocks) == 1
-            )
-            for block in blocks:
-                if not _is_block(block, "tool_result") or not isinstance(block.get("tool_use_id"), str):
+            for _, block in results:
+                tool_id = block.get("tool_use_id")
+                if not isinstance(tool_id, str):
                     continue
-                tool_id = block["tool_use_id"]
                 where.setdefault(tool_id, []).append(i)
-                if marked or (block.get("is_error") is True and _HOOK_DENIAL.match(_result_text(block))):
-                    denied.append(tool_id)
-                elif _interrupted(entry, block) or entry.get("toolDenialKind") in _CUT_SHORT_KINDS:
+                if tool_id not in doomed and (_interrupted(entry, block) or _rejected(entry, block)):
                     suspects.append(i)
 
-        doomed = set(denied[: max(len(denied) - max(policy.keep_denials, 0), 0)])
         # The tool_use and its tool_result leave together, or the API reports a missing
         # tool result; sibling calls, text and thinking blocks stay.
         for i in sorted({i for tool_id in doomed for i in where.get(tool_id, ())}):
@@ -215,7 +326,7 @@ class PruningSessionStore(TrimmingSessionStore):
                 out[i] = {**entry, "message": {**entry["message"], "content": kept}}
             else:
                 drop.add(i)
-        self.denials_dropped = len(doomed)
+        self.denials_dropped = len(doomed & set(where))
 
         if policy.neutralize_interrupts:
             cut = _cut_short_by_mark(out, marks)
@@ -224,13 +335,73 @@ class PruningSessionStore(TrimmingSessionStore):
                     continue
                 entry = out[i]
                 for j, block in _tool_results(entry):
-                    if i in cut or _interrupted(entry, block):
-                        _replace_block(out, i, j, {**block, "content": policy.interrupt_text})
+                    if _interrupted(entry, block) or (i in cut and _rejected(entry, block)):
+                        replace_block(out, i, j, {**block, "content": policy.interrupt_text})
                         entry = out[i]
 
         self.pruned = len(drop)
         # The full list goes in: relink needs the dropped entries to walk past them.
-        return self.relink(out, drop)
+        relinked = self.relink(out, drop)
+        return self.heal(relinked) if policy.heal_orphans else relinked
+
+    def heal(self, entries: list[Entry]) -> list[Entry]:
+        """Answer every tool_use that has no tool_result with ``orphan_text``.
+
+        The answer is a user entry inserted right after the assistant entry holding the
+        orphan; entries that pointed at that assistant entry now point at the answer, so
+        the chain stays one line. Its uuid derives from the call, so every load inserts
+        the same entry and whatever the CLI chains to it later still finds it.
+        """
+        answered = {
+            block.get("tool_use_id")
+            for entry in entries
+            if isinstance(entry, dict) and entry.get("type") == "user"
+            for block in blocks_of(entry) or ()
+            if is_block(block, "tool_result")
+        }
+        heals: dict[int, Entry] = {}
+        for i, entry in enumerate(entries):
+            if not isinstance(entry, dict) or entry.get("type") != "assistant":
+                continue
+            if not isinstance(entry.get("uuid"), str):
+                continue
+            orphans = [
+                b["id"]
+                for b in blocks_of(entry) or ()
+                if is_block(b, "tool_use") and isinstance(b.get("id"), str) and b["id"] not in answered
+            ]
+            if orphans:
+                heals[i] = self._answer(entry, orphans)
+        if not heals:
+            return entries
+        moved = {entries[i]["uuid"]: healed["uuid"] for i, healed in heals.items()}
+        out: list[Entry] = []
+        for i, entry in enumerate(entries):
+            if isinstance(entry, dict) and entry.get("parentUuid") in moved:
+                entry = {**entry, "parentUuid": moved[entry["parentUuid"]]}
+            out.append(entry)
+            if i in heals:
+                out.append(heals[i])
+        return out
+
+    def _answer(self, assistant: Entry, orphans: list[str]) -> Entry:
+        text = self.prune_policy.orphan_text
+        meta: dict[str, Any] = {k: assistant[k] for k in _COPIED if k in assistant}
+        return {
+            "parentUuid": assistant["uuid"],
+            **meta,
+            "type": "user",
+            "message": {
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": tool_id, "content": text, "is_error": True}
+                    for tool_id in orphans
+                ],
+            },
+            "uuid": str(uuid.uuid5(_HEAL_NAMESPACE, f"{assistant['uuid']}:{','.join(orphans)}")),
+            "toolUseResult": f"Error: {text}",
+            "sourceToolAssistantUUID": assistant["uuid"],
+        }
 
     @staticmethod
     def relink(entries: list[Entry], drop: set[int]) -> list[Entry]:
@@ -252,19 +423,19 @@ class PruningSessionStore(TrimmingSessionStore):
         gone = set(parent_of)
         resolved: dict[str, Any] = {}
 
-        def survivor(uuid: Any) -> Any:
+        def survivor(uid: Any) -> Any:
             path: list[str] = []
-            while isinstance(uuid, str) and uuid in gone and uuid not in resolved:
-                if uuid in path:  # a cycle among dropped entries: no surviving ancestor
-                    uuid = None
+            while isinstance(uid, str) and uid in gone and uid not in resolved:
+                if uid in path:  # a cycle among dropped entries: no surviving ancestor
+                    uid = None
                     break
-                path.append(uuid)
-                uuid = parent_of.get(uuid)
-            if isinstance(uuid, str) and uuid in resolved:
-                uuid = resolved[uuid]
+                path.append(uid)
+                uid = parent_of.get(uid)
+            if isinstance(uid, str) and uid in resolved:
+                uid = resolved[uid]
             for seen in path:
-                resolved[seen] = uuid
-            return uuid
+                resolved[seen] = uid
+            return uid
 
         result: list[Entry] = []
         for i, entry in enumerate(entries):

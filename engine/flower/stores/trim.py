@@ -2,6 +2,25 @@
 
 Everything happens in ``load()``, on the copy that goes back to the model. The SQLite rows
 are never touched, so another resume with another policy still sees the full transcript.
+
+Trimming is priced by the API's prompt cache: the CLI marks the end of every request, the
+API keeps that prefix for five minutes, and a resume inside that time reads the whole old
+prompt at 0.1x. Changing one old result forces everything after it to be written again at
+1.25x. So decisions are made only at boundaries and then kept (docs/context-economy.md):
+
+- **cold**: the transcript received nothing for ``TrimPolicy.cache_ttl`` seconds, so the
+  cache is gone and the resume writes everything anyway. Every pending decision is made.
+- **pays at once**: the cache is warm, but spilling makes this very resume cheaper than
+  reading the old prompt back, rewrite included (a huge result just outside the protected
+  window, and little after it). ``warm_budget`` scales that comparison; 0 turns it off.
+- **rebase**: the cache never gets a chance to expire (``rebase_after`` warm loads in a
+  row), and what waits would take out at least ``rebase_share`` of the prompt. Everything
+  pending is decided at once: one full re-cache, paid back by the smaller prompt within a
+  bounded number of requests.
+- otherwise nothing new is decided; the prompt stays byte-identical to the last one.
+
+A decision, once made, is recorded in the store (``decisions``) and applied identically at
+every later load: an expiry note keeps the age it was written with.
 """
 
 from __future__ import annotations
@@ -9,89 +28,61 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
+from . import decisions
 from .ephemeral import EphemeralPolicy, is_ephemeral
 from .sqlite import SqliteSessionStore
+from .tokens import CACHE_READ, CACHE_WRITE, entry_tokens
+from .transcript import (
+    Entry,
+    blocks_of,
+    is_block,
+    live_chain,
+    plain_text,
+    replace_block,
+    tool_result_positions,
+)
 
 if TYPE_CHECKING:
     from claude_agent_sdk.types import SessionKey, SessionStoreEntry
 
-Entry = dict[str, Any]
+__all__ = ["TrimPolicy", "TrimmingSessionStore", "trim_report"]
 
 # How much of a command the expiry note quotes; the note must stay one short line.
 _CMD_PREVIEW = 80
+SPILL = "spill"
+EXPIRE = "expire"
 
 
 @dataclass
 class TrimPolicy:
-    """How big tool results are archived at resume time."""
+    """How big tool results are archived at resume time, and when the prompt may change."""
 
     keep_recent: int = 20
     min_chars: int = 2000
     spill_dirname: str = ".flower/spill"
     enabled: bool = True
+    # Seconds the API keeps a cached prefix (the CLI asks for 5-minute entries). A resume
+    # after that long writes the whole prompt anyway: the moment to make new decisions.
+    cache_ttl: float = 300.0
+    # Inside the cache's life, a decision is made only if this resume's estimated input cost
+    # with it stays within this multiple of the cost without it (0 = never while warm)...
+    warm_budget: float = 1.0
+    # ...or all pending ones at once, after rebase_after loads in a row found the cache warm,
+    # when together they take out at least rebase_share of the prompt: one full re-cache,
+    # repaid within 11.5 / rebase_share requests by reads alone (rebase_share=0: never).
+    rebase_share: float = 0.25
+    rebase_after: int = 8
 
     def placeholder(self, path: str, n: int) -> str:
         """The one-line pointer that replaces an archived result."""
         return f"[工具结果已裁剪:原文 {n} 字符已存到 {path},需要时用 Read 读取]"
-
-
-def _blocks(entry: Entry) -> list[Any] | None:
-    """The content block list of an entry's message, or None if it has none."""
-    message = entry.get("message")
-    if not isinstance(message, dict):
-        return None
-    content = message.get("content")
-    return content if isinstance(content, list) else None
-
-
-def _is_block(block: Any, kind: str) -> bool:
-    return isinstance(block, dict) and block.get("type") == kind
-
-
-def _tool_result_positions(entries: list[Entry]) -> list[tuple[int, int]]:
-    """(entry index, block index) of every tool_result, in transcript order.
-
-    Only transcript messages count: bookkeeping lines such as ``api-request-blob`` carry
-    copies of results but are not what the model resumes with. Compact summaries are left
-    out: they are never touched.
-    """
-    positions: list[tuple[int, int]] = []
-    for i, entry in enumerate(entries):
-        if not isinstance(entry, dict) or entry.get("type") != "user":
-            continue
-        if entry.get("isCompactSummary"):
-            continue
-        blocks = _blocks(entry)
-        if blocks is None:
-            continue
-        for j, block in enumerate(blocks):
-            if _is_block(block, "tool_result"):
-                positions.append((i, j))
-    return positions
-
-
-def _replace_block(entries: list[Entry], i: int, j: int, block: dict[str, Any]) -> None:
-    """Copy-on-write replacement of one content block, so the caller's dicts stay intact."""
-    entry = entries[i]
-    message = entry["message"]
-    content = list(message["content"])
-    content[j] = block
-    entries[i] = {**entry, "message": {**message, "content": content}}
-
-
-def _plain_text(content: Any) -> str | None:
-    """The text of a result made only of text (a str, or a list of text parts), else None."""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list) and all(
-        _is_block(part, "text") and isinstance(part.get("text"), str) for part in content
-    ):
-        return "".join(part["text"] for part in content)
-    return None
 
 
 def _short_command(cmd: str) -> str:
@@ -100,6 +91,26 @@ def _short_command(cmd: str) -> str:
     if len(line) > _CMD_PREVIEW or len(lines) > 1:
         line = line[:_CMD_PREVIEW].rstrip() + "…"
     return f"`{line}`"
+
+
+def _timestamp(entry: Entry) -> float | None:
+    stamp = entry.get("timestamp")
+    if not isinstance(stamp, str):
+        return None
+    try:
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+@dataclass(frozen=True)
+class _Pending:
+    """A decision that could be made at this load: where it changes the prompt, and how."""
+
+    index: int  # entry index of the result it changes
+    kind: str
+    ref: str  # tool_use_id
+    detail: str  # the expiry note ("" for a spill)
 
 
 class TrimmingSessionStore(SqliteSessionStore):
@@ -111,54 +122,201 @@ class TrimmingSessionStore(SqliteSessionStore):
         workspace: str | Path,
         policy: TrimPolicy | None = None,
         ephemeral: EphemeralPolicy | None = None,
+        *,
+        clock: Callable[[], float] | None = None,
     ) -> None:
         super().__init__(path)
         self.workspace = Path(workspace).resolve()
         self.policy = policy if policy is not None else TrimPolicy()
         self.ephemeral = ephemeral if ephemeral is not None else EphemeralPolicy()
         self.last_report: dict[str, int] = {}
+        # Why the last load made new decisions: "cold", "pays at once", "rebase" or "".
+        self.last_boundary = ""
+        self._warm_loads = 0
+        # The time the API's cache lives in; injectable so tests can let it expire.
+        self.clock: Callable[[], float] = clock if clock is not None else time.time
         spill = (self.workspace / self.policy.spill_dirname).resolve()
         # Outside the workspace the agent's Read cannot follow the pointer.
         if not spill.is_relative_to(self.workspace):
+            self.close()
             raise ValueError(f"spill_dirname {self.policy.spill_dirname!r} must stay inside the workspace")
+        self._sync(self._init_ledger)
+
+    def _init_ledger(self) -> None:
+        with self._write() as conn:
+            for statement in decisions.SCHEMA:
+                conn.execute(statement)
 
     @property
     def _spill_dir(self) -> Path:
         return (self.workspace / self.policy.spill_dirname).resolve()
+
+    # -- SessionStore protocol -----------------------------------------------------------
+
+    async def append(self, key: SessionKey, entries: list[SessionStoreEntry]) -> None:
+        await super().append(key, entries)
+        if entries:
+            at = self.clock()
+            await self._async(lambda: self._touch(key, at))
+
+    def _touch(self, key: SessionKey, at: float) -> None:
+        with self._write() as conn:
+            decisions.touch(conn, key, at)
+
+    async def delete(self, key: SessionKey) -> None:
+        await super().delete(key)
+        await self._async(lambda: self._forget(key))
+
+    def _forget(self, key: SessionKey) -> None:
+        with self._write() as conn:
+            decisions.forget(conn, key)
 
     async def load(self, key: SessionKey) -> list[SessionStoreEntry] | None:
         entries = await super().load(key)
         self.last_report = {}
         if entries is None:
             return None
+        # Entries are the CLI's JSON lines; the SDK types them as opaque TypedDicts.
+        rows = cast("list[Entry]", entries)
+        return cast("list[SessionStoreEntry]", await self._async(lambda: self._resume_copy(key, rows)))
+
+    # -- the copy a resume gets ----------------------------------------------------------
+
+    def _resume_copy(self, key: SessionKey, entries: list[Entry]) -> list[Entry]:
+        """Apply every decision on record, after making the ones this load may make."""
+        self.last_boundary = ""
+        last, self._warm_loads = decisions.last_activity(self._conn, key)
+        if last is None:  # a transcript this store never saw being written: trust its stamps
+            stamps = (_timestamp(e) for e in reversed(entries) if isinstance(e, dict))
+            last = next((t for t in stamps if t is not None), None)
+        cold = last is None or self.clock() - last >= self.policy.cache_ttl
+        out = self._rework(key, entries, cold)
+        with self._write() as conn:
+            decisions.count_warm_load(conn, key, boundary=cold or bool(self.last_boundary))
+        return out
+
+    def _rework(self, key: SessionKey, entries: list[Entry], cold: bool) -> list[Entry]:
+        """Expire and spill at one load: decide (cold, or pays at once), record, apply."""
+        # Replacing a result's content never moves a block: one scan serves the whole load.
+        positions = tool_result_positions(entries)
+        known = decisions.decided(self._conn, key)
+        notes = dict(known.get(EXPIRE, {})) if self.ephemeral.enabled else {}
+        spills = set(known.get(SPILL, {})) if self.policy.enabled else set()
+        out = self._apply_expiry(entries, notes, positions)
+        pending: list[_Pending] = []
         if self.ephemeral.enabled:
-            entries = self.expire(entries)
+            pending += [p for p in self._expiry_plan(out, positions) if p.ref not in notes]
         if self.policy.enabled:
-            entries = self.trim(entries)
-        return entries
+            ready = self._apply_expiry(out, {p.ref: p.detail for p in pending}, positions)
+            pending += [p for p in self._spill_plan(ready, positions) if p.ref not in spills]
+        if cold:
+            chosen, self.last_boundary = pending, "cold" if pending else ""
+        else:
+            chosen, self.last_boundary = self._warm_choice(entries, out, spills, pending, positions)
+        if chosen:
+            now = self.clock()
+            with self._write() as conn:
+                decisions.record(
+                    conn, key, EXPIRE, {p.ref: p.detail for p in chosen if p.kind == EXPIRE}, now
+                )
+                decisions.record(conn, key, SPILL, [p.ref for p in chosen if p.kind == SPILL], now)
+            known = decisions.decided(self._conn, key)  # another process may have decided first
+            if self.ephemeral.enabled:
+                fresh = {ref: note for ref, note in known.get(EXPIRE, {}).items() if ref not in notes}
+                out = self._apply_expiry(out, fresh, positions)
+                notes.update(fresh)
+            if self.policy.enabled:
+                spills = set(known.get(SPILL, {}))
+        if self.ephemeral.enabled:
+            self.last_report["expired"] = len(
+                [1 for i, j in positions if out[i]["message"]["content"][j].get("tool_use_id") in notes]
+            )
+        if self.policy.enabled:
+            out = self._apply_spills(out, spills, positions)
+        deferred = len(pending) - len(chosen)
+        if deferred:
+            self.last_report["deferred"] = deferred
+        return out
 
-    def expire(self, entries: list[Entry]) -> list[Entry]:
-        """Replace old results of ephemeral Bash commands with a one-line expiry note.
+    def _warm_choice(
+        self,
+        raw: list[Entry],
+        current: list[Entry],
+        spills: set[str],
+        pending: list[_Pending],
+        positions: list[tuple[int, int]],
+    ) -> tuple[list[_Pending], str]:
+        """What a resume inside the cache's life may decide, and why (or nothing).
 
-        Only the content changes; the tool_result block stays. A result's age is its
-        1-based position from the end among all tool results, so the last
-        ``keep_recent`` (age <= keep_recent) are exempt. Expired text is not spilled:
-        rerunning the command is the only way to get a current answer anyway.
+        Staying put, the resume reads the whole previous prompt from cache (0.1x). Changing
+        a result makes it read only what comes before (0.1x) and write everything from
+        there on (1.25x). Two cases are worth it:
+
+        - "pays at once": a suffix of the pending decisions makes this very resume no
+          dearer than ``warm_budget`` times staying put (spilled text dominates what would
+          be written again);
+        - "rebase": the last ``rebase_after`` loads all found the cache warm (so waiting
+          for an expiry is not paying off), and all pending decisions together take out at
+          least ``rebase_share`` of the prompt. The one full re-cache (at most 1.15x the
+          prompt) is then repaid by reads alone within 11.5 / rebase_share later requests,
+          and sooner at any later expiry.
         """
+        if not pending:
+            return [], ""
+        chain = live_chain(raw)
+        before = self._apply_spills(current, spills, positions, write=False)
+        applied = self._apply_spills(
+            self._apply_expiry(before, {p.ref: p.detail for p in pending if p.kind == EXPIRE}, positions),
+            {p.ref for p in pending if p.kind == SPILL},
+            positions,
+            write=False,
+        )
+        old = [entry_tokens(before[i]) for i in chain]
+        new = [entry_tokens(applied[i]) for i in chain]
+        staying = CACHE_READ * sum(old)
+        where = {index: n for n, index in enumerate(chain)}
+        ordered = sorted((p for p in pending if p.index in where), key=lambda p: p.index)
+        best: int | None = None
+        if self.policy.warm_budget > 0:
+            prefix, tail, cut = sum(old), 0, len(chain)
+            for k in range(len(ordered) - 1, -1, -1):
+                start = where[ordered[k].index]
+                # the chain entries from this decision on are written again, in their new form
+                for n in range(start, cut):
+                    prefix -= old[n]
+                    tail += new[n]
+                cut = start
+                if CACHE_READ * prefix + CACHE_WRITE * tail <= self.policy.warm_budget * staying:
+                    best = k
+        share, before_total = self.policy.rebase_share, sum(old)
+        if (
+            share > 0
+            and self._warm_loads >= self.policy.rebase_after
+            and before_total > 0
+            and before_total - sum(new) >= share * before_total
+        ):
+            return pending, "rebase"
+        if best is None:
+            return [], ""
+        first = ordered[best].index
+        return [p for p in pending if p.index >= first], "pays at once"
+
+    # -- expiry --------------------------------------------------------------------------
+
+    def _expiry_plan(self, entries: list[Entry], positions: list[tuple[int, int]]) -> list[_Pending]:
+        """Old results of ephemeral Bash commands, with the note each would get now."""
         policy = self.ephemeral
-        out = list(entries)
-        positions = _tool_result_positions(out)
         age_of = {pos: len(positions) - k for k, pos in enumerate(positions)}
         commands: dict[str, str] = {}  # tool_use_id -> Bash command seen so far
         judged: dict[str, bool] = {}
-        expired = 0
+        plan: list[_Pending] = []
         for i, entry in enumerate(entries):
-            blocks = _blocks(entry) if isinstance(entry, dict) else None
+            blocks = blocks_of(entry) if isinstance(entry, dict) else None
             if blocks is None:
                 continue
             if entry.get("type") == "assistant":
                 for block in blocks:
-                    if _is_block(block, "tool_use") and block.get("name") == "Bash":
+                    if is_block(block, "tool_use") and block.get("name") == "Bash":
                         inp = block.get("input")
                         cmd = inp.get("command") if isinstance(inp, dict) else None
                         if isinstance(cmd, str) and isinstance(block.get("id"), str):
@@ -173,64 +331,127 @@ class TrimmingSessionStore(SqliteSessionStore):
                 age = age_of.get((i, j))
                 if age is None or age <= policy.keep_recent:
                     continue
-                cmd = commands.get(block.get("tool_use_id"))
-                if cmd is None:
+                ref = block.get("tool_use_id")
+                cmd = commands.get(ref) if isinstance(ref, str) else None
+                if cmd is None or not isinstance(ref, str):
                     continue
-                content = block.get("content")
-                text = _plain_text(content)
+                text = plain_text(block.get("content"))
                 if text is None or len(text) > policy.max_chars:
                     continue
                 verdict = judged.get(cmd)
                 if verdict is None:
                     # Glances repeat (`git status` dozens of times); parse each command once.
                     verdict = judged[cmd] = is_ephemeral(cmd, workspace=self.workspace)
-                if not verdict:
-                    continue
-                note = policy.placeholder(_short_command(cmd), age)
-                new_content: Any = note if isinstance(content, str) else [{"type": "text", "text": note}]
-                _replace_block(out, i, j, {**block, "content": new_content})
-                expired += 1
-        self.last_report["expired"] = expired
+                if verdict:
+                    plan.append(_Pending(i, EXPIRE, ref, policy.placeholder(_short_command(cmd), age)))
+        return plan
+
+    @staticmethod
+    def _apply_expiry(
+        entries: list[Entry], notes: dict[str, str], positions: list[tuple[int, int]]
+    ) -> list[Entry]:
+        """A copy with the results named in ``notes`` replaced by their notes."""
+        out = list(entries)
+        if not notes:
+            return out
+        for i, j in positions:
+            block = out[i]["message"]["content"][j]
+            note = notes.get(block.get("tool_use_id"))
+            if note is None:
+                continue
+            content = block.get("content")
+            new_content: Any = note if isinstance(content, str) else [{"type": "text", "text": note}]
+            replace_block(out, i, j, {**block, "content": new_content})
+        return out
+
+    def expire(self, entries: list[Entry]) -> list[Entry]:
+        """Replace old results of ephemeral Bash commands with a one-line expiry note.
+
+        Only the content changes; the tool_result block stays. A result's age is its
+        1-based position from the end among all tool results, so the last
+        ``keep_recent`` (age <= keep_recent) are exempt. Expired text is not spilled:
+        rerunning the command is the only way to get a current answer anyway. This
+        decides for every result now; ``load()`` decides only at boundaries.
+        """
+        positions = tool_result_positions(entries)
+        notes = {p.ref: p.detail for p in self._expiry_plan(entries, positions)}
+        self.last_report["expired"] = len(notes)
+        return self._apply_expiry(entries, notes, positions)
+
+    # -- spilling ------------------------------------------------------------------------
+
+    def _spill_plan(self, entries: list[Entry], positions: list[tuple[int, int]]) -> list[_Pending]:
+        policy = self.policy
+        cutoff = max(len(positions) - max(policy.keep_recent, 0), 0)
+        plan: list[_Pending] = []
+        for i, j in positions[:cutoff]:
+            block = entries[i]["message"]["content"][j]
+            ref = block.get("tool_use_id")
+            if isinstance(ref, str) and self._worth_spilling(block.get("content")):
+                plan.append(_Pending(i, SPILL, ref, ""))
+        return plan
+
+    def _apply_spills(
+        self, entries: list[Entry], refs: set[str], positions: list[tuple[int, int]], *, write: bool = True
+    ) -> list[Entry]:
+        """Replace the results named in ``refs`` by pointers; report what the model is spared.
+
+        With ``write=False`` nothing touches the disk or the report (an estimate).
+        """
+        out = list(entries)
+        cleared = saved = 0
+        for i, j in positions if refs else ():
+            block = out[i]["message"]["content"][j]
+            if block.get("tool_use_id") not in refs:
+                continue
+            trimmed = self._trim_content(block.get("content"), write=write)
+            if trimmed is None:
+                continue
+            new_content, chars = trimmed
+            replace_block(out, i, j, {**block, "content": new_content})
+            cleared += 1
+            saved += chars
+        if write:
+            self.last_report["cleared"] = cleared
+            self.last_report["kept"] = min(len(positions), max(self.policy.keep_recent, 0))
+            self.last_report["chars_saved"] = saved
         return out
 
     def trim(self, entries: list[Entry]) -> list[Entry]:
         """Spill tool_result text of ``>= min_chars`` to files and leave a pointer.
 
         The last ``keep_recent`` results stay verbatim. Only text is archived: image and
-        document parts of a list content stay where they are.
+        document parts of a list content stay where they are. This decides for every
+        result now; ``load()`` decides only at boundaries.
         """
-        policy = self.policy
-        out = list(entries)
-        positions = _tool_result_positions(out)
-        cutoff = max(len(positions) - max(policy.keep_recent, 0), 0)
-        cleared = saved = 0
-        for i, j in positions[:cutoff]:
-            block = out[i]["message"]["content"][j]
-            trimmed = self._trim_content(block.get("content"))
-            if trimmed is None:
-                continue
-            new_content, chars = trimmed
-            _replace_block(out, i, j, {**block, "content": new_content})
-            cleared += 1
-            saved += chars
-        self.last_report["cleared"] = cleared
-        self.last_report["kept"] = len(positions) - cutoff
-        self.last_report["chars_saved"] = saved
-        return out
+        positions = tool_result_positions(entries)
+        return self._apply_spills(entries, {p.ref for p in self._spill_plan(entries, positions)}, positions)
 
-    def _trim_content(self, content: Any) -> tuple[Any, int] | None:
-        """(new content, chars saved) for a result worth archiving, else None."""
+    @staticmethod
+    def _text_parts(content: Any) -> list[str] | None:
         if isinstance(content, str):
-            parts = [content]
-        elif isinstance(content, list):
-            parts = [p["text"] for p in content if _is_block(p, "text") and isinstance(p.get("text"), str)]
-        else:
+            return [content]
+        if isinstance(content, list):
+            return [p["text"] for p in content if is_block(p, "text") and isinstance(p.get("text"), str)]
+        return None
+
+    def _worth_spilling(self, content: Any) -> bool:
+        parts = self._text_parts(content)
+        return bool(parts) and sum(len(p) for p in parts or ()) >= self.policy.min_chars
+
+    def _trim_content(self, content: Any, *, write: bool = True) -> tuple[Any, int] | None:
+        """(new content, chars saved) for a result worth archiving, else None.
+
+        With ``write=False`` the pointer is computed without touching the disk (an estimate).
+        """
+        parts = self._text_parts(content)
+        if not parts:
             return None
         total = sum(len(p) for p in parts)
-        if not parts or total < self.policy.min_chars:
+        if total < self.policy.min_chars:
             return None
         text = parts[0] if len(parts) == 1 else "\n\n".join(parts)
-        path = self._spill(text)
+        path = self._spill(text) if write else self._spill_path(text)
         if path is None:
             return None
         pointer = self.policy.placeholder(str(path), len(text))
@@ -241,13 +462,17 @@ class TrimmingSessionStore(SqliteSessionStore):
         new_list: list[Any] = []
         placed = False
         for part in content:
-            if _is_block(part, "text") and isinstance(part.get("text"), str):
+            if is_block(part, "text") and isinstance(part.get("text"), str):
                 if not placed:
                     new_list.append({**part, "text": pointer})
                     placed = True
                 continue
             new_list.append(part)
         return new_list, total - len(pointer)
+
+    def _spill_path(self, text: str) -> Path:
+        data = text.encode("utf-8", "surrogatepass")
+        return self._spill_dir / f"{hashlib.sha256(data).hexdigest()[:16]}.txt"
 
     def _spill(self, text: str) -> Path | None:
         """Write ``text`` to its content-addressed file; None if the disk refuses.
@@ -257,7 +482,7 @@ class TrimmingSessionStore(SqliteSessionStore):
         """
         data = text.encode("utf-8", "surrogatepass")
         spill_dir = self._spill_dir
-        path = spill_dir / f"{hashlib.sha256(data).hexdigest()[:16]}.txt"
+        path = self._spill_path(text)
         try:
             if path.is_file() and path.stat().st_size == len(data):
                 return path
