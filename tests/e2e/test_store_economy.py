@@ -126,19 +126,29 @@ async def test_the_cli_placeholder_is_sent_once_and_the_request_does_not_grow_by
 
 
 def cli_children() -> list[int]:
-    """Claude Code processes this test process started."""
-    me = str(os.getpid())
-    found = []
+    """Claude Code processes this test process started, with everything under them.
+
+    The CLI runs under flower-reaper, so the child of this process is the reaper: a machine
+    going down takes the whole tree at once, and so does this."""
+    parents: dict[int, int] = {}
+    commands: dict[int, bytes] = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
             stat = (entry / "stat").read_text()
-            cmdline = (entry / "cmdline").read_bytes()
+            commands[int(entry.name)] = (entry / "cmdline").read_bytes()
         except OSError:
             continue
-        if stat.rsplit(")", 1)[1].split()[1] == me and b"claude" in cmdline:
-            found.append(int(entry.name))
+        parents[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+    roots = (b"claude", b"flower-reaper")
+    found = [
+        pid for pid, ppid in parents.items() if ppid == os.getpid() and any(r in commands[pid] for r in roots)
+    ]
+    i = 0
+    while i < len(found):
+        found += [pid for pid, ppid in parents.items() if ppid == found[i] and pid not in found]
+        i += 1
     return found
 
 

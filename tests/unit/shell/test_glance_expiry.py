@@ -44,9 +44,13 @@ def transcript(commands: list[str]) -> tuple[list[dict[str, Any]], dict[str, str
 
 async def expired_by_trim(workspace: Path, db: Path, commands: list[str]) -> set[str]:
     entries, ids = transcript(commands)
-    store = TrimmingSessionStore(db, workspace, TrimPolicy(enabled=False), EphemeralPolicy(keep_recent=0))
+    policy = TrimPolicy(enabled=False)
+    now = [1_000_000.0]
+    store = TrimmingSessionStore(db, workspace, policy, EphemeralPolicy(keep_recent=0), clock=lambda: now[0])
     try:
         await store.append(KEY, cast(Any, entries))
+        # expiry is decided at a cold resume (the prompt cache has lapsed): the resume it is for
+        now[0] += policy.cache_ttl + 1
         loaded = cast(list[dict[str, Any]] | None, await store.load(KEY))
     finally:
         store.close()
