@@ -1,6 +1,6 @@
 // Bundle the extension (one CommonJS file, `vscode` left to the host) and the tests.
 import { build } from 'esbuild';
-import { readdirSync } from 'node:fs';
+import { readdirSync, rmSync } from 'node:fs';
 
 const production = process.argv.includes('--production');
 const common = { bundle: true, platform: 'node', format: 'cjs', target: 'node20', logLevel: 'warning' };
@@ -13,6 +13,9 @@ await build({
   minify: production,
   sourcemap: production ? false : 'linked',
 });
+
+// The test bundles are rebuilt from scratch: a suite renamed or deleted must not run from a stale copy.
+rmSync('out/test', { recursive: true, force: true });
 
 const tests = (dir) =>
   readdirSync(dir)
