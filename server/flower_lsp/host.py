@@ -19,8 +19,9 @@ from pygls.lsp.server import LanguageServer
 
 from . import __version__
 from . import protocol as p
-from .common import Client, Folder, find_folder, invalid_params, workspace_folders
+from .common import Client, Folder, find_folder, invalid_params, options_of, workspace_folders
 from .engine import Engine, load_engine
+from .wire import FlowerProtocol
 
 if TYPE_CHECKING:
     from flower.core.events import Event
@@ -60,7 +61,9 @@ class Feature:
 class FlowerServer(LanguageServer):
     def __init__(self, engine: Engine | None = None) -> None:
         # get_converter keeps custom payloads as plain dicts (the default renames non-identifier keys)
-        super().__init__("flower-lsp", __version__, converter_factory=get_converter)
+        super().__init__(
+            "flower-lsp", __version__, protocol_cls=FlowerProtocol, converter_factory=get_converter
+        )
         self.engine: Engine = engine if engine is not None else load_engine()
         self.options = p.InitOptions()
         self.client = Client(self)
@@ -88,7 +91,11 @@ class FlowerServer(LanguageServer):
 
     # -- folders -----------------------------------------------------------------------------
     def folders(self) -> list[Folder]:
-        return workspace_folders(self, self.options.run_dir)
+        return workspace_folders(self, lambda uri: self.options_for(uri).run_dir)
+
+    def options_for(self, folder_uri: str) -> p.InitOptions:
+        """The options that hold in one workspace folder (its own, else the top-level ones)."""
+        return options_of(self.options, folder_uri)
 
     def folder(self, ref: str | None) -> Folder:
         """The folder a request names; ProtocolError if there is none such."""
