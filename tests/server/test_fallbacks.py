@@ -16,6 +16,7 @@ import pytest
 from clients import VSCODE_EXTENSIONS, HeldOpen
 from fake_engine import read_log
 from lsprotocol import types
+from pygls.exceptions import JsonRpcMethodNotFound
 from pytest_lsp import client_capabilities
 
 from flower.cli.render import Render
@@ -352,3 +353,20 @@ async def test_a_whole_run_with_the_real_engine_for_a_client_that_declares_nothi
         goal = workspace / ".flower" / "notes" / "目标.md"
         [rejected, accepted] = s.history(goal)
         assert [d.range.start.line for d in rejected] == [5] and accepted == []
+
+
+async def test_a_client_that_declares_ask_but_has_no_handler_gets_the_message_request(fake_lsp, script):
+    script([ASK])
+    declared = stock()
+    declared.experimental = {p.EXPERIMENTAL_KEY: {"ask": True}}
+    async with fake_lsp(capabilities=declared) as s:
+
+        async def no_handler(params: dict[str, Any]) -> Any:
+            raise JsonRpcMethodNotFound(message="flower/ask")
+
+        s.answer_ask = no_handler
+        settles_when(s, lambda params: action(params, 0))
+        await s.command("flower.start", {"ask": "X"})
+        await s.until(lambda: answers(s.run_dir))
+        assert len(s.asks) == 1 and len(questions_in(s)) == 1
+        assert answers(s.run_dir) == [{"ask": "q1", "state": "answered", "answer": "hello"}]

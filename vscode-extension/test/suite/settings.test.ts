@@ -11,7 +11,7 @@ const REQUEST = '写一个 hello.py,运行时打印问候语';
 const HERE = vscode.ConfigurationTarget.WorkspaceFolder;
 
 suite('settings', () => {
-  test('flower.runDirectory, ${workspaceFolder} expanded, is where the server keeps the runs', async () => {
+  test('flower.runDirectory, the folder variable expanded, is where the server keeps the runs', async () => {
     const api = await flower();
     const folder = workspaceFolder();
     const config = vscode.workspace.getConfiguration('flower', folder.uri);
