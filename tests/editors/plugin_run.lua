@@ -71,4 +71,17 @@ H.run(function()
     return vim.api.nvim_buf_get_name(0) == 'flower://state'
   end, 20000)
   H.seen.state_buffer = vim.api.nvim_buf_get_lines(0, 0, -1, false)
+
+  -- the editor comes back to the folder: the resume banner, as a notification
+  local first = flower.state.id
+  vim.lsp.get_client_by_id(first).stop()
+  H.wait('the server to exit', function()
+    return flower.state.id == nil
+  end, 30000)
+  local before = #H.seen.notifications
+  flower.start()
+  H.wait('the banner', function()
+    return #H.seen.notifications > before
+  end, 30000)
+  H.seen.banner = H.seen.notifications[#H.seen.notifications]
 end)

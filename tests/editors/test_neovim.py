@@ -99,9 +99,15 @@ def test_a_whole_run_with_the_neovim_plugin(sim_factory, workspace, claude_root,
     assert ("Flower: Started in ws.", LEVELS["INFO"]) in notes
     assert any(m.startswith("Flower: == 确认需求 ==") for m, _ in notes)  # steps, as notifications
     assert any(m.startswith("Flower: 判定 #1: not_yet") and lvl == LEVELS["WARN"] for m, lvl in notes)
-    assert notes[-1] == ("Flower: Nothing is running in ws.", LEVELS["WARN"])  # a refusal, shown once
+    assert ("Flower: Nothing is running in ws.", LEVELS["WARN"]) in notes  # a refusal, shown once
+    assert notes.count(("Flower: Nothing is running in ws.", LEVELS["WARN"])) == 1
     assert seen["state"] == {"running": False, "waking": True, "verdict": "achieved"}
     assert seen["state_buffer"][0] == f"Flower state: {workspace}"
+    # back in the folder: the resume banner
+    banner = seen["banner"]
+    assert banner["level"] == LEVELS["INFO"] and banner["msg"].startswith(
+        f"Flower: <- 在 {workspace} 接上上次"
+    )
 
 
 def test_a_whole_run_with_no_flower_code_in_neovim(sim_factory, workspace, claude_root, tmp_path):
