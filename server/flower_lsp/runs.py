@@ -150,11 +150,17 @@ class Runs(Feature):
             return self._failed(folder, "cannot read the run state", exc)
         if wake["waking"]:
             return await self.start(folder, "")
-        if not self.server.client.can.flower.offer:
+        if self._server_offers():
             self.server.spawn(self._offer_start(folder))
         return p.CommandResult(
             False, f"Nothing to continue in {folder.name}: no 需求.md yet. Start a new run?", offer="start"
         )
+
+    def _server_offers(self) -> bool:
+        """Whether the server offers a new run itself: the client does not declare `offer` and can
+        show a message request."""
+        can = self.server.client.can
+        return not can.flower.offer and can.show_message_request
 
     async def _offer_start(self, folder: Folder) -> None:
         """window/showMessageRequest offering a new run; the request itself is asked as a question
@@ -288,7 +294,7 @@ class Runs(Feature):
     async def _continue_command(self, args: tuple[object, ...]) -> object:
         a = parse_args(p.ContinueArgs, p.CONTINUE, args)
         result = await self.continue_(self.server.folder_arg(a.folder))
-        if result.offer is not None and not self.server.client.can.flower.offer:
+        if result.offer is not None and self._server_offers():
             return p.to_json(result)  # the offer to start is the message the person sees
         return self.server.client.reply(result)
 

@@ -299,6 +299,14 @@ async def test_nothing_to_continue_offers_a_run_and_takes_the_request_in_words(f
         assert [e["started"] for e in read_log(s.run_dir) if "started" in e] == ["写个 hello.py"]
 
 
+async def test_a_client_that_can_show_no_message_request_is_told_there_is_nothing_to_continue(fake_lsp):
+    async with fake_lsp(capabilities=types.ClientCapabilities()) as s:
+        result = await s.command("flower.continue")
+        assert result["offer"] == "start"
+        await s.until(lambda: shown(s))
+        assert shown(s) == [f"flower: {result['message']}"] and s.offers == []
+
+
 async def test_a_client_that_offers_runs_itself_gets_no_message_request_for_it(fake_lsp):
     declared = types.ClientCapabilities(
         experimental={p.EXPERIMENTAL_KEY: {**VSCODE_EXTENSIONS, "offer": True}}
