@@ -1,9 +1,12 @@
 #!/bin/sh
 # Install the operating-system packages the test suite needs, if they are missing.
+# strace proves the CLI talks only to 127.0.0.1; Neovim is the second editor the server is tested with.
 set -eu
 missing=""
-for tool in strace git; do
-    command -v "$tool" >/dev/null 2>&1 || missing="$missing $tool"
+# each entry: the command the tests run, then the Debian package that provides it
+for pair in strace:strace git:git nvim:neovim; do
+    tool="${pair%%:*}"
+    command -v "$tool" >/dev/null 2>&1 || missing="$missing ${pair#*:}"
 done
 [ -z "$missing" ] && exit 0
 echo "installing:$missing"

@@ -1,6 +1,7 @@
 """The resume banner (flower/banner): the one line the seeds require at start-up, e.g.
 `<- 在 ~/proj 接上上次  需求已确认 · 目标 7 条 · 干活上下文 71.4K · 第 3 次唤醒`. Sent for each
-folder that can be continued once the client is initialized, and whenever a run wakes."""
+folder that can be continued once the client is initialized, and whenever a run wakes; as
+window/showMessage to a client that does not declare the banner."""
 
 from __future__ import annotations
 
@@ -34,4 +35,8 @@ class Banner(Feature):
             self.announce(run.folder, run.banner)
 
     def announce(self, folder: Folder, text: str) -> None:
-        self.server.client.send(p.BANNER, p.BannerParams(folder=folder.uri, text=text))
+        client = self.server.client
+        if client.can.flower.banner:
+            client.send(p.BANNER, p.BannerParams(folder=folder.uri, text=text))
+        else:
+            client.show(text)

@@ -1,5 +1,6 @@
 """What every part of the server shares, and nothing else: the workspace folders, protocol errors
-as JSON-RPC errors, and the one guarded way to reach the client from any thread."""
+as JSON-RPC errors, and the one guarded way to reach the client from any thread, with what the
+client said it can take."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
 from . import protocol as p
+from .negotiation import Negotiated
 from .protocol import Payload
 
 log = logging.getLogger(__name__)
@@ -33,8 +35,9 @@ class Folder:
         return self.path.name or str(self.path)
 
 
-def workspace_folders(lsp: LanguageServer, run_dir: str) -> list[Folder]:
-    """The client's folders (or its root), each with its run directory; none before initialize."""
+def workspace_folders(lsp: LanguageServer, run_dir: Callable[[str], str]) -> list[Folder]:
+    """The client's folders (or its root), each with its run directory (`run_dir(folder_uri)`);
+    none before initialize."""
     try:
         workspace = lsp.workspace
     except RuntimeError:  # not initialized yet
@@ -48,7 +51,7 @@ def workspace_folders(lsp: LanguageServer, run_dir: str) -> list[Folder]:
         if not fs:
             continue
         path = Path(fs).expanduser().resolve()
-        runs = Path(run_dir).expanduser()
+        runs = Path(run_dir(uri)).expanduser()
         out.append(Folder(uri, path, runs if runs.is_absolute() else path / runs))
     return out
 
@@ -69,6 +72,24 @@ def find_folder(folders: list[Folder], ref: str | None) -> Folder:
             if f.path == wanted:
                 return f
     raise p.ProtocolError(f"unknown workspace folder {ref!r} (open: {', '.join(f.uri for f in folders)})")
+
+
+def options_of(options: p.InitOptions, folder_uri: str) -> p.InitOptions:
+    """The options that hold in one folder: its own entry under `folders` (named by the same URI,
+    or a URI of the same path), else the top-level ones."""
+    own = options.folders.get(folder_uri)
+    if own is not None:
+        return own
+    wanted = _path_of(folder_uri)
+    for uri, own in options.folders.items():
+        if wanted is not None and _path_of(uri) == wanted:
+            return own
+    return options
+
+
+def _path_of(uri: str) -> Path | None:
+    fs = to_fs_path(uri) if "://" in uri else None
+    return Path(fs).expanduser().resolve() if fs else None
 
 
 def invalid_params(exc: p.ProtocolError) -> JsonRpcInvalidParams:
@@ -99,6 +120,7 @@ class Client:
     def __init__(self, lsp: LanguageServer) -> None:
         self.lsp = lsp
         self.loop: asyncio.AbstractEventLoop | None = None  # set on initialize
+        self.can = Negotiated()  # what the client declared, set on initialize
 
     def call_soon(self, fn: Callable[..., object], *args: object) -> None:
         """Run fn on the server's loop: at once when already there, else handed over."""
@@ -138,6 +160,17 @@ class Client:
 
     def show(self, text: str, kind: types.MessageType = types.MessageType.Info) -> None:
         self.guarded("show a message", self.lsp.window_show_message, types.ShowMessageParams(kind, text))
+
+    def reply(self, result: p.CommandResult) -> object:
+        """A command's result for the wire. A client that does not show results itself is shown a
+        refusal here, unless the server has shown it already (`Reported`)."""
+        if not result.ok and not self.can.flower.results and not isinstance(result, Reported):
+            self.show(f"flower: {result.message}", types.MessageType.Warning)
+        return p.to_json(result)
+
+
+class Reported(p.CommandResult):
+    """A command result the server has already put in front of the person (window/showMessage)."""
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:

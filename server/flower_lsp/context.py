@@ -1,24 +1,33 @@
 """The context meter (flower/context): after every model turn of a step's main thread, and at
 each handoff phase, what the model saw against the window; `near` past the warning threshold,
-`handing_off` while the handoff document is being written."""
+`handing_off` while the handoff document is being written.
+
+A client that does not declare `context` gets each reading as a window/logMessage line in the
+terminal's words (`上下文 80.2K/1M`), and in the run's progress message (progress.py)."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from flower.core.display import format_tokens
 from flower.core.events import ContextUpdate, Event, HandoffDone, HandoffNear, HandoffWriting
 
 from . import protocol as p
 from .host import Feature
 
 if TYPE_CHECKING:
-    from .run import Run
+    from .run import Live, Run
 
 
 class ContextMeter(Feature):
     def on_event(self, run: Run, event: Event) -> None:
-        if isinstance(event, (ContextUpdate, HandoffNear, HandoffWriting, HandoffDone)):
-            self.server.client.send(p.CONTEXT, meter(run))
+        client = self.server.client
+        if client.can.flower.context:
+            if isinstance(event, (ContextUpdate, HandoffNear, HandoffWriting, HandoffDone)):
+                client.send(p.CONTEXT, meter(run))
+        elif isinstance(event, ContextUpdate):
+            step = run.live.turn_step or run.live.step
+            client.log(f"{meter_text(run.live)} · {step}" if step else meter_text(run.live))
 
 
 def meter(run: Run) -> p.ContextParams:
@@ -36,3 +45,13 @@ def meter(run: Run) -> p.ContextParams:
         near=live.near,
         handing_off=live.handing_off,
     )
+
+
+def meter_text(live: Live) -> str:
+    """The meter as the terminal's status line says it; empty before the first reading."""
+    if not live.window:
+        return ""
+    text = f"上下文 {format_tokens(live.used)}/{format_tokens(live.window)}"
+    if live.handing_off:
+        return f"{text} (handing off)"
+    return f"{text} (near the handoff)" if live.near else text

@@ -1,6 +1,6 @@
 """The run's documents: how their URIs are built (one way only: diagnostics are keyed by the exact
 string) and flower.openDocument, which opens 需求.md, 目标.md or the latest handoff document with
-window/showDocument."""
+window/showDocument, or, to a client that cannot show documents, says where the document is."""
 
 from __future__ import annotations
 
@@ -72,6 +72,10 @@ class Documents(Feature):
         if path is None or not path.is_file():
             return p.CommandResult(False, f"There is no {label} in {folder.name} yet.")
         uri = uri_of(path)
+        if not self.server.client.can.show_document:
+            message = f"This editor cannot open documents for the server: {label} is {path}"
+            self.server.client.log(f"flower: {message}", types.MessageType.Info)
+            return p.CommandResult(False, message, uri=uri)
         try:
             shown = await asyncio.wait_for(
                 self.server.window_show_document_async(types.ShowDocumentParams(uri=uri, take_focus=True)), 30
@@ -84,4 +88,4 @@ class Documents(Feature):
 
     async def _open_command(self, args: tuple[object, ...]) -> object:
         a = parse_args(p.OpenDocumentArgs, p.OPEN_DOCUMENT, args)
-        return p.to_json(await self.open(self.server.folder_arg(a.folder), a.which))
+        return self.server.client.reply(await self.open(self.server.folder_arg(a.folder), a.which))

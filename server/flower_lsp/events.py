@@ -1,13 +1,19 @@
 """The output log (flower/event): the run's life and the engine's events, filtered to what a
 person follows (steps, retries, handoffs, verdicts, questions, the main thread's text and every
-tool call), each with a readable line and a JSON-safe payload."""
+tool call), each with a readable line and a JSON-safe payload.
+
+A client that does not declare `event` gets window/logMessage instead, with the very lines the
+terminal prints for each event (flower.cli.render), one message per event."""
 
 from __future__ import annotations
 
+import asyncio
 import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from lsprotocol import types
 
 from flower.core.events import (
     Event,
@@ -32,23 +38,47 @@ from . import protocol as p
 from .host import Feature
 
 if TYPE_CHECKING:
+    from flower.cli.render import Render
+
+    from .host import FlowerServer
     from .run import Run, RunEnded
 
 MAX_TEXT = 2000
 
 
 class EventLog(Feature):
+    def __init__(self, server: FlowerServer) -> None:
+        super().__init__(server)
+        self._terminal: dict[Run, Render] = {}  # the terminal's renderer of each run, for logMessage
+
     async def on_run_start(self, run: Run) -> None:
-        self._send(
-            run, "run", f"run started in {run.folder.name}", {"phase": "started", "waking": run.waking}
-        )
+        text = f"run started in {run.folder.name}"
+        if self.server.client.can.flower.event:
+            self._send(run, "run", text, {"phase": "started", "waking": run.waking})
+            return
+        # the CLI's renderer is a hundred milliseconds of imports: off the loop, once
+        render = await asyncio.to_thread(_renderer)
+        self._terminal[run] = render
+        self.server.client.log(text, types.MessageType.Info)
 
     def on_event(self, run: Run, event: Event) -> None:
+        render = self._terminal.get(run)
+        if render is not None:
+            lines = render.lines(event)
+            if any(line.strip() for line in lines):
+                self.server.client.log("\n".join(lines).strip("\n"), log_type(event))
+            return
         params = to_params(run.folder.uri, event)
         if params is not None:
             self.server.client.send(p.EVENT, params)
 
     def on_run_end(self, run: Run, ended: RunEnded) -> None:
+        if self._terminal.pop(run, None) is not None:
+            failed = ended.phase == "failed"
+            kind = types.MessageType.Error if failed else types.MessageType.Info
+            line = f"run in {run.folder.name}: {ended.text} · ${ended.cost_usd:.4f}"
+            self.server.client.log(line, kind)
+            return
         self._send(run, "run", ended.text, ended.details())
 
     def _send(self, run: Run, kind: p.EventKind, text: str, payload: dict[str, object]) -> None:
@@ -108,6 +138,21 @@ def describe(event: Event) -> tuple[p.EventKind, str] | None:
     if isinstance(event, SyntheticError):
         return "error", event.text
     return None  # subagent chatter, the meter's readings, the SDK's task bookkeeping, ...
+
+
+def log_type(event: Event) -> types.MessageType:
+    """How loud an event's lines are in window/logMessage."""
+    if isinstance(event, SyntheticError) or (isinstance(event, Result) and event.is_error):
+        return types.MessageType.Error
+    if isinstance(event, (Retry, Offline, HandoffNear, HandoffWriting, HandoffDone)):
+        return types.MessageType.Warning
+    return types.MessageType.Info
+
+
+def _renderer() -> Render:
+    from flower.cli.render import Render
+
+    return Render()
 
 
 def json_object(payload: Mapping[str, object]) -> dict[str, object]:

@@ -19,7 +19,7 @@ from pygls.lsp.server import LanguageServer
 
 from . import __version__
 from . import protocol as p
-from .common import Client, Folder, find_folder, invalid_params, workspace_folders
+from .common import Client, Folder, find_folder, invalid_params, options_of, workspace_folders
 from .engine import Engine, load_engine
 from .transport import SturdyProtocol
 
@@ -92,7 +92,11 @@ class FlowerServer(LanguageServer):
 
     # -- folders -----------------------------------------------------------------------------
     def folders(self) -> list[Folder]:
-        return workspace_folders(self, self.options.run_dir)
+        return workspace_folders(self, lambda uri: self.options_for(uri).run_dir)
+
+    def options_for(self, folder_uri: str) -> p.InitOptions:
+        """The options that hold in one workspace folder (its own, else the top-level ones)."""
+        return options_of(self.options, folder_uri)
 
     def folder(self, ref: str | None) -> Folder:
         """The folder a request names; ProtocolError if there is none such."""

@@ -1,5 +1,6 @@
 """A work-done progress bar per run: the step, its index and the judged round; cancelling it
-stops the run."""
+stops the run. For a client that does not declare the meter (`context`), the message also
+carries the last context reading."""
 
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from flower.core.events import Event, StepFinished, StepStarted, VerdictGiven
+from flower.core.events import ContextUpdate, Event, StepFinished, StepStarted, VerdictGiven
 
+from .context import meter_text
 from .host import Feature, FlowerServer
 from .runs import Runs
 
@@ -28,8 +30,7 @@ class Progress(Feature):
         self.tokens: dict[Run, str] = {}
 
     async def on_run_start(self, run: Run) -> None:
-        caps = self.server.client_capabilities.window
-        if caps is None or not caps.work_done_progress:
+        if not self.server.client.can.work_done_progress:
             return
         token = f"flower-run-{uuid.uuid4().hex}"
         progress = self.server.work_done_progress
@@ -55,8 +56,10 @@ class Progress(Feature):
             future.add_done_callback(on_done)
 
     def on_event(self, run: Run, event: Event) -> None:
-        # what moves the bar: a step begins or ends, a round is judged
-        if isinstance(event, (StepStarted, StepFinished, VerdictGiven)):
+        # what moves the bar: a step begins or ends, a round is judged (and, without the meter, a reading)
+        if isinstance(event, (StepStarted, StepFinished, VerdictGiven)) or (
+            isinstance(event, ContextUpdate) and not self.server.client.can.flower.context
+        ):
             self.report(run)
 
     def on_run_end(self, run: Run, ended: RunEnded) -> None:
@@ -79,6 +82,9 @@ class Progress(Feature):
         message = f"{live.step} {live.index}/{live.total}" if live.total else (live.step or "running")
         if live.round > 1:
             message += f" · round {live.round}"
+        reading = "" if self.server.client.can.flower.context else meter_text(live)
+        if reading:
+            message += f" · {reading}"
         percentage = int((live.index - 1) * 100 / live.total) if live.total and live.index else None
         value = types.WorkDoneProgressReport(message=message, percentage=percentage, cancellable=True)
         self.server.client.guarded("report progress", self._report, run, value)

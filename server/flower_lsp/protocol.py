@@ -73,6 +73,10 @@ class InitOptions:
     window: int | None = _doc(
         "the model's context window for handoffs; null = inferred from the model", default=None
     )
+    folders: dict[str, InitOptions] = _doc(
+        "per workspace folder (keyed by its URI): that folder's own options, replacing these for it",
+        default_factory=dict,
+    )
 
 
 # -- command arguments --------------------------------------------------------------------------
@@ -123,8 +127,10 @@ class OpenDocumentArgs:
 class AnswerArgs:
     """Answer a pending question (also what the verdict code actions run)."""
 
-    id: str = _doc("the question's id, as in AskParams.id")
-    text: str = _doc("the answer; an option's text or free text")
+    text: str = _doc("the answer; an option's text or free text; empty = skip the question")
+    id: str | None = _doc(
+        "the question's id, as in AskParams.id; default: the folder's oldest waiting question", default=None
+    )
     folder: str | None = _doc("URI of the workspace folder; default: the first folder", default=None)
 
 
@@ -322,7 +328,8 @@ METHODS: tuple[Method, ...] = (
         "client->server",
         AnswerArgs,
         CommandResult,
-        "Answer a pending question by id (the verdict code actions use it).",
+        "Answer a waiting question, by id or the oldest, with an option or one's own words (the verdict"
+        " code actions use it).",
     ),
     Method(
         "STATE",
@@ -392,6 +399,66 @@ ALIASES: dict[str, Any] = {
 COMMANDS: tuple[str, ...] = tuple(m.name for m in METHODS if m.kind == "command")
 
 
+# -- other editors: what a client declares, and what it gets when it does not -----------------------
+#
+# A client declares the flower extensions it handles under initialize's
+# `capabilities.experimental.flower` (a FlowerCapabilities object). Each extension it leaves out
+# reaches it through standard LSP instead: FALLBACKS says how, method by method.
+
+EXPERIMENTAL_KEY = "flower"
+# workspace/didChangeConfiguration: `settings.flower` carries a whole InitOptions object
+SETTINGS_SECTION = "flower"
+
+
+@dataclass
+class FlowerCapabilities:
+    """The flower extensions a client handles (initialize's `capabilities.experimental.flower`).
+    Every field defaults to false: a client that declares nothing gets the standard fallbacks."""
+
+    ask: bool = _doc(
+        "handles the flower/ask request; it may reply {} at once and answer later with flower.answer",
+        default=False,
+    )
+    banner: bool = _doc("shows flower/banner", default=False)
+    context: bool = _doc("shows flower/context (the context meter)", default=False)
+    event: bool = _doc("shows flower/event (the run's log)", default=False)
+    results: bool = _doc("shows the message of every command result itself, refusals included", default=False)
+    offer: bool = _doc(
+        'offers a new run itself when a command answers offer: "start" (no window/showMessageRequest then)',
+        default=False,
+    )
+
+
+REFUSED = "A refusal (ok: false) is also shown with window/showMessage, unless the client declares `results`."
+
+FALLBACKS: dict[str, str] = {
+    CONTINUE: REFUSED
+    + ' With nothing to continue the result says offer: "start" and the server offers a new run with'
+    " window/showMessageRequest, unless the client declares `offer`.",
+    START: "A refusal is shown with window/showMessage for every client.",
+    SAY: REFUSED,
+    STOP: REFUSED,
+    OPEN_DOCUMENT: "window/showDocument is sent only to a client that declares window.showDocument.support;"
+    " otherwise the result is ok: false with the document's path in the message and its uri, and the log"
+    " (window/logMessage) says so. " + REFUSED,
+    ANSWER: "The free-text answer path for every client: it needs no request held open. Without an id it"
+    " answers the folder's oldest waiting question. " + REFUSED,
+    STATE: "A standard request any client can send; params may be left out, null, {} or [].",
+    BANNER: "window/showMessage (Info) with the same text.",
+    CONTEXT: "A window/logMessage line per reading (the terminal's `上下文 80.2K/1M`), and the reading in"
+    " the message of the run's work-done progress when the client supports it.",
+    EVENT: "window/logMessage with the lines the terminal prints for the event (flower.cli.render);"
+    " errors as Error, retries and handoffs as Warning, the rest as Info.",
+    ASK: "window/showMessageRequest with the options as actions plus a skip action, to a client that"
+    " declares window.showMessage; the message says how to answer in one's own words (flower.answer). A"
+    " client that declares neither gets every question of its runs settled at once as unanswered (the"
+    " engine's timeout_s = 0), and the log says so when the run starts.",
+}
+
+PAYLOADS = (*PAYLOADS, FlowerCapabilities)
+CONSTANTS: dict[str, str] = {"EXPERIMENTAL_KEY": EXPERIMENTAL_KEY, "SETTINGS_SECTION": SETTINGS_SECTION}
+
+
 # -- (de)serialisation ---------------------------------------------------------------------------
 
 
@@ -413,7 +480,7 @@ def to_json(obj: Any) -> Any:
 def from_json(cls: type[Payload], value: object, where: str = "") -> Payload:
     """Build payload `cls` from a JSON value, checking every field; raises ProtocolError."""
     where = where or cls.__name__
-    if value is None:
+    if value is None or _empty_array(value):
         value = {}
     if not isinstance(value, dict):
         raise ProtocolError(f"{where}: expected an object, got {_json_type(value)}")
@@ -457,6 +524,8 @@ def _check(tp: Any, value: Any, where: str) -> Any:
             raise ProtocolError(f"{where}: expected an array, got {_json_type(value)}")
         return [_check(args[0], v, f"{where}[{i}]") for i, v in enumerate(value)]
     if origin is dict:
+        if _empty_array(value):
+            return {}
         if not isinstance(value, dict):
             raise ProtocolError(f"{where}: expected an object, got {_json_type(value)}")
         return {k: _check(args[1], v, f"{where}.{k}") for k, v in value.items()}
@@ -481,6 +550,12 @@ def _check(tp: Any, value: Any, where: str) -> Any:
             raise ProtocolError(f"{where}: expected a string, got {_json_type(value)}")
         return value
     raise ProtocolError(f"{where}: unsupported type {tp!r}")
+
+
+def _empty_array(value: object) -> bool:
+    """`[]` where an object is expected: what clients whose empty table is also an empty list
+    (Lua, so Neovim) send for `{}`; read as the empty object."""
+    return isinstance(value, list) and not value
 
 
 def _json_type(value: Any) -> str:
@@ -567,6 +642,9 @@ def typescript() -> str:
         shape = f"params: {params}; result: {result}"
         out += _jsdoc(f"{m.kind}, {m.direction}. {m.doc} ({shape})")
         out.append(f"export const {m.const} = {_ts_string(m.name)};")
+    out.append("")
+    for const, value in CONSTANTS.items():
+        out.append(f"export const {const} = {_ts_string(value)};")
     out += [
         "",
         "/** Every command the server registers (executeCommandProvider);"

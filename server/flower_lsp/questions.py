@@ -1,19 +1,36 @@
-"""Questions: every HumanChannel ask becomes a flower/ask request to the client.
+"""Questions: every HumanChannel ask goes to the person the way the client can take it.
+
+- A client that declares `ask` gets a flower/ask request. It may hold the request open until the
+  person answers (VS Code), or reply {} at once and answer later with flower.answer (Neovim).
+- Any other client that can show message requests gets window/showMessageRequest: the options
+  as actions plus SKIP, and a message that says how to answer in one's own words (the command
+  flower.answer, which holds no request open). Closing the prompt answers nothing: the question
+  waits for flower.answer until the channel's timeout.
+- A client that can show neither gets its runs started with timeout_s = 0 (Runs asks
+  `can_show`): the engine settles every ask at once as unanswered, and the log says so.
 
 The channel is read in pull mode (`next_ask`). An answer goes to `channel.answer`, a dismissal
 to `channel.decline`; a client error, a malformed reply or no reply at all leaves the ask to the
-channel's own timeout. When the ask ends some other way (timeout, a code action, another
-client), the client's request is cancelled with $/cancelRequest so its prompt can close.
+channel's own timeout. A question no transport could put in front of the person is declined at
+once (the agent decides by itself) and the log says so. When an ask ends some other way
+(timeout, flower.answer, a code action), the client's request is cancelled with $/cancelRequest
+so its prompt can close.
+
+The server also asks questions of its own (what a new run should do): they wait here, in
+`Questions`, and take their answer through the same paths, flower.answer included.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 import uuid
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcMethodNotFound
 
 from flower.core.events import Event, Question
 
@@ -28,6 +45,13 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 DISMISSED = "dismissed in the editor"
+UNSHOWN = "no editor could show it"
+SKIP = "Skip (the agent decides)"
+CANNOT_ASK = (
+    "flower: this editor can show no questions (it declares neither flower/ask nor"
+    " window/showMessageRequest): every question of this run is settled at once as unanswered,"
+    " and the agent decides by itself"
+)
 
 
 def params_of(run: Run, ask: Ask) -> p.AskParams:
@@ -40,6 +64,23 @@ def params_of(run: Run, ask: Ask) -> p.AskParams:
         free_text=True,  # HumanChannel always accepts an answer of one's own
         timeout_s=None if timeout is None else float(timeout),
     )
+
+
+def prompt(params: p.AskParams, where: str) -> str:
+    """A question as a message request says it, with how to answer it in free text."""
+    argument = json.dumps({"id": params.id, "text": "..."}, ensure_ascii=False)
+    how = "Pick an answer, or answer" if params.options else "Answer"
+    lines = [
+        f"Flower asks ({params.id}, {where}): {params.question}",
+        f"{how} in your own words with the command {p.ANSWER} and the argument {argument}.",
+    ]
+    if params.timeout_s is not None and params.timeout_s > 0:
+        lines.append(f"Without an answer within {params.timeout_s:g} s the agent decides by itself.")
+    return "\n".join(lines)
+
+
+class Unshown(Exception):
+    """No way to put the question in front of the person worked."""
 
 
 class Desk:
@@ -57,14 +98,30 @@ class Desk:
             future.set_result(None)
 
 
+@dataclass
+class OwnQuestion:
+    """A question of the server's own, waiting for its answer (None: replaced or skipped)."""
+
+    params: p.AskParams
+    answer: asyncio.Future[str | None]
+
+
 class Questions(Feature):
-    """Serves each run's questions to the client while the run lasts."""
+    """Serves each run's questions to the client while the run lasts, and the server's own."""
 
     def __init__(self, server: FlowerServer) -> None:
         super().__init__(server)
         self._serving: dict[Run, tuple[Desk, asyncio.Task[None]]] = {}
+        self._own: dict[str, OwnQuestion] = {}  # id -> question, oldest first
+
+    @property
+    def can_show(self) -> bool:
+        """Whether this client can be shown a question at all."""
+        return self.server.client.can.can_ask
 
     async def on_run_start(self, run: Run) -> None:
+        if not self.can_show:
+            self.server.client.log(CANNOT_ASK, types.MessageType.Warning)
         desk = Desk()
         self._serving[run] = (desk, asyncio.ensure_future(self._serve(run, desk)))
 
@@ -95,6 +152,13 @@ class Questions(Feature):
         settled = desk.open(ask.id)
         try:
             reply = await self.ask(params_of(run, ask), settled=settled)
+        except Unshown as exc:
+            self.server.client.log(
+                f"flower: could not show question {ask.id} ({exc}): the agent decides by itself",
+                types.MessageType.Warning,
+            )
+            run.channel.decline(ask.id, UNSHOWN)
+            return
         finally:
             desk.close(ask.id)
         if reply is None:
@@ -104,31 +168,32 @@ class Questions(Feature):
         elif reply.answer is not None:
             run.channel.answer(ask.id, reply.answer)  # a blank answer is a skip, as the channel defines
 
+    # -- putting a question in front of the person -------------------------------------------------
     async def ask(
-        self, params: p.AskParams, *, settled: asyncio.Future[None] | None = None
+        self, params: p.AskParams, *, settled: asyncio.Future[Any] | None = None
     ) -> p.AskResult | None:
-        """Send flower/ask and wait for the reply, the ask's timeout, or `settled`; None = no answer."""
-        protocol = self.server.protocol
-        msg_id = f"flower-ask-{params.id}-{uuid.uuid4().hex[:8]}"
+        """Show the question the way the client can take it and wait for the reply, the ask's
+        timeout, or `settled`. None = no answer (yet); raises Unshown when nothing could show it."""
+        can = self.server.client.can
+        if can.flower.ask:
+            try:
+                return await self._by_request(params, settled)
+            except JsonRpcMethodNotFound:
+                # declared, but the client has no handler after all
+                log.info("the client has no flower/ask handler", exc_info=True)
+        if can.show_message_request:
+            return await self._by_message(params, settled)
+        raise Unshown("the editor declares no way to show a question")
+
+    async def _by_request(
+        self, params: p.AskParams, settled: asyncio.Future[Any] | None
+    ) -> p.AskResult | None:
         try:
-            request = protocol.send_request_async(p.ASK, p.to_json(params), msg_id=msg_id)
-        except Exception:
-            log.info("could not send flower/ask", exc_info=True)
+            raw = await self._request(p.ASK, p.to_json(params), f"flower-ask-{params.id}", params, settled)
+        except NoReply:
             return None
-        waiters: set[asyncio.Future[Any]] = {request}
-        if settled is not None:
-            waiters.add(settled)
-        timeout = params.timeout_s if params.timeout_s is not None and params.timeout_s > 0 else None
-        try:
-            done, _ = await asyncio.wait(waiters, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
-        except asyncio.CancelledError:
-            self._withdraw(msg_id, request)
+        except JsonRpcMethodNotFound:
             raise
-        if request not in done:
-            self._withdraw(msg_id, request)  # the engine is not waiting any more
-            return None
-        try:
-            raw = request.result()
         except Exception as exc:
             log.info("the client answered flower/ask %s with an error: %s", params.id, exc)
             return None
@@ -140,6 +205,69 @@ class Questions(Feature):
             )
             return None
 
+    async def _by_message(
+        self, params: p.AskParams, settled: asyncio.Future[Any] | None
+    ) -> p.AskResult | None:
+        try:
+            where = self.server.folder(params.folder).name
+        except p.ProtocolError:
+            where = params.folder
+        request = types.ShowMessageRequestParams(
+            type=types.MessageType.Info,
+            message=prompt(params, where),
+            actions=[types.MessageActionItem(title=title) for title in [*params.options, SKIP]],
+        )
+        try:
+            chosen = await self._request(
+                types.WINDOW_SHOW_MESSAGE_REQUEST, request, f"flower-message-{params.id}", params, settled
+            )
+        except NoReply:
+            return None
+        except Exception as exc:
+            raise Unshown(f"window/showMessageRequest failed: {exc}") from exc
+        title = chosen.title if isinstance(chosen, types.MessageActionItem) else None
+        if title is None:
+            # closed without a choice: the question waits for an answer in words
+            self.server.client.log(f"flower: {params.id} still waits: answer it with {p.ANSWER}")
+            return None
+        if title in params.options:
+            return p.AskResult(answer=title)
+        if title == SKIP:
+            return p.AskResult(dismissed=True)
+        self.server.client.log(f"flower: ignoring an unknown choice for {params.id}: {title!r}")
+        return None
+
+    async def _request(
+        self,
+        method: str,
+        params: object,
+        prefix: str,
+        ask: p.AskParams,
+        settled: asyncio.Future[Any] | None,
+    ) -> Any:
+        """Send a request and wait for its result, the ask's timeout or `settled`; a request the
+        wait outlives is withdrawn and NoReply raised. The client's error is raised as it came."""
+        protocol = self.server.protocol
+        msg_id = f"{prefix}-{uuid.uuid4().hex[:8]}"
+        try:
+            request = protocol.send_request_async(method, params, msg_id=msg_id)
+        except Exception as exc:
+            log.info("could not send %s", method, exc_info=True)
+            raise NoReply from exc
+        waiters: set[asyncio.Future[Any]] = {request}
+        if settled is not None:
+            waiters.add(settled)
+        timeout = ask.timeout_s if ask.timeout_s is not None and ask.timeout_s > 0 else None
+        try:
+            done, _ = await asyncio.wait(waiters, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            self._withdraw(msg_id, request)
+            raise
+        if request not in done:
+            self._withdraw(msg_id, request)  # the engine is not waiting any more
+            raise NoReply
+        return request.result()
+
     def _withdraw(self, msg_id: str, request: asyncio.Future[Any]) -> None:
         # forget the id first: a late reply must find no future (answering a cancelled one raises)
         protocol = self.server.protocol
@@ -149,4 +277,53 @@ class Questions(Feature):
             try:
                 protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
             except Exception:
-                log.debug("could not cancel flower/ask", exc_info=True)
+                log.debug("could not cancel %s", msg_id, exc_info=True)
+
+    # -- the server's own questions ----------------------------------------------------------------
+    async def ask_own(self, params: p.AskParams) -> str | None:
+        """A question of the server's own: the answer from the prompt or from flower.answer,
+        whichever comes first; None when skipped, unanswered in time, or replaced by a newer
+        question of the same folder."""
+        for older in [q for q in self._own.values() if q.params.folder == params.folder]:
+            _settle(older.answer, None)
+        question = OwnQuestion(params, asyncio.get_running_loop().create_future())
+        self._own[params.id] = question
+        try:
+            try:
+                reply = await self.ask(params, settled=question.answer)
+            except Unshown as exc:
+                self.server.client.log(
+                    f"flower: could not ask {params.question} ({exc})", types.MessageType.Warning
+                )
+                return None
+            if not question.answer.done():
+                if reply is not None and (reply.dismissed or reply.answer is not None):
+                    return None if reply.dismissed else reply.answer
+                timeout = params.timeout_s if params.timeout_s is not None and params.timeout_s > 0 else None
+                try:
+                    await asyncio.wait_for(asyncio.shield(question.answer), timeout)
+                except TimeoutError:
+                    return None
+            return question.answer.result()
+        finally:
+            self._own.pop(params.id, None)
+
+    def own_waiting(self, folder_uri: str) -> list[p.AskParams]:
+        """The server's own questions waiting in a folder, oldest first."""
+        return [q.params for q in self._own.values() if q.params.folder == folder_uri]
+
+    def answer_own(self, folder_uri: str, ask_id: str, text: str) -> bool:
+        question = self._own.get(ask_id)
+        if question is None or question.params.folder != folder_uri or question.answer.done():
+            return False
+        question.answer.set_result(text)
+        return True
+
+
+class NoReply(Exception):
+    """The request ended without a result: withdrawn, or it could not be sent."""
+
+
+def _settle(future: asyncio.Future[str | None], value: str | None) -> None:
+    if not future.done():
+        future.set_result(value)

@@ -18,7 +18,7 @@ from lsprotocol import types
 from flower.core.events import Event
 
 from . import protocol as p
-from .common import Folder, invalid_params, parse_args
+from .common import Folder, Reported, invalid_params, parse_args
 from .engine import EngineRun
 from .host import Feature, FlowerServer
 from .questions import Questions
@@ -116,7 +116,9 @@ class Runs(Feature):
         return result
 
     async def _start_claimed(self, folder: Folder, ask: str, *, new: bool, lock: FlowLock) -> p.CommandResult:
-        engine, opts = self.server.engine, self.server.options
+        engine, opts = self.server.engine, self.server.options_for(folder.uri)
+        # a client that can show no question: the engine's own no-answer path, at once
+        timeout_s = opts.timeout_s if self.server.get(Questions).can_show else 0.0
         try:
             wake = await asyncio.to_thread(engine.wake_state, folder.path, folder.run_dir)
         except Exception as exc:
@@ -134,7 +136,7 @@ class Runs(Feature):
                 workspace=folder.path,
                 run_dir=folder.run_dir,
                 new=new,
-                timeout_s=opts.timeout_s,
+                timeout_s=timeout_s,
                 window=opts.window,
             )
             return work, banner
@@ -172,13 +174,21 @@ class Runs(Feature):
             return self._failed(folder, "cannot read the run state", exc)
         if wake["waking"]:
             return await self.start(folder, "")
-        self.server.spawn(self._offer_start(folder))
+        if self._server_offers():
+            self.server.spawn(self._offer_start(folder))
         return p.CommandResult(
             False, f"Nothing to continue in {folder.name}: no 需求.md yet. Start a new run?", offer="start"
         )
 
+    def _server_offers(self) -> bool:
+        """Whether the server offers a new run itself: the client does not declare `offer` and can
+        show a message request."""
+        can = self.server.client.can
+        return not can.flower.offer and can.show_message_request
+
     async def _offer_start(self, folder: Folder) -> None:
-        """window/showMessageRequest offering a new run; the request itself comes through flower/ask."""
+        """window/showMessageRequest offering a new run; the request itself is asked as a question
+        of the server's own (flower/ask, or the fallback, and flower.answer either way)."""
         try:
             choice = await self.server.window_show_message_request_async(
                 types.ShowMessageRequestParams(
@@ -192,7 +202,7 @@ class Runs(Feature):
             return
         if choice is None or choice.title != START_ACTION:
             return
-        reply = await self.server.get(Questions).ask(
+        answer = await self.server.get(Questions).ask_own(
             p.AskParams(
                 folder=folder.uri,
                 id=f"start-{uuid.uuid4().hex[:8]}",
@@ -202,8 +212,8 @@ class Runs(Feature):
                 timeout_s=None,
             ),
         )
-        if reply is not None and reply.answer and reply.answer.strip():
-            result = await self.start(folder, reply.answer.strip())
+        if answer and answer.strip():
+            result = await self.start(folder, answer.strip())
             if not result.ok:
                 self.server.client.show(result.message, types.MessageType.Warning)
 
@@ -211,7 +221,7 @@ class Runs(Feature):
         log.warning("%s in %s", what, folder.path, exc_info=exc)
         message = f"flower: {what} in {folder.name}: {exc}"
         self.server.client.show(message, types.MessageType.Error)
-        return p.CommandResult(False, message)
+        return Reported(False, message)
 
     # -- the run itself --------------------------------------------------------------------------
     def _deliver(self, run: Run, event: Event) -> None:
@@ -260,12 +270,23 @@ class Runs(Feature):
             return p.CommandResult(False, "Nothing to send.")
         return p.CommandResult(True, "Sent to the agent's inbox (and appended to 需求.md).")
 
-    def answer(self, folder: Folder, ask_id: str, text: str) -> p.CommandResult:
+    def answer(self, folder: Folder, ask_id: str | None, text: str) -> p.CommandResult:
+        """An answer to the engine's question `ask_id` or to one of the server's own; without an
+        id, to the folder's oldest waiting question (the engine's first)."""
         run = self.active.get(folder.uri)
+        questions = self.server.get(Questions)
+        if ask_id is None:
+            waiting = [a.id for a in run.channel.pending()] if run is not None else []
+            waiting += [q.id for q in questions.own_waiting(folder.uri)]
+            if not waiting:
+                return p.CommandResult(False, f"No question is waiting in {folder.name}.")
+            ask_id = waiting[0]
+        if (run is not None and run.channel.answer(ask_id, text)) or questions.answer_own(
+            folder.uri, ask_id, text
+        ):
+            return p.CommandResult(True, f"Answered {ask_id}.")
         if run is None:
             return p.CommandResult(False, f"Nothing is running in {folder.name}.")
-        if run.channel.answer(ask_id, text):
-            return p.CommandResult(True, f"Answered {ask_id}.")
         return p.CommandResult(False, f"Question {ask_id} is no longer waiting for an answer.")
 
     async def stop(self, folder: Folder) -> p.CommandResult:
@@ -299,27 +320,28 @@ class Runs(Feature):
     async def _continue_command(self, args: tuple[object, ...]) -> object:
         a = parse_args(p.ContinueArgs, p.CONTINUE, args)
         result = await self.continue_(self.server.folder_arg(a.folder))
-        if not result.ok and result.offer is None:
-            self.server.client.show(result.message, types.MessageType.Warning)  # a client may drop the result
-        return p.to_json(result)
+        if result.offer is not None and self._server_offers():
+            return p.to_json(result)  # the offer to start is the message the person sees
+        return self.server.client.reply(result)
 
     async def _start_command(self, args: tuple[object, ...]) -> object:
         a = parse_args(p.StartArgs, p.START, args)
         result = await self.start(self.server.folder_arg(a.folder), a.ask, new=a.new)
-        if not result.ok and result.offer is None:
+        if not result.ok and result.offer is None and not isinstance(result, Reported):
             self.server.client.show(result.message, types.MessageType.Warning)
-        return p.to_json(result)
+            result = Reported(result.ok, result.message, result.offer, result.uri)
+        return self.server.client.reply(result)
 
     def _say_command(self, args: tuple[object, ...]) -> object:
         a = parse_args(p.SayArgs, p.SAY, args)
         if not a.text.strip():
             raise invalid_params(p.ProtocolError(f"{p.SAY}: 'text' must not be empty"))
-        return p.to_json(self.say(self.server.folder_arg(a.folder), a.text))
+        return self.server.client.reply(self.say(self.server.folder_arg(a.folder), a.text))
 
     async def _stop_command(self, args: tuple[object, ...]) -> object:
         a = parse_args(p.StopArgs, p.STOP, args)
-        return p.to_json(await self.stop(self.server.folder_arg(a.folder)))
+        return self.server.client.reply(await self.stop(self.server.folder_arg(a.folder)))
 
     def _answer_command(self, args: tuple[object, ...]) -> object:
         a = parse_args(p.AnswerArgs, p.ANSWER, args)
-        return p.to_json(self.answer(self.server.folder_arg(a.folder), a.id, a.text))
+        return self.server.client.reply(self.answer(self.server.folder_arg(a.folder), a.id, a.text))

@@ -16,10 +16,12 @@ from .documents import Documents
 from .engine import Engine
 from .events import EventLog
 from .host import Feature, FlowerServer
+from .negotiation import Negotiated
 from .progress import Progress
-from .protocol import InitOptions, ProtocolError, from_json
+from .protocol import EXPERIMENTAL_KEY, InitOptions, ProtocolError
 from .questions import Questions
 from .runs import Runs
+from .settings import Settings, read_options
 from .state import State
 
 log = logging.getLogger(__name__)
@@ -36,6 +38,7 @@ FEATURES: tuple[type[Feature], ...] = (
     State,
     Documents,
     Runs,
+    Settings,
 )
 
 
@@ -47,8 +50,12 @@ def build_server(engine: Engine | None = None) -> FlowerServer:
     @server.feature(types.INITIALIZE)
     def on_initialize(ls: FlowerServer, params: types.InitializeParams) -> None:
         ls.client.loop = asyncio.get_running_loop()
+        ls.client.can = Negotiated.of(params.capabilities)
+        if ls.client.can.ignored:
+            unknown = ", ".join(ls.client.can.ignored)
+            ls.client.log(f"flower: ignoring capabilities.experimental.{EXPERIMENTAL_KEY} {unknown}")
         try:
-            ls.options = from_json(InitOptions, params.initialization_options, "initializationOptions")
+            ls.options = read_options(params.initialization_options, "initializationOptions")
         except ProtocolError as exc:
             ls.options = InitOptions()
             ls.client.show(f"flower: ignoring initializationOptions ({exc})", types.MessageType.Warning)

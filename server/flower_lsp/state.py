@@ -1,4 +1,5 @@
-"""flower/state: what wake_state() says about a folder, plus what is running there now."""
+"""flower/state: what wake_state() says about a folder, plus what is running there now and the
+questions waiting in it (the engine's and the server's own)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import asyncio
 from . import protocol as p
 from .common import Folder, parse_params
 from .host import Feature, FlowerServer
-from .questions import params_of
+from .questions import Questions, params_of
 from .runs import Runs
 
 
@@ -29,6 +30,7 @@ class State(Feature):
                 pending = [params_of(run, a) for a in run.channel.pending()]
             except Exception:
                 pending = []
+        pending += self.server.get(Questions).own_waiting(folder.uri)
         return p.StateResult(
             folder=folder.uri,
             workspace=str(folder.path),

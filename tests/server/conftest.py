@@ -10,6 +10,7 @@ environment. Every notification the server sends is recorded on the returned Ses
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -18,9 +19,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from clients import vscode_capabilities
 from lsprotocol import types
 from lsprotocol.converters import get_converter
-from pytest_lsp import ClientServerConfig, LanguageClient, client_capabilities
+from pytest_lsp import ClientServerConfig, LanguageClient
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 from server_process import SERVER, fake_env, server_env
 
@@ -130,9 +132,10 @@ def _client(session_box: list[Session]) -> LanguageClient:
         return await session_box[0].answer_ask(params)
 
     @client.feature(types.WINDOW_SHOW_MESSAGE_REQUEST)
-    def on_offer(params: types.ShowMessageRequestParams) -> Any:
+    async def on_offer(params: types.ShowMessageRequestParams) -> Any:
         session_box[0].offers.append(params)
-        return session_box[0].answer_offer(params)
+        reply = session_box[0].answer_offer(params)
+        return await reply if inspect.isawaitable(reply) else reply
 
     return client
 
@@ -157,7 +160,7 @@ async def open_session(
             await asyncio.wait_for(
                 client.initialize_session(
                     types.InitializeParams(
-                        capabilities=capabilities or client_capabilities("visual-studio-code"),
+                        capabilities=capabilities or vscode_capabilities(),
                         root_uri=workspace.as_uri(),
                         workspace_folders=[
                             types.WorkspaceFolder(uri=workspace.as_uri(), name=workspace.name)

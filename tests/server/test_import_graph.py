@@ -70,7 +70,8 @@ def test_no_part_imports_the_module_that_assembles_the_server() -> None:
 
 
 def test_the_shared_helpers_are_a_leaf() -> None:
-    assert imports_of("common") <= {"protocol"}
+    assert imports_of("common") <= {"protocol", "negotiation"}
+    assert imports_of("negotiation") <= {"protocol"}
     assert imports_of("protocol") == set()
 
 

@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 
 from flower_lsp import protocol as p
+from flower_lsp import reference
+from flower_lsp.negotiation import declared
 from flower_lsp.server import build_server
 
 
@@ -116,3 +118,51 @@ def test_the_extensions_protocol_file_is_the_generated_one() -> None:
     assert committed.read_text(encoding="utf-8") == p.typescript(), (
         "regenerate: python -m flower_lsp.protocol --typescript > vscode-extension/src/protocol.ts"
     )
+
+
+def test_every_method_says_what_a_client_without_it_gets() -> None:
+    assert set(p.FALLBACKS) == {m.name for m in p.METHODS}, "add the method's fallback to protocol.FALLBACKS"
+    assert all(text.strip() for text in p.FALLBACKS.values())
+
+
+def test_the_reference_documents_every_method_payload_and_field() -> None:
+    doc = reference.markdown()
+    for m in p.METHODS:
+        assert f"### `{m.name}`" in doc and f"- Fallback: {p.FALLBACKS[m.name]}" in doc
+    for cls in p.PAYLOADS:
+        section = doc.split(f"### {cls.__name__}\n", 1)[1].split("\n#", 1)[0]
+        assert [line.split("`")[1] for line in section.splitlines() if line.startswith("| `")] == [
+            f.name for f in dataclasses.fields(cls)
+        ]
+    assert "| `timeout_s` | `number \\| null` | `1800.0` |" in doc
+
+
+def test_the_protocol_reference_in_docs_is_the_generated_one() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "flower_lsp.reference"], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    committed = Path(__file__).resolve().parents[2] / "docs" / "protocol.md"
+    assert committed.read_text(encoding="utf-8") == done.stdout == reference.markdown(), (
+        "regenerate: python -m flower_lsp.reference > docs/protocol.md"
+    )
+
+
+def test_the_declared_extensions_are_read_leniently() -> None:
+    every = {f.name: True for f in dataclasses.fields(p.FlowerCapabilities)}
+    assert declared({p.EXPERIMENTAL_KEY: every}) == (p.FlowerCapabilities(**every), ())
+    assert declared(None) == (p.FlowerCapabilities(), ())
+    assert declared([]) == (p.FlowerCapabilities(), ())  # Lua's empty table
+    assert declared({p.EXPERIMENTAL_KEY: []}) == (p.FlowerCapabilities(), ())
+    assert declared({p.EXPERIMENTAL_KEY: {"ask": 1, "banner": True, "x": True}}) == (
+        p.FlowerCapabilities(banner=True),
+        ("x",),
+    )
+
+
+def test_an_empty_array_reads_as_the_empty_object() -> None:
+    assert p.from_json(p.StateParams, []) == p.StateParams()
+    assert p.command_args(p.StopArgs, p.STOP, ([],)) == p.StopArgs()
+    assert p.from_json(p.InitOptions, {"folders": []}) == p.InitOptions()
+    with pytest.raises(p.ProtocolError, match="StartArgs: missing required field 'ask'"):
+        p.from_json(p.StartArgs, [])

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
+from clients import HeldOpen
 from fake_engine import read_log
 
 ASK = {"ask": {"question": "hello.py 要打印什么?", "options": ["hello", "hello, flower"]}}
@@ -81,35 +82,17 @@ async def test_a_client_error_or_a_malformed_reply_leaves_the_channels_timeout(f
 async def test_a_client_that_never_answers_gets_its_request_withdrawn_at_the_timeout(fake_lsp, script):
     script([ASK])
     async with fake_lsp(options={"timeout_s": 1}) as s:
-        withdrawn = asyncio.Event()
-
-        async def never(params):
-            try:
-                await asyncio.Event().wait()
-            except asyncio.CancelledError:
-                withdrawn.set()  # the server sent $/cancelRequest
-                raise
-
-        s.answer_ask = never
+        s.answer_ask = never = HeldOpen()
         await s.command("flower.start", {"ask": "X"})
         await s.until(lambda: s.run_phase() == "finished")
         assert answers(s.run_dir) == [{"ask": "q1", "state": "timeout", "answer": ""}]
-        await asyncio.wait_for(withdrawn.wait(), 10)
+        await asyncio.wait_for(never.withdrawn.wait(), 10)  # the server sent $/cancelRequest
 
 
 async def test_an_answer_by_command_settles_the_ask_and_withdraws_the_prompt(fake_lsp, script):
     script([ASK, {"mark": "after"}])
     async with fake_lsp() as s:
-        withdrawn = asyncio.Event()
-
-        async def slow(params):
-            try:
-                await asyncio.Event().wait()
-            except asyncio.CancelledError:
-                withdrawn.set()
-                raise
-
-        s.answer_ask = slow
+        s.answer_ask = slow = HeldOpen()
         await s.command("flower.start", {"ask": "X"})
         await s.until(lambda: s.asks)
         state = await s.state()
@@ -118,6 +101,6 @@ async def test_an_answer_by_command_settles_the_ask_and_withdraws_the_prompt(fak
         assert result == {"ok": True, "message": "Answered q1.", "offer": None, "uri": None}
         await s.until(lambda: s.run_phase() == "finished")
         assert answers(s.run_dir) == [{"ask": "q1", "state": "answered", "answer": "hello"}]
-        await asyncio.wait_for(withdrawn.wait(), 10)
+        await asyncio.wait_for(slow.withdrawn.wait(), 10)
         late = await s.command("flower.answer", {"id": "q1", "text": "again"})
         assert late["ok"] is False

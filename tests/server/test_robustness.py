@@ -9,10 +9,12 @@ import os
 from typing import Any
 
 import pytest
+from clients import VSCODE_EXTENSIONS
 from fake_engine import read_log
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams, JsonRpcMethodNotFound
 
+from flower_lsp import protocol as p
 from flower_lsp.documents import uri_of
 
 BAD_COMMANDS: list[tuple[str, list[Any], str]] = [
@@ -157,7 +159,8 @@ async def test_open_document_shows_what_exists_and_says_what_does_not(fake_lsp, 
 
 async def test_a_client_without_progress_support_still_runs(fake_lsp, script):
     script([{"step": {"name": "干活", "index": 1, "total": 1}}, {"end_step": {"name": "干活"}}])
-    async with fake_lsp(capabilities=types.ClientCapabilities()) as s:
+    bare = types.ClientCapabilities(experimental={p.EXPERIMENTAL_KEY: VSCODE_EXTENSIONS})
+    async with fake_lsp(capabilities=bare) as s:
         await s.command("flower.start", {"ask": "X"})
         await s.until(lambda: s.run_phase() == "finished")
         assert s.client.progress_reports == {} and len(s.events_of("step")) == 2

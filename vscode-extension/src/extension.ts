@@ -16,6 +16,7 @@ import {
 import { onPythonInterpreterChanged } from './python';
 import { Questions } from './questions';
 import { FlowerServer } from './server';
+import { reaction } from './settings';
 import { FlowerSetup } from './setup';
 import { StateView } from './state';
 
@@ -112,8 +113,14 @@ export function activate(context: vscode.ExtensionContext): FlowerApi | Promise<
 
   context.subscriptions.push(
     vscode.workspace.onDidChangeConfiguration((e) => {
-      if (e.affectsConfiguration('flower.python') && vscode.workspace.isTrusted) void server.restart();
+      if (!vscode.workspace.isTrusted) return;
+      const how = reaction((setting) => e.affectsConfiguration(setting));
+      if (how === 'restart') {
+        log.info('flower.python changed: restarting the language server');
+        void server.restart();
+      } else if (how === 'send') void server.sendSettings();
     }),
+    vscode.workspace.onDidChangeWorkspaceFolders(() => void server.sendSettings()),
     vscode.workspace.onDidGrantWorkspaceTrust(() => void server.start()),
   );
   void onPythonInterpreterChanged(() => {

@@ -17,6 +17,8 @@ export interface InitOptions {
   timeout_s?: number | null;
   /** the model's context window for handoffs; null = inferred from the model */
   window?: number | null;
+  /** per workspace folder (keyed by its URI): that folder's own options, replacing these for it */
+  folders?: Record<string, InitOptions>;
 }
 
 /** Wake the folder's last run and go on (the "Flower: Continue" behaviour). */
@@ -59,10 +61,10 @@ export interface OpenDocumentArgs {
 
 /** Answer a pending question (also what the verdict code actions run). */
 export interface AnswerArgs {
-  /** the question's id, as in AskParams.id */
-  id: string;
-  /** the answer; an option's text or free text */
+  /** the answer; an option's text or free text; empty = skip the question */
   text: string;
+  /** the question's id, as in AskParams.id; default: the folder's oldest waiting question */
+  id?: string | null;
   /** URI of the workspace folder; default: the first folder */
   folder?: string | null;
 }
@@ -217,6 +219,22 @@ export interface EventParams {
   payload: Record<string, unknown>;
 }
 
+/** The flower extensions a client handles (initialize's `capabilities.experimental.flower`). Every field defaults to false: a client that declares nothing gets the standard fallbacks. */
+export interface FlowerCapabilities {
+  /** handles the flower/ask request; it may reply {} at once and answer later with flower.answer */
+  ask?: boolean;
+  /** shows flower/banner */
+  banner?: boolean;
+  /** shows flower/context (the context meter) */
+  context?: boolean;
+  /** shows flower/event (the run's log) */
+  event?: boolean;
+  /** shows the message of every command result itself, refusals included */
+  results?: boolean;
+  /** offers a new run itself when a command answers offer: "start" (no window/showMessageRequest then) */
+  offer?: boolean;
+}
+
 /** command, client->server. Wake and go on; with nothing to continue, says so and offers to start (offer: "start"). (params: ContinueArgs; result: CommandResult) */
 export const CONTINUE = "flower.continue";
 /** command, client->server. Start a run with a request; refused while the folder's run is in progress. (params: StartArgs; result: CommandResult) */
@@ -227,7 +245,7 @@ export const SAY = "flower.say";
 export const STOP = "flower.stop";
 /** command, client->server. Open 需求.md, 目标.md or the latest handoff document (window/showDocument). (params: OpenDocumentArgs; result: CommandResult) */
 export const OPEN_DOCUMENT = "flower.openDocument";
-/** command, client->server. Answer a pending question by id (the verdict code actions use it). (params: AnswerArgs; result: CommandResult) */
+/** command, client->server. Answer a waiting question, by id or the oldest, with an option or one's own words (the verdict code actions use it). (params: AnswerArgs; result: CommandResult) */
 export const ANSWER = "flower.answer";
 /** request, client->server. wake_state() plus what is running now. (params: StateParams; result: StateResult) */
 export const STATE = "flower/state";
@@ -239,6 +257,9 @@ export const CONTEXT = "flower/context";
 export const EVENT = "flower/event";
 /** request, server->client. A question for the person. Answer, dismiss, or leave it: the engine's timeout then applies. (params: AskParams; result: AskResult) */
 export const ASK = "flower/ask";
+
+export const EXPERIMENTAL_KEY = "flower";
+export const SETTINGS_SECTION = "flower";
 
 /** Every command the server registers (executeCommandProvider); the client must not register them again. */
 export const COMMANDS = [CONTINUE, START, SAY, STOP, OPEN_DOCUMENT, ANSWER] as const;

@@ -1,8 +1,8 @@
 // Which Pythons may run the language server, and asking one of them, without letting the
 // workspace shadow flower, whether it has the flower this extension was built with.
 import { execFile } from 'node:child_process';
-import * as os from 'node:os';
 import * as vscode from 'vscode';
+import { expand } from './settings';
 import { PROBE_CODE, type ProbeOutput, type ProbeResult, readProbe } from './setupText';
 
 export type PythonSource = 'setting' | 'managed' | 'python-extension' | 'default';
@@ -39,13 +39,6 @@ async function pythonExtensionApi(): Promise<PythonExtensionApi | undefined> {
   } catch {
     return undefined;
   }
-}
-
-function expand(value: string, folder: vscode.WorkspaceFolder | undefined): string {
-  let out = value.trim();
-  if (out.startsWith('~/')) out = os.homedir() + out.slice(1);
-  if (folder) out = out.replace(/\$\{workspaceFolder\}/g, folder.uri.fsPath);
-  return out;
 }
 
 /**

@@ -1,12 +1,17 @@
 // The language server's lifecycle: find a Python with this extension's flower (or have the
-// setup offer one), start `python -P -m flower_lsp` over stdio outside the workspace, and wire
-// flower's custom notifications and requests.
+// setup offer one), start `python -P -m flower_lsp` over stdio outside the workspace with the
+// folders' settings, declare the flower extensions handled here, and wire flower's custom
+// notifications and requests.
 import * as vscode from 'vscode';
 import {
+  type ClientCapabilities,
+  DidChangeConfigurationNotification,
+  type FeatureState,
   LanguageClient,
   type LanguageClientOptions,
   type ServerOptions,
   State,
+  type StaticFeature,
 } from 'vscode-languageclient/node';
 import { eventLine } from './format';
 import { CancellableProgress } from './progress';
@@ -16,6 +21,7 @@ import {
   BANNER,
   CONTEXT,
   EVENT,
+  EXPERIMENTAL_KEY,
   START,
   STATE,
   type AskParams,
@@ -23,12 +29,46 @@ import {
   type CommandResult,
   type ContextParams,
   type EventParams,
+  type FlowerCapabilities,
+  type InitOptions,
   type StateParams,
   type StateResult,
 } from './protocol';
 import { describeSource, hasPythonExtension, type Python, SAFE_PATH } from './python';
 import type { Questions } from './questions';
+import { changeParams, initOptions, SECTION } from './settings';
 import type { FlowerSetup } from './setup';
+
+/**
+ * The flower extensions this client handles (docs/protocol.md): every one but `offer`, which it
+ * leaves to the server's own message request.
+ */
+export const EXTENSIONS: FlowerCapabilities = {
+  ask: true,
+  banner: true,
+  context: true,
+  event: true,
+  results: true,
+};
+
+/** Declares EXTENSIONS under initialize's capabilities.experimental. */
+class FlowerExtensions implements StaticFeature {
+  fillClientCapabilities(capabilities: ClientCapabilities): void {
+    capabilities.experimental = { ...(capabilities.experimental as object), [EXPERIMENTAL_KEY]: EXTENSIONS };
+  }
+  getState(): FeatureState {
+    return { kind: 'static' };
+  }
+  initialize(): void {}
+  clear(): void {}
+}
+
+/** The folders' settings as the server takes them, read now. */
+function currentOptions(): InitOptions {
+  return initOptions(vscode.workspace.workspaceFolders ?? [], (folder) =>
+    vscode.workspace.getConfiguration(SECTION, folder?.uri),
+  );
+}
 
 export class FlowerServer implements vscode.Disposable {
   private client: LanguageClient | undefined;
@@ -38,6 +78,8 @@ export class FlowerServer implements vscode.Disposable {
   private problemText: string | undefined;
   /** The setup's offer while it is open: a second start must not answer it twice. */
   private offering: Promise<void> | undefined;
+  /** The options last sent to the running server (initializationOptions, then each change). */
+  private sentOptions: InitOptions | undefined;
   private readonly banners = new vscode.EventEmitter<BannerParams>();
   private readonly events = new vscode.EventEmitter<EventParams>();
   /** Banners and events as they arrive (the UI shows them; tests also listen). */
@@ -71,6 +113,21 @@ export class FlowerServer implements vscode.Disposable {
 
   get running(): boolean {
     return this.client?.state === State.Running;
+  }
+
+  /** The options the server was last given. */
+  get options(): InitOptions | undefined {
+    return this.sentOptions;
+  }
+
+  /** Send the folders' settings as they are now; the server applies them from the next run. */
+  async sendSettings(): Promise<void> {
+    const client = this.client;
+    if (!client || !this.running) return;
+    const options = currentOptions();
+    await client.sendNotification(DidChangeConfigurationNotification.type, changeParams(options));
+    this.sentOptions = options;
+    this.log.info('settings sent to the language server (it says below what changed and when it applies)');
   }
 
   /** Start unless started; concurrent callers share one attempt. Never rejects: failures are shown. */
@@ -144,6 +201,10 @@ export class FlowerServer implements vscode.Disposable {
       // 目标.md and 需求.md: the server publishes verdict diagnostics and code actions on them.
       documentSelector: [{ scheme: 'file', language: 'markdown' }],
       outputChannel: this.log,
+      initializationOptions: () => {
+        this.sentOptions = currentOptions();
+        return this.sentOptions;
+      },
       middleware: {
         // Every flower command answers a CommandResult, which the palette would drop.
         executeCommand: async (command, args, next) => {
@@ -161,6 +222,7 @@ export class FlowerServer implements vscode.Disposable {
     const client = new LanguageClient('flower', 'Flower', serverOptions, clientOptions);
     this.progressFeature = new CancellableProgress(client);
     client.registerFeature(this.progressFeature);
+    client.registerFeature(new FlowerExtensions());
     client.onNotification(BANNER, (p: BannerParams) => this.showBanner(p));
     client.onNotification(CONTEXT, (p: ContextParams) => this.meter.update(p));
     client.onNotification(EVENT, (p: EventParams) => this.logEvent(p));

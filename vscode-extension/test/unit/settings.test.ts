@@ -1,0 +1,98 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: VS Code's ${...} variables, as a person types them, are what these tests feed in
+// The settings module: variables expanded, bad values replaced by the defaults, each folder's
+// options keyed by its URI, and which change restarts the server and which is sent to it.
+import * as assert from 'node:assert/strict';
+import * as os from 'node:os';
+import { test } from 'node:test';
+import {
+  DEFAULTS,
+  expand,
+  type Folder,
+  initOptions,
+  reaction,
+  readSettings,
+  type Reader,
+} from '../../src/settings';
+
+const folder = (fsPath: string): Folder => ({
+  uri: { fsPath, toString: () => `file://${fsPath}` },
+  name: fsPath.split('/').pop() ?? '',
+});
+
+const reader = (values: Record<string, unknown>): Reader => ({
+  get: ((key: string, fallback?: unknown) => (key in values ? values[key] : fallback)) as Reader['get'],
+});
+
+test('variables in a path are expanded for the folder', () => {
+  const ws = folder('/work/proj');
+  const env = { RUNS: '/var/runs' };
+  assert.equal(expand('${workspaceFolder}/.runs', ws), '/work/proj/.runs');
+  assert.equal(expand('runs-${workspaceFolderBasename}', ws), 'runs-proj');
+  assert.equal(expand('~/runs', ws), `${os.homedir()}/runs`);
+  assert.equal(expand('${userHome}/r', ws), `${os.homedir()}/r`);
+  assert.equal(expand('${env:RUNS}/x', ws, env), '/var/runs/x');
+  assert.equal(expand('${env:NOPE}x', ws, env), 'x');
+  assert.equal(expand('${workspaceFolder}', undefined), '${workspaceFolder}'); // no folder: nothing to put there
+});
+
+test("a folder's settings are read, checked and expanded", () => {
+  const ws = folder('/work/proj');
+  assert.deepEqual(readSettings(reader({}), ws), DEFAULTS);
+  assert.deepEqual(
+    readSettings(
+      reader({
+        runDirectory: '${workspaceFolder}/r',
+        questionTimeout: 5,
+        contextWindow: 200000,
+        'trace.server': 'verbose',
+      }),
+      ws,
+    ),
+    { runDirectory: '/work/proj/r', questionTimeout: 5, contextWindow: 200000, trace: 'verbose' },
+  );
+  // null is a value of its own (wait forever, infer the window); nonsense falls back
+  assert.deepEqual(
+    readSettings(reader({ questionTimeout: null, contextWindow: null }), ws),
+    DEFAULTS_WITH_NULLS,
+  );
+  assert.deepEqual(
+    readSettings(
+      reader({ runDirectory: '  ', questionTimeout: -1, contextWindow: 'big', 'trace.server': 'x' }),
+      ws,
+    ),
+    DEFAULTS,
+  );
+});
+
+const DEFAULTS_WITH_NULLS = { ...DEFAULTS, questionTimeout: null, contextWindow: null };
+
+test("initializationOptions carry every folder's own options, the first one's at the top", () => {
+  const a = folder('/work/a');
+  const b = folder('/work/b');
+  const settings: Record<string, Record<string, unknown>> = {
+    '/work/a': { questionTimeout: 60 },
+    '/work/b': { questionTimeout: 2, runDirectory: '${workspaceFolder}/.runs' },
+  };
+  const options = initOptions([a, b], (f) => reader(f ? settings[f.uri.fsPath] : {}));
+  assert.deepEqual(options, {
+    run_dir: 'runs',
+    timeout_s: 60,
+    window: null,
+    folders: {
+      'file:///work/a': { run_dir: 'runs', timeout_s: 60, window: null },
+      'file:///work/b': { run_dir: '/work/b/.runs', timeout_s: 2, window: null },
+    },
+  });
+});
+
+test('flower.python restarts the server, its options are sent to it, the trace is left to the client', () => {
+  const changed =
+    (...names: string[]) =>
+    (setting: string) =>
+      names.includes(setting);
+  assert.equal(reaction(changed('flower.python')), 'restart');
+  assert.equal(reaction(changed('flower.questionTimeout')), 'send');
+  assert.equal(reaction(changed('flower.runDirectory', 'flower.python')), 'restart');
+  assert.equal(reaction(changed('flower.trace.server')), 'none');
+  assert.equal(reaction(changed('editor.fontSize')), 'none');
+});
