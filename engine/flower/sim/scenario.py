@@ -22,7 +22,9 @@ A scenario is plain data (a dict, JSON or YAML), never code paths in the server:
 
 A reply ("turn") may carry: ``text``, ``tool`` (one tool_use), ``tools`` (several), ``content``
 (raw blocks), ``usage`` (token counts reported to the client), ``stop_reason``, ``delay``
-(seconds before answering) and ``fault`` (an injected failure, see ``FAULTS``).
+(seconds before answering), ``hold`` (a gate's name: the answer waits until the test calls
+``SimServer.release(name)``; in-process servers only) and ``fault`` (an injected failure, see
+``FAULTS``).
 """
 
 from __future__ import annotations
@@ -68,6 +70,7 @@ class Turn:
     usage: dict[str, int] = field(default_factory=dict)
     stop_reason: str | None = None
     delay: float = 0.0
+    hold: str | None = None  # wait for SimServer.release(hold) before answering
     fault: int | str | None = None
     message: str | None = None  # error message override for a fault
     seconds: float = 0.0  # for stall / away
@@ -88,6 +91,7 @@ class Turn:
             "usage",
             "stop_reason",
             "delay",
+            "hold",
             "fault",
             "message",
             "seconds",
@@ -119,6 +123,7 @@ class Turn:
             usage=dict(data.get("usage") or {}),
             stop_reason=data.get("stop_reason"),
             delay=float(data.get("delay", 0.0)),
+            hold=None if data.get("hold") is None else str(data["hold"]),
             fault=fault,
             message=data.get("message"),
             seconds=float(data.get("seconds", 0.0)),
