@@ -9,6 +9,7 @@ import threading
 
 from lsprotocol import types
 
+from .aside import Asides
 from .banner import Banner
 from .context import ContextMeter
 from .diagnostics import VerdictDiagnostics
@@ -35,6 +36,7 @@ FEATURES: tuple[type[Feature], ...] = (
     ContextMeter,
     State,
     Documents,
+    Asides,
     Runs,
 )
 

@@ -121,22 +121,26 @@ async def ask_aside(
     from .roles import oracle
     from .runtime import Runtime
 
-    ws = Path(workspace)
-    prompt = aside_prompt(question, recent, workspace=ws, workbench=workbench.root if workbench else None)
-    try:
-        runtime = await asyncio.to_thread(
-            Runtime,
-            workspace=ws,
+    def open_runtime() -> tuple[Runtime, Workbench | None]:
+        # the run's workbench, if there is one: its index goes into the oracle's prompt and a
+        # folder outside the workspace becomes readable; nothing is spilled into it, and a
+        # question never makes a workbench where there was none
+        bench = workbench if workbench is not None and workbench.root.is_dir() else None
+        rt = Runtime(
+            workspace=workspace,
             run_dir=Path(run_dir) / ASIDE_DIR,
-            # the run's workbench: its index goes into the oracle's prompt, a folder outside the
-            # workspace becomes readable; nothing is spilled into it
-            workbench=workbench if workbench is not None else False,
+            workbench=bench if bench is not None else False,
             spill_threshold=None,
             resilience=False,  # one try: a side question must not hang on for an hour
             handoff=False,
         )
+        return rt, bench
+
+    try:
+        runtime, bench = await asyncio.to_thread(open_runtime)
     except Exception as exc:
         return AsideAnswer(question, False, error=f"{type(exc).__name__}: {exc}")
+    prompt = aside_prompt(question, recent, workspace=runtime.workspace, workbench=bench.root if bench else None)
     try:
         result = await runtime.run(spec or oracle(), prompt, step_name=ASIDE_STEP)
     except Exception as exc:
