@@ -140,7 +140,9 @@ async def ask_aside(
         runtime, bench = await asyncio.to_thread(open_runtime)
     except Exception as exc:
         return AsideAnswer(question, False, error=f"{type(exc).__name__}: {exc}")
-    prompt = aside_prompt(question, recent, workspace=runtime.workspace, workbench=bench.root if bench else None)
+    prompt = aside_prompt(
+        question, recent, workspace=runtime.workspace, workbench=bench.root if bench else None
+    )
     try:
         result = await runtime.run(spec or oracle(), prompt, step_name=ASIDE_STEP)
     except Exception as exc:
