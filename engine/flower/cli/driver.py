@@ -177,7 +177,8 @@ class Driver:
         self.screen.typed(shown, at)
 
     def handle_line(self, text: str) -> None:
-        """One line from the person (any thread): words after Ctrl-C, an answer, or the inbox."""
+        """One line from the person (any thread): a side question, words after Ctrl-C, an answer,
+        or the inbox."""
         label = self.screen.prompt
         self.screen.close_prompt(keep=text if label is not None else None)
         text = text.strip()
@@ -259,6 +260,8 @@ class Driver:
         def cancel() -> None:
             if not work.done():
                 work.cancel()
+            for task in list(self._asides):  # quitting does not wait for side questions either
+                task.cancel()
 
         with contextlib.suppress(RuntimeError):
             loop.call_soon_threadsafe(cancel)
