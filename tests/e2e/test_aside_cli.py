@@ -40,14 +40,6 @@ def scenario(release: Path) -> dict[str, Any]:
     return s
 
 
-@pytest.fixture
-def children():
-    started: list[Child] = []
-    yield started
-    for child in started:
-        child.kill()
-
-
 def wait_until(what: str, probe: Any, timeout: float = 60) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -58,30 +50,30 @@ def wait_until(what: str, probe: Any, timeout: float = 60) -> None:
 
 
 def test_side_questions_are_answered_while_the_run_goes_on_and_never_touch_its_books(
-    sim_factory, claude_root, tmp_path, children
+    sim_factory, claude_root, tmp_path
 ):
     release = tmp_path / "release"
     sim = sim_factory(scenario(release))
     ws = tmp_path / "proj"
     ws.mkdir()
     child = Child("--timeout", "0", "写一个 hello.py,运行时打印问候语", cwd=ws, env=cli_env(sim, claude_root))
-    children.append(child)
-    child.wait_for("| * Bash while")  # the coder's command is running: 干活 is in flight
+    try:
+        child.wait_for("| * Bash while")  # the coder's command is running: 干活 is in flight
+        child.type("? 现在到哪一步了")
+        child.wait_for(WHERE)
+        child.wait_for("没有打扰正在跑的运行")
+        child.type("? 会出错吗")
+        child.wait_for("# 旁路问答失败:")
+        assert len(sim.requests_for("coder")) == 1 and not release.exists()  # still the same tool call
 
-    child.type("? 现在到哪一步了")
-    child.wait_for(WHERE)
-    child.wait_for("没有打扰正在跑的运行")
-    child.type("? 会出错吗")
-    child.wait_for("# 旁路问答失败:")
-    assert len(sim.requests_for("coder")) == 1 and not release.exists()  # still the same tool call
-
-    child.type("\uff1f 还有多久")  # the full-width mark a Chinese IME types
-    wait_until("the third side question", lambda: len(sim.requests_for("oracle")) == 3)
-    release.touch()
-    child.wait_for("(等 1 条旁路问答收尾…)", timeout=120)  # the run is over, the aside is not
-    sim.release("late")
-
-    assert child.finish() == 0, child.output
+        child.type("\uff1f 还有多久")  # the full-width mark a Chinese IME types
+        wait_until("the third side question", lambda: len(sim.requests_for("oracle")) == 3)
+        release.touch()
+        child.wait_for("(等 1 条旁路问答收尾…)", timeout=120)  # the run is over, the aside is not
+        sim.release("late")
+        assert child.finish() == 0, child.output
+    finally:
+        child.kill()
     out = child.output
     # answered in order of their answers, the held one after the run had ended
     order = [out.index(s) for s in (WHERE, "判定第 1 轮:达成", "(等 1 条旁路问答收尾…)", LATE)]
