@@ -1,6 +1,6 @@
 """The seam between the language server and the flower engine.
 
-The server only ever calls the four methods of `Engine`, and drives what `Engine.start` returns
+The server only ever calls the five methods of `Engine`, and drives what `Engine.start` returns
 (an `EngineRun`) through its typed members; `FlowerEngine` implements them with the starter flow
 and the Runtime, exactly as `flower go` does. `FLOWER_LSP_ENGINE=module:attribute` (read at
 start-up) swaps in another implementation, which is how the server's own tests drive it with a
@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:  # the engine's imports are slow: the real ones happen on warm() and start()
+    from flower.core.aside import AsideAnswer
     from flower.core.events import Event
     from flower.core.human import HumanChannel
     from flower.core.runtime import Runtime, StepResult
@@ -79,6 +80,10 @@ class Engine(Protocol):
         window: int | None,
     ) -> EngineRun:
         """Build a run (slow: called off the event loop); nothing runs until `run()`."""
+
+    async def aside(self, question: str, *, workspace: Path, run_dir: Path, recent: list[str]) -> AsideAnswer:
+        """A side question about the folder's run, shown `recent` (its last events, one line each):
+        answered by a read-only oracle in a Runtime of its own; never raises but when cancelled."""
 
 
 @dataclass
@@ -151,6 +156,14 @@ class FlowerEngine:
         )
         return StarterRun(flow, flow.channel, runtime)
 
+    async def aside(self, question: str, *, workspace: Path, run_dir: Path, recent: list[str]) -> AsideAnswer:
+        from flower.core.aside import ask_aside
+        from flower.workflow.starter import workbench_for
+
+        return await ask_aside(
+            question, recent, workspace=workspace, run_dir=run_dir, workbench=workbench_for(workspace)
+        )
+
 
 def load_engine(spec: str | None = None) -> Engine:
     """`FLOWER_LSP_ENGINE` (module:attribute, a class or a factory), else the real engine."""
@@ -161,5 +174,7 @@ def load_engine(spec: str | None = None) -> Engine:
     target = getattr(importlib.import_module(module), attr or "Engine")
     engine = target() if callable(target) else target
     if not isinstance(engine, Engine):
-        raise TypeError(f"{ENGINE_VAR}={spec} is not an engine: it needs warm, wake_state, banner and start")
+        raise TypeError(
+            f"{ENGINE_VAR}={spec} is not an engine: it needs warm, wake_state, banner, start and aside"
+        )
     return engine

@@ -36,6 +36,7 @@ SAY = "flower.say"
 STOP = "flower.stop"
 OPEN_DOCUMENT = "flower.openDocument"
 ANSWER = "flower.answer"
+ASIDE = "flower.aside"
 # request, client -> server
 STATE = "flower/state"
 # notifications, server -> client
@@ -132,6 +133,29 @@ class AnswerArgs:
         "the question's id, as in AskParams.id; default: the folder's oldest waiting question", default=None
     )
     folder: str | None = _doc("URI of the workspace folder; default: the first folder", default=None)
+
+
+@dataclass
+class AsideArgs:
+    """A side question about the folder's run (or its last one): a read-only oracle answers from
+    the run's recent events and its workbench, in a Runtime of its own under `<run_dir>/aside/`.
+    The run is neither interrupted nor delayed, and nothing of it enters the run's context."""
+
+    question: str = _doc("the question")
+    folder: str | None = _doc("URI of the workspace folder; default: the first folder", default=None)
+
+
+@dataclass
+class AsideResult:
+    """The answer to flower.aside, for the client to show where the person asked. A failure is
+    `ok: false` with the reason in `message`, never a protocol error."""
+
+    ok: bool = _doc("whether the oracle answered")
+    message: str = _doc("one line for the person: the answer's first line, or why there is none")
+    answer: str = _doc("the whole answer (markdown); empty when there is none", default="")
+    cost_usd: float = _doc(
+        "dollars the side question cost, booked in <run_dir>/aside/manifest.json", default=0.0
+    )
 
 
 @dataclass
@@ -332,6 +356,15 @@ METHODS: tuple[Method, ...] = (
         " code actions use it).",
     ),
     Method(
+        "ASIDE",
+        ASIDE,
+        "command",
+        "client->server",
+        AsideArgs,
+        AsideResult,
+        "A side question about the run; the answer is the result (the run is not disturbed).",
+    ),
+    Method(
         "STATE",
         STATE,
         "request",
@@ -380,6 +413,8 @@ PAYLOADS: tuple[type[DataclassInstance], ...] = (
     StopArgs,
     OpenDocumentArgs,
     AnswerArgs,
+    AsideArgs,
+    AsideResult,
     CommandResult,
     StateParams,
     VerdictInfo,
@@ -443,6 +478,8 @@ FALLBACKS: dict[str, str] = {
     " (window/logMessage) says so. " + REFUSED,
     ANSWER: "The free-text answer path for every client: it needs no request held open. Without an id it"
     " answers the folder's oldest waiting question. " + REFUSED,
+    ASIDE: "The answer is the result (AsideResult); a client that does not declare `results` is also"
+    " shown its first line with window/showMessage and the whole answer with window/logMessage.",
     STATE: "A standard request any client can send; params may be left out, null, {} or [].",
     BANNER: "window/showMessage (Info) with the same text.",
     CONTEXT: "A window/logMessage line per reading (the terminal's `上下文 80.2K/1M`), and the reading in"

@@ -9,6 +9,7 @@ import threading
 
 from lsprotocol import types
 
+from .aside import Asides
 from .banner import Banner
 from .context import ContextMeter
 from .diagnostics import VerdictDiagnostics
@@ -37,6 +38,7 @@ FEATURES: tuple[type[Feature], ...] = (
     ContextMeter,
     State,
     Documents,
+    Asides,
     Runs,
     Settings,
 )

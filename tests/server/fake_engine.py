@@ -17,6 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from flower.core.aside import AsideAnswer
 from flower.core.events import (
     ContextUpdate,
     Event,
@@ -262,3 +263,12 @@ class FakeEngine:
             timeout_s=timeout_s, log_path=notes / "问答记录.md", amend_path=notes / "需求.md"
         )
         return FakeRun(ask, Path(workspace), Path(run_dir), channel, script)
+
+    async def aside(self, question: str, *, workspace: Path, run_dir: Path, recent: list[str]) -> AsideAnswer:
+        """Answers from what it was shown; a question containing "fail" fails, as an oracle can."""
+        os.makedirs(run_dir, exist_ok=True)  # asked before any run made it
+        log(run_dir, aside=question, recent=recent)
+        if "fail" in question:
+            return AsideAnswer(question, False, error="APIError: the oracle could not answer")
+        last = recent[-1] if recent else "-"
+        return AsideAnswer(question, True, text=f"saw {len(recent)} events\nlast: {last}", cost_usd=0.0123)

@@ -491,34 +491,6 @@ def test_line_source_reads_partial_lines_only_once_complete():
     assert source.read_line(timeout=1) is None and source.closed
 
 
-# -- the line editor (a terminal in key-by-key mode) ------------------------------------------------
-
-
-def test_the_editor_builds_a_line_and_submits_it_on_enter():
-    ed = cli.LineEditor()
-    assert ed.feed("你好".encode()) == [("edit", "你"), ("edit", "你好")]
-    assert ed.feed(b"\x7f") == [("edit", "你")]  # one character, not one byte
-    assert ed.feed(b"!\r") == [("edit", "你!"), ("line", "你!")]
-    assert ed.buffer == ""
-
-
-def test_the_editor_joins_a_character_split_across_reads():
-    ed = cli.LineEditor()
-    data = "好".encode()
-    assert ed.feed(data[:1]) == [] and ed.feed(data[1:]) == [("edit", "好")]
-
-
-def test_the_editor_swallows_escape_sequences_and_handles_control_keys():
-    ed = cli.LineEditor()
-    ed.feed(b"ab\x1b[Dc\x1b[3~\x1bOA")  # left arrow, delete, up arrow: none of them is text
-    assert ed.buffer == "abc"
-    assert ed.feed(b"\x04") == []  # Ctrl-D with text: ignored
-    assert ed.feed(b"\x15") == [("edit", "")]  # Ctrl-U clears
-    assert ed.feed(b"\x04") == [("eof", "")]
-    assert ed.feed(b"xy\x03") == [("edit", "x"), ("edit", "xy"), ("ctrl_c", "")]
-    assert ed.buffer == ""
-
-
 # -- rendering -------------------------------------------------------------------------------------
 
 

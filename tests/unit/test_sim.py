@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import socket
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -231,3 +232,19 @@ def test_the_server_binds_loopback_only_and_stops_cleanly(sim_factory):
 def test_the_network_guard_refuses_anything_but_loopback():
     with pytest.raises(ForbiddenNetworkAccess):
         socket.create_connection(("192.0.2.1", 80), timeout=1)  # TEST-NET-1: refused before any packet
+
+
+def test_a_held_answer_waits_for_its_release_and_nothing_else(sim_factory):
+    sim = sim_factory({"scripts": {"main": [{"hold": "gate", "text": "released"}, "free"]}})
+    answers: list[Any] = []
+    held = threading.Thread(target=lambda: answers.append(post(sim, "/v1/messages", msg())))
+    held.start()
+    deadline = time.monotonic() + 10
+    while not sim.requests and time.monotonic() < deadline:
+        time.sleep(0.01)
+    status, body, _ = post(sim, "/v1/messages", msg())  # another request is answered meanwhile
+    assert status == 200 and body["content"][0]["text"] == "free"
+    assert held.is_alive() and answers == []
+    sim.release("gate")
+    held.join(10)
+    assert answers and answers[0][1]["content"][0]["text"] == "released"

@@ -3,10 +3,14 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { Meter } from './meter';
+import { asideText } from './format';
 import {
+  ASIDE,
   OPEN_DOCUMENT,
   SAY,
   START,
+  type AsideArgs,
+  type AsideResult,
   type CommandResult,
   type DocumentName,
   type OpenDocumentArgs,
@@ -48,14 +52,14 @@ export function activate(context: vscode.ExtensionContext): FlowerApi | Promise<
   };
   // Server commands (flower.start, flower.say, ...) are registered by the language client;
   // these wrappers only collect their arguments and say why when the server is not there.
-  const runServerCommand = async (
+  const runServerCommand = async <Result = CommandResult>(
     command: string,
     ...args: unknown[]
-  ): Promise<CommandResult | undefined> => {
+  ): Promise<Result | undefined> => {
     if (!trusted()) return undefined;
     try {
       await server.ready();
-      return await vscode.commands.executeCommand<CommandResult>(command, ...args);
+      return await vscode.commands.executeCommand<Result>(command, ...args);
     } catch (err) {
       void vscode.window.showErrorMessage(err instanceof Error ? err.message : String(err));
       return undefined;
@@ -92,6 +96,30 @@ export function activate(context: vscode.ExtensionContext): FlowerApi | Promise<
     if (!text?.trim()) return;
     const args: SayArgs = { text: text.trim() };
     return runServerCommand(SAY, args);
+  });
+  register('flower.askAside', async (question?: string) => {
+    if (!trusted()) return;
+    const text =
+      typeof question === 'string'
+        ? question
+        : await vscode.window.showInputBox({
+            title: 'Flower: Ask Aside',
+            prompt:
+              'A side question about the run: a read-only oracle answers from its recent events and workbench, without disturbing it.',
+            placeHolder: 'e.g. 现在到哪一步了?',
+            ignoreFocusOut: true,
+          });
+    if (!text?.trim()) return;
+    const args: AsideArgs = { question: text.trim() };
+    const result = await runServerCommand<AsideResult>(ASIDE, args);
+    // the answer goes where the question was asked; a refusal the server's warning already shows
+    if (result?.ok) {
+      log.info(`[aside] ${args.question}\n${result.answer}`);
+      void vscode.window.showInformationMessage(asideText(result), 'Show Log').then((c) => {
+        if (c === 'Show Log') log.show(true);
+      });
+    }
+    return result;
   });
   const open = (which: DocumentName) => runServerCommand(OPEN_DOCUMENT, { which } satisfies OpenDocumentArgs);
   register('flower.openBrief', () => open('brief'));

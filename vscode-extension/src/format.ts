@@ -1,5 +1,5 @@
 // Pure text helpers: no `vscode` import, so that plain Node tests can run them.
-import type { ContextParams, EventParams, StateResult } from './protocol';
+import type { AsideResult, ContextParams, EventParams, StateResult } from './protocol';
 
 /** 80200 -> "80.2K", 1000000 -> "1M", 512 -> "512". */
 export function formatTokens(n: number): string {
@@ -105,4 +105,14 @@ export function answerRows(
   const text = typed.trim();
   if (freeText && text && !options.includes(text)) rows.unshift({ label: text, custom: true });
   return rows;
+}
+
+/** Longest answer a notification shows; the whole one is always in the Flower log. */
+export const ASIDE_SHOWN = 400;
+
+/** What the notification says of a side question's answer: its cost, then the answer. */
+export function asideText(result: AsideResult): string {
+  const answer = (result.answer ?? '').trim().replace(/\s*\n\s*/g, ' ');
+  const shown = answer.length > ASIDE_SHOWN ? `${answer.slice(0, ASIDE_SHOWN - 1)}…` : answer;
+  return `Flower, aside ($${(result.cost_usd ?? 0).toFixed(4)}, the run was not disturbed): ${shown}`;
 }

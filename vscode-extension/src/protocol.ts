@@ -69,6 +69,26 @@ export interface AnswerArgs {
   folder?: string | null;
 }
 
+/** A side question about the folder's run (or its last one): a read-only oracle answers from the run's recent events and its workbench, in a Runtime of its own under `<run_dir>/aside/`. The run is neither interrupted nor delayed, and nothing of it enters the run's context. */
+export interface AsideArgs {
+  /** the question */
+  question: string;
+  /** URI of the workspace folder; default: the first folder */
+  folder?: string | null;
+}
+
+/** The answer to flower.aside, for the client to show where the person asked. A failure is `ok: false` with the reason in `message`, never a protocol error. */
+export interface AsideResult {
+  /** whether the oracle answered */
+  ok: boolean;
+  /** one line for the person: the answer's first line, or why there is none */
+  message: string;
+  /** the whole answer (markdown); empty when there is none */
+  answer?: string;
+  /** dollars the side question cost, booked in <run_dir>/aside/manifest.json */
+  cost_usd?: number;
+}
+
 /** What every flower command returns. Refusals (a run already in progress, nothing to continue, an unwritable workspace) are `ok: false` with a message, never a protocol error. */
 export interface CommandResult {
   /** whether the command did what was asked */
@@ -247,6 +267,8 @@ export const STOP = "flower.stop";
 export const OPEN_DOCUMENT = "flower.openDocument";
 /** command, client->server. Answer a waiting question, by id or the oldest, with an option or one's own words (the verdict code actions use it). (params: AnswerArgs; result: CommandResult) */
 export const ANSWER = "flower.answer";
+/** command, client->server. A side question about the run; the answer is the result (the run is not disturbed). (params: AsideArgs; result: AsideResult) */
+export const ASIDE = "flower.aside";
 /** request, client->server. wake_state() plus what is running now. (params: StateParams; result: StateResult) */
 export const STATE = "flower/state";
 /** notification, server->client. The resume banner: on initialized and whenever a run wakes. (params: BannerParams; result: none) */
@@ -262,7 +284,7 @@ export const EXPERIMENTAL_KEY = "flower";
 export const SETTINGS_SECTION = "flower";
 
 /** Every command the server registers (executeCommandProvider); the client must not register them again. */
-export const COMMANDS = [CONTINUE, START, SAY, STOP, OPEN_DOCUMENT, ANSWER] as const;
+export const COMMANDS = [CONTINUE, START, SAY, STOP, OPEN_DOCUMENT, ANSWER, ASIDE] as const;
 
 /** Params and result types by method name. */
 export interface MethodTypes {
@@ -272,6 +294,7 @@ export interface MethodTypes {
   "flower.stop": { params: StopArgs; result: CommandResult };
   "flower.openDocument": { params: OpenDocumentArgs; result: CommandResult };
   "flower.answer": { params: AnswerArgs; result: CommandResult };
+  "flower.aside": { params: AsideArgs; result: AsideResult };
   "flower/state": { params: StateParams; result: StateResult };
   "flower/banner": { params: BannerParams; result: void };
   "flower/context": { params: ContextParams; result: void };

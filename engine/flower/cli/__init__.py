@@ -13,8 +13,9 @@ Terminal handling:
   and never the Claude Code child (it shares our process group and would interrupt itself).
 
 The modules: `arguments` (the parser), `builders` (what each command builds from its
-arguments), `target` (`flower run <target>`), `text` (text helpers), `terminal` (screen and
-keyboard), `render` (event -> lines), `driver` (one run and the person at it), `credentials`,
+arguments), `target` (`flower run <target>`), `text` (sanitizing and fitting text), `terminal`
+(screen and stdin), `lineedit` (the key-by-key line editor), `render` (event -> lines), `driver`
+(one run and the person at it), `credentials`,
 `commands` (go, run, once) and `setup` (`flower setup`). This module holds the entry point and
 re-exports what callers and tests import from `flower.cli`.
 """
@@ -67,6 +68,7 @@ from .driver import (
     WORDS_PROMPT,
     Driver,
 )
+from .lineedit import Edited, EndOfInput, Interrupted, LineEditor, Submitted
 from .render import RECEIVED, RECEIVED_AMENDED, RECEIVED_NOWHERE, Render
 from .setup import ENV_HEADER, credential_updates, read_env_file, setup_command, write_env_file
 from .target import TargetError, load_target
@@ -75,12 +77,11 @@ from .terminal import (
     NEW_COMMAND,
     PROMPT_FRESH,
     PROMPT_WAKE,
-    LineEditor,
     LineSource,
     Screen,
     ask_for_request,
 )
-from .text import fit, fit_tail, format_duration, sanitize
+from .text import clean, fit, fit_tail, format_duration, line_width, sanitize, wrap
 
 __all__ = [
     "ABORTED_AT",
@@ -111,16 +112,21 @@ __all__ = [
     "WORDS_PROMPT",
     "WORK_STEP",
     "Driver",
+    "Edited",
+    "EndOfInput",
+    "Interrupted",
     "LineEditor",
     "LineSource",
     "Render",
     "Screen",
+    "Submitted",
     "TargetError",
     "__version__",
     "ask_for_request",
     "build_flow",
     "build_parser",
     "build_runtime",
+    "clean",
     "columns",
     "credential_problem",
     "credential_updates",
@@ -131,6 +137,7 @@ __all__ = [
     "format_duration",
     "go_command",
     "in_git_repo",
+    "line_width",
     "load_env",
     "load_target",
     "main",
@@ -146,6 +153,7 @@ __all__ = [
     "sanitize",
     "setup_command",
     "workspace_of",
+    "wrap",
     "write_env_file",
 ]
 

@@ -143,6 +143,11 @@ def build_parser() -> _Parser:
     go.add_argument("--clarify-only", action="store_true", help="只做需求确认,不往下干")
     go.add_argument("--no-trim", action="store_true", help="关掉裁剪(go 默认开)")
     go.add_argument("--wait", action="store_true", help=WAIT_HELP)
+    go.add_argument(
+        "--no-handover",
+        action="store_true",
+        help="跑完不写给下一个工具的交接(默认写进工作区根目录 CLAUDE.md 和 AGENTS.md 的 flower 块)",
+    )
     _add_global_flags(go, copy=True)
     subs["go"] = go
 

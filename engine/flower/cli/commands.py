@@ -9,8 +9,9 @@ from typing import Any
 
 from ..core.display import first_line
 from .builders import build_flow, build_runtime, once_call, once_spec, workspace_of
-from .credentials import credential_problem, describe_credentials, looks_like_auth
+from .credentials import credential_problem, describe_credentials, env_file_of, looks_like_auth
 from .driver import QUIT_NOTE, Driver, drive
+from .problems import EnvFileError, check_env_file, unwritable
 from .target import TargetError, load_target
 from .terminal import CANCELLED, LineSource, Screen, ask_for_request
 from .text import format_duration
@@ -30,7 +31,8 @@ BROKEN_BRIEF = (
 )
 STARTER = "starter"  # the name of the flow `go` runs (starter_flow)
 CLOSING = "总花费 ${cost:.4f} · 清单 {manifest}"
-QUIT_ONCE = "! 退出。这一次没跑完;会话还在库里,可以 flower once --resume <会话> 接着。"
+QUIT_ONCE = '! 退出。这一次没跑完;会话还在库里,接着聊:flower once --resume {session} "…"'
+QUIT_ONCE_FRESH = "! 退出。这一次没跑完,也还没开出会话:没有可以接的,再跑一次 flower once 就是。"
 
 
 def _closing(screen: Screen, runtime: Any, driver: Driver | None) -> None:
@@ -41,7 +43,19 @@ def _closing(screen: Screen, runtime: Any, driver: Driver | None) -> None:
 
 def _ready(args: argparse.Namespace, screen: Screen, *, verbose: bool) -> Path | None:
     """The workspace, once a credential is known to be there; None (said why) otherwise."""
-    ws = workspace_of(args)
+    try:
+        ws = workspace_of(args)
+    except OSError as exc:
+        screen.say(unwritable(exc, args.workspace), err=True)
+        return None
+    env = env_file_of(ws)
+    if env is not None:
+        try:
+            for warning in check_env_file(env):
+                screen.say(warning, err=True)
+        except EnvFileError as exc:
+            screen.say(str(exc), err=True)
+            return None
     problem = credential_problem(ws)
     if problem:
         screen.say(problem, err=True)
@@ -131,10 +145,11 @@ def _go(args: argparse.Namespace, ws: Path, *, screen: Screen, source: LineSourc
     except ValueError as exc:
         screen.say(str(exc), err=True)
         return 1
-    try:
-        runtime = build_runtime(args, workbench=flow.workbench)
-    except RuntimeError as exc:
-        screen.say(str(exc), err=True)
+    except OSError as exc:
+        screen.say(unwritable(exc, ws), err=True)
+        return 1
+    runtime = _runtime(args, screen, workbench=flow.workbench)
+    if runtime is None:
         return 1
     try:
         if waking:
@@ -142,18 +157,44 @@ def _go(args: argparse.Namespace, ws: Path, *, screen: Screen, source: LineSourc
             context = runtime.context_of(sid) if sid else 0
             screen.say(banner_line(state, workspace=ws, context=context or None))
 
-        return _run_workflow(flow, runtime, args, screen=screen, source=source)
+        return _run_workflow(flow, runtime, args, screen=screen, source=source, handover=not args.no_handover)
     finally:
         runtime.close()
 
 
+def _runtime(args: argparse.Namespace, screen: Screen, *, workbench: Any = None) -> Any:
+    """The command's Runtime; None, said why, when it cannot be made (no credential, a run
+    directory or workbench that cannot be written)."""
+    import sqlite3
+
+    try:
+        return build_runtime(args, workbench=workbench)
+    except RuntimeError as exc:
+        screen.say(str(exc), err=True)
+    except (OSError, sqlite3.Error) as exc:
+        screen.say(unwritable(exc, Path(args.run_dir).expanduser().resolve()), err=True)
+    return None
+
+
 def _run_workflow(
-    flow: Any, runtime: Any, args: argparse.Namespace, *, screen: Screen, source: LineSource
+    flow: Any,
+    runtime: Any,
+    args: argparse.Namespace,
+    *,
+    screen: Screen,
+    source: LineSource,
+    handover: bool = False,
 ) -> int:
-    """Drive a workflow to its end on the terminal and say how it went; the exit code."""
+    """Drive a workflow to its end on the terminal and say how it went; the exit code.
+    `handover`: end it with the handover to the next tool (CLAUDE.md / AGENTS.md)."""
 
     async def work(driver: Driver) -> Any:
-        return await flow.run(runtime, on_event=driver.on_event, on_step=_on_step(screen))
+        ctx = await flow.run(runtime, on_event=driver.on_event, on_step=_on_step(screen))
+        if handover:
+            from .handover import hand_over_on_screen
+
+            await hand_over_on_screen(flow, runtime, ctx, screen=screen, on_event=driver.on_event)
+        return ctx
 
     ctx, code, driver = drive(
         runtime,
@@ -169,6 +210,13 @@ def _run_workflow(
     if code is not None:
         return code
     return _outcome(screen, ctx, runtime)
+
+
+def _quit_once(runtime: Any) -> str:
+    """What `once` says on quitting: how to continue the very session it had, if it had one."""
+    step = runtime.results[-1] if runtime.results else getattr(runtime, "_inflight", None)
+    session = getattr(step, "session_id", None)
+    return QUIT_ONCE.format(session=session) if session else QUIT_ONCE_FRESH
 
 
 def in_git_repo(path: Path) -> bool:
@@ -253,10 +301,8 @@ def run_command(
     if lock is None:
         return 1
     try:
-        try:
-            runtime = build_runtime(args, workbench=getattr(flow, "workbench", None))
-        except RuntimeError as exc:
-            screen.say(str(exc), err=True)
+        runtime = _runtime(args, screen, workbench=getattr(flow, "workbench", None))
+        if runtime is None:
             return 1
         try:
             return _run_workflow(flow, runtime, args, screen=screen, source=source)
@@ -275,10 +321,8 @@ def once_command(
     if ws is None:
         return 1
     spec = once_spec(args)
-    try:
-        runtime = build_runtime(args)
-    except RuntimeError as exc:
-        screen.say(str(exc), err=True)
+    runtime = _runtime(args, screen)
+    if runtime is None:
         return 1
     for line in runtime.notices:  # what was found damaged in the run_dir, and what was done
         screen.say(f"  x {line}", err=True)
@@ -288,12 +332,18 @@ def once_command(
             return await runtime.run(spec, args.prompt, on_event=driver.on_event, **once_call(args))
 
         result, code, driver = drive(
-            runtime, work, screen=screen, source=source, channel=None, verbose=args.verbose
+            runtime,
+            work,
+            screen=screen,
+            source=source,
+            channel=None,
+            verbose=args.verbose,
+            quit_note=lambda: _quit_once(runtime),
         )
         if code is not None:
             _closing(screen, runtime, driver)
             if code == 130:
-                screen.say(QUIT_ONCE, err=True)
+                screen.say(_quit_once(runtime), err=True)
             return code
         elapsed = format_duration(result.duration_s)
         if result.ok:

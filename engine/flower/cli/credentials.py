@@ -21,10 +21,24 @@ def mask(secret: str) -> str:
     return f"{head}***(共 {len(secret)} 位)"
 
 
+def env_file_of(workspace: Path) -> Path | None:
+    """The .env the Runtime reads: the workspace's, else the nearest one found (or None)."""
+    from dotenv import find_dotenv
+
+    env = workspace / ".env"
+    if env.is_file():
+        return env
+    found = find_dotenv()
+    return Path(found) if found else None
+
+
 def load_env(workspace: Path) -> None:
-    """The same .env the Runtime reads: the workspace's, else the nearest one found."""
+    """Load the .env the Runtime reads (see env_file_of)."""
     from dotenv import load_dotenv
 
+    from .problems import quiet_dotenv
+
+    quiet_dotenv()
     env = workspace / ".env"
     load_dotenv(env) if env.is_file() else load_dotenv()
 

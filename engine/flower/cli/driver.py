@@ -17,10 +17,12 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
-from ..core.display import format_tokens
+from ..core.aside import WAIT_S, EventWindow, aside_question
+from ..core.display import first_line, format_tokens
 from ..core.events import ContextUpdate, Event, Question, Result, StepStarted, SystemNote, ToolResult
+from .lineedit import Edited, EndOfInput, Interrupted, LineEditor, Submitted
 from .render import Render
-from .terminal import LineEditor, LineSource, RawTerminal, Screen, is_terminal
+from .terminal import LineSource, RawTerminal, Screen, is_terminal
 from .text import step_label
 
 if TYPE_CHECKING:  # types only: `flower --help` must not pay for these imports
@@ -28,11 +30,20 @@ if TYPE_CHECKING:  # types only: `flower --help` must not pay for these imports
     from ..core.runtime import Runtime
 
 ANSWER_PROMPT = "你的回答 (回车=跳过,让它自己判断) > "
-IDLE_PROMPT = "(直接说 = 加需求,下个检查点送达) > "
+IDLE_PROMPT = "(直接说 = 加需求,下个检查点送达;? 开头 = 顺便问一句,不打扰它干活) > "
 WORDS_PROMPT = "> "
 INTERRUPT_ASK = "想说点什么?(回车 = 不说,直接继续)"
 INTERRUPT_NOTE = "  (说了话才打断这一轮,正在跑的 subagent 会丢掉半成品;再按一次 Ctrl-C = 退出)"
 QUIT_NOTE = "! 退出。血缘已经落盘:同一目录再跑 flower 会接着上次。"
+ASIDE_ASKED = "# 旁路问答:{question}(答好了显示在这里,不打扰正在跑的运行)"
+ASIDE_HEAD = "# 旁路"
+ASIDE_COST = "  (${cost:.4f},没有打扰正在跑的运行)"
+ASIDE_FAILED = "# 旁路问答失败:{why}"
+ASIDE_EMPTY = "  . 问号后面要写问题,例如:? 现在到哪一步了"
+ASIDE_WAITING = "(等 {n} 条旁路问答收尾…)"
+ASIDE_GAVE_UP = "  . {n} 条旁路问答 {seconds:.0f} 秒没答完,不等了"
+UNREACHABLE = "  ~ 模型端点 {host}:{port} 不应答(连不上)—— 在等它,连上了就接着跑;Ctrl-C 两次退出"
+PROXY_VARS = ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy")
 
 # A second Ctrl-C within this many seconds quits even if the first one's prompt was answered.
 DOUBLE_PRESS_S = 2.0
@@ -52,8 +63,10 @@ class Driver:
         source: LineSource,
         channel: HumanChannel | None = None,
         verbose: bool = False,
+        quit_note: Callable[[], str] | None = None,
     ) -> None:
         self.rt = runtime
+        self.quit_note = quit_note or (lambda: QUIT_NOTE)
         self.screen = screen
         self.source = source
         self.channel = channel
@@ -64,6 +77,9 @@ class Driver:
         self._last_ctrl_c = 0.0
         self._interrupting = False
         self._typed = ""  # what is typed but not yet entered (key-by-key mode only)
+        self._cursor: int | None = None  # where in it the cursor is, when not at its end
+        self.window = EventWindow()  # what a side question is shown of this run
+        self._asides: set[asyncio.Task[None]] = set()
         self._stop = threading.Event()
         self._raw: RawTerminal | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -83,6 +99,7 @@ class Driver:
 
     def _on_event(self, ev: Event) -> None:
         self._track_cost(ev)
+        self.window.add(ev)
         if isinstance(ev, StepStarted):
             self._step = ev.text
         if isinstance(ev, ContextUpdate):
@@ -137,11 +154,12 @@ class Driver:
         except Exception:
             return []
 
-    def _refresh_prompt(self, typed: str | None = None) -> None:
+    def _refresh_prompt(self, typed: str | None = None, cursor: int | None = None) -> None:
         """Show the prompt that fits now; half-typed text is kept and redrawn with it."""
         with self._lock:
             if typed is not None:
                 self._typed = typed
+                self._cursor = cursor if cursor is not None and cursor < len(typed) else None
             if self._awaiting_words:
                 label = WORDS_PROMPT
             elif self._pending():
@@ -150,21 +168,27 @@ class Driver:
                 label = IDLE_PROMPT
             else:
                 label = None
-            shown = self._typed
+            shown, at = self._typed, self._cursor
         if label is None:
             if self.screen.prompt is not None:
                 self.screen.close_prompt()
             return
         self.screen.open_prompt(label)
-        self.screen.typed(shown)
+        self.screen.typed(shown, at)
 
     def handle_line(self, text: str) -> None:
-        """One line from the person (any thread): words after Ctrl-C, an answer, or the inbox."""
+        """One line from the person (any thread): a side question, words after Ctrl-C, an answer,
+        or the inbox."""
         label = self.screen.prompt
         self.screen.close_prompt(keep=text if label is not None else None)
         text = text.strip()
         with self._lock:
-            self._typed = ""
+            self._typed, self._cursor = "", None
+        question = aside_question(text)
+        if question is not None:
+            self.ask_aside(question)
+            self._refresh_prompt()
+            return
         with self._lock:
             words = self._awaiting_words
             self._awaiting_words = False
@@ -236,6 +260,8 @@ class Driver:
         def cancel() -> None:
             if not work.done():
                 work.cancel()
+            for task in list(self._asides):  # quitting does not wait for side questions either
+                task.cancel()
 
         with contextlib.suppress(RuntimeError):
             loop.call_soon_threadsafe(cancel)
@@ -246,9 +272,65 @@ class Driver:
         time.sleep(QUIT_GRACE_S)
         self.restore_terminal()
         try:
-            self.screen.say(QUIT_NOTE, err=True)
+            self.screen.say(self.quit_note(), err=True)
         finally:
             os._exit(130)
+
+    # -- side questions ---------------------------------------------------------------------
+    def ask_aside(self, question: str) -> None:
+        """A side question (any thread): asked at once, answered when it is answered; the run
+        goes on meanwhile and never waits for it."""
+        if not question:
+            self.screen.say(ASIDE_EMPTY)
+            return
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            self.screen.say(ASIDE_FAILED.format(why="没有正在跑的运行"), err=True, tone="red")
+            return
+        self.screen.say(ASIDE_ASKED.format(question=question))
+        with contextlib.suppress(RuntimeError):  # the loop closed in between: the run is over
+            loop.call_soon_threadsafe(self._start_aside, question)
+
+    def _start_aside(self, question: str) -> None:
+        task = asyncio.ensure_future(self._answer_aside(question, self.window.lines()))
+        self._asides.add(task)
+        task.add_done_callback(self._asides.discard)
+
+    async def _answer_aside(self, question: str, recent: list[str]) -> None:
+        from ..core.aside import ask_aside
+
+        rt = self.rt
+        answer = await ask_aside(
+            question, recent, workspace=rt.workspace, run_dir=rt.run_dir, workbench=rt.workbench
+        )
+        if not answer.ok:
+            self.screen.say(ASIDE_FAILED.format(why=first_line(answer.error, 200)), err=True, tone="red")
+            return
+        lines = [ASIDE_HEAD, *(f"  {line}" for line in answer.text.strip().splitlines() if line.strip())]
+        self.screen.say("\n".join([*lines, ASIDE_COST.format(cost=answer.cost_usd)]))
+
+    async def _settle_asides(self) -> None:
+        """The run is over: give the side questions still open up to WAIT_S to be answered."""
+        open_ = [t for t in self._asides if not t.done()]
+        if not open_:
+            return
+        self.screen.say(ASIDE_WAITING.format(n=len(open_)))
+        _, late = await asyncio.wait(open_, timeout=WAIT_S)
+        for task in late:
+            task.cancel()
+        if late:
+            self.screen.say(ASIDE_GAVE_UP.format(n=len(late), seconds=WAIT_S))
+
+    async def _warn_if_unreachable(self) -> None:
+        """Say within seconds when the model's endpoint does not answer: the CLI's own retries
+        would otherwise show nothing but a ticking status line for minutes."""
+        from ..core.resilience import endpoint, reachable
+
+        if any(os.environ.get(v) for v in PROXY_VARS):
+            return  # through a proxy the endpoint itself may well be out of reach, and fine
+        host, port = endpoint()
+        if not await reachable(host, port, self.rt.resilience.probe_timeout):
+            self.screen.say(UNREACHABLE.format(host=host, port=port))
 
     # -- the reader thread ------------------------------------------------------------------
     def _reader(self) -> None:
@@ -267,17 +349,17 @@ class Driver:
             if data is None:
                 self.handle_eof()
                 return
-            for action, text in editor.feed(data):
-                if action == "line":
-                    self.handle_line(text)
-                elif action == "ctrl_c":
+            for action in editor.feed(data):
+                if isinstance(action, Submitted):
+                    self.handle_line(action.text)
+                elif isinstance(action, Edited):
+                    self._refresh_prompt(typed=action.text, cursor=action.cursor)
+                elif isinstance(action, Interrupted):
                     self.ctrl_c()
-                elif action == "eof":
+                elif isinstance(action, EndOfInput):
                     self.source.closed = True
                     self.handle_eof()
                     return
-                elif action == "edit":
-                    self._refresh_prompt(typed=text)
 
     def restore_terminal(self) -> None:
         raw = self._raw
@@ -312,13 +394,19 @@ class Driver:
         if not self.source.closed:
             reader = threading.Thread(target=self._reader, name="flower-stdin", daemon=True)
             reader.start()
+        probe = asyncio.ensure_future(self._warn_if_unreachable())
         try:
-            return await self._work, None
+            value = await self._work
+            await self._settle_asides()
+            return value, None
         except asyncio.CancelledError:
             if self.quit_requested:
                 return None, 130
             raise
         finally:
+            probe.cancel()
+            for task in list(self._asides):
+                task.cancel()
             self._stop.set()
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.remove_signal_handler(signal.SIGINT)
@@ -339,9 +427,12 @@ def drive(
     source: LineSource,
     channel: Any,
     verbose: bool,
+    quit_note: Callable[[], str] | None = None,
 ) -> tuple[Any, int | None, Driver]:
     """Run `work`; (value, None) when it ended, (None, exit code) when it did not."""
-    driver = Driver(runtime, screen=screen, source=source, channel=channel, verbose=verbose)
+    driver = Driver(
+        runtime, screen=screen, source=source, channel=channel, verbose=verbose, quit_note=quit_note
+    )
     try:
         value, code = asyncio.run(driver.run(lambda: work(driver)))
     except Exception as exc:  # a broken workflow: say what broke, keep the books, exit 1

@@ -30,7 +30,7 @@ from ..core.events import (
     Utterance,
     VerdictGiven,
 )
-from .text import format_duration
+from .text import clean, format_duration
 
 RECEIVED = "+ 收到 (它下次查收件箱时会看到;{where})"
 RECEIVED_AMENDED = "已追加进确认书"
@@ -44,6 +44,7 @@ class Render:
         self.verbose = verbose
         self.started = time.monotonic() if started is None else started
         self._seen_asks: set[str] = set()
+        self._last_error = ""  # the API error the CLI reported last, for the round that ends with it
 
     def elapsed(self) -> str:
         return format_duration(time.monotonic() - self.started)
@@ -57,11 +58,13 @@ class Render:
             return self._utterance(ev)
         if isinstance(ev, Result):
             if ev.is_error:
-                return [f"  x 这一轮没跑完({ev.text})"]
+                return [f"  x 这一轮没跑完{self._why(ev.text)}"]
+            self._last_error = ""
             cost = ev.cost_usd or 0.0
             return [f"  + 完成 {ev.num_turns} 轮 · ${cost:.4f} · 用时 {self.elapsed()}"]
         if isinstance(ev, SyntheticError):
-            return [f"  x {first_line(ev.text, 200)}"]
+            self._last_error = first_line(clean(ev.text), 120)
+            return [f"  x {first_line(clean(ev.text), 200)}"]
         if isinstance(ev, Recovery) or (isinstance(ev, NoteBackup) and ev.problem):
             return [f"  x {ev.text}"]  # one line by construction; cut, it would lose the copy's path
         if isinstance(ev, NoteBackup):
@@ -85,24 +88,33 @@ class Render:
             return self._mail(ev)
         return []
 
+    def _why(self, subtype: str) -> str:
+        """Why a round ended in error. The CLI reports a round that died on an API error with the
+        subtype "success"; saying that would contradict the line itself."""
+        if subtype and subtype != "success":
+            return f"({subtype})"
+        why, self._last_error = self._last_error, ""
+        return f":{why}" if why else ":API 出错了"
+
     def _utterance(self, ev: Utterance) -> list[str]:
         bar = "  | " if ev.subagent else "  "
         if isinstance(ev, Text):
             if ev.subagent and not self.verbose:
                 return []
-            return [bar + line for line in ev.text.strip().splitlines() if line.strip()]
+            return [bar + line for line in clean(ev.text).strip().split("\n") if line.strip()]
         if isinstance(ev, Thinking):
             if ev.subagent and not self.verbose:
                 return []
-            return [f"{bar}~ {first_line(ev.text, 200)}"] if ev.text.strip() else []
+            return [f"{bar}~ {first_line(clean(ev.text), 200)}"] if ev.text.strip() else []
         if isinstance(ev, Prompt):
-            return [f"{bar}< {first_line(ev.text, 200)}"] if self.verbose and ev.text.strip() else []
+            return [f"{bar}< {first_line(clean(ev.text), 200)}"] if self.verbose and ev.text.strip() else []
         if isinstance(ev, ToolCall):
             return self._tool_call(ev, bar)
         if isinstance(ev, ToolResult):
             if ev.is_error:
-                return [f"{bar}x {first_line(ev.text, 200) or '工具出错'}"]
-            return [f"{bar}- {first_line(ev.text, 200)}"] if self.verbose and ev.text.strip() else []
+                return [f"{bar}x {first_line(clean(ev.text), 200) or '工具出错'}"]
+            shown = first_line(clean(ev.text), 200)
+            return [f"{bar}- {shown}"] if self.verbose and shown else []
         return []
 
     def _tool_call(self, ev: ToolCall, bar: str) -> list[str]:
@@ -115,7 +127,7 @@ class Render:
             who = data.get("subagent_type") or "agent"
             what = data.get("description") or first_line(str(data.get("prompt", "")), 80)
             return [f"{bar}> 派人 {who}:{what}"]
-        return [f"{bar}* {tool} {ev.text}".rstrip()]
+        return [f"{bar}* {tool} {first_line(clean(ev.text), 200)}".rstrip()]
 
     def _handoff(self, ev: HandoffDone) -> list[str]:
         lines = []

@@ -9,9 +9,17 @@ from pathlib import Path
 
 from .builders import workspace_of
 from .credentials import CREDENTIAL_KEYS, mask
+from .problems import EnvFileError, check_env_file, unwritable
 from .terminal import CANCELLED, LineSource, Screen
 
 ENV_HEADER = "# flower 的凭证(由 `flower setup` 写)。别提交进版本库。"
+NOT_SAVED = (
+    "x 没能把凭证存进 {path}:{reason}\n"
+    "  刚才输入的 key 没有存下来(也没有显示在任何地方)。让 flower 读到它,任选一种:\n"
+    "  - 修好 {path} 的权限后重跑 flower setup;\n"
+    "  - 在你跑 flower 的目录的 .env 里写一行 {key}=<你的 key>(用 -w 指过去的工作区也行);\n"
+    "  - 或者只在这个终端里:export {key}=<你的 key>"
+)
 
 
 def read_env_file(path: Path) -> dict[str, str]:
@@ -74,10 +82,24 @@ def setup_command(
 ) -> int:
     screen = screen or Screen()
     source = source or LineSource()
-    ws = workspace_of(args)
+    try:
+        ws = workspace_of(args)
+    except OSError as exc:
+        screen.say(unwritable(exc, args.workspace), err=True)
+        return 1
     path = ws / ".env"
+    try:
+        for warning in check_env_file(path) if path.is_file() else []:
+            screen.say(warning, err=True)
+    except EnvFileError as exc:
+        screen.say(str(exc), err=True)
+        return 1
     current = read_env_file(path)
     if not args.check:
+        cannot = _cannot_write(path)
+        if cannot:  # say so before the key is typed, not after
+            screen.say(cannot, err=True)
+            return 1
         screen.say("== 配置 flower " + "=" * 40)
         screen.say(f"凭证会存到 {path}(只你可读)。flower 在这个目录里跑时读它。")
         token, base_url = _ask_credentials(source, screen, current)
@@ -86,12 +108,26 @@ def setup_command(
             return 1
         updates = credential_updates(token, base_url, current)
         if updates:
-            write_env_file(path, updates)
+            try:
+                write_env_file(path, updates)
+            except OSError as exc:
+                key = next((k for k in CREDENTIAL_KEYS if updates.get(k)), CREDENTIAL_KEYS[0])
+                screen.say(NOT_SAVED.format(path=path, reason=exc.strerror or exc, key=key), err=True)
+                return 1
             current = read_env_file(path)
             screen.say(f"+ 存好了:{path}")
         else:
             screen.say(". 什么都没改")
     return _check_setup(screen, path, current)
+
+
+def _cannot_write(path: Path) -> str:
+    """Why `path` (a .env) cannot be written, or ""."""
+    if path.exists() and not path.is_file():
+        return unwritable(IsADirectoryError(21, "它不是文件", str(path)), path)
+    if not os.access(path.parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        return unwritable(PermissionError(13, "没有写权限", str(path)), path)
+    return ""
 
 
 def _ask_credentials(source: LineSource, screen: Screen, current: dict[str, str]) -> tuple[str | None, str]:

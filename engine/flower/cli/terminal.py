@@ -3,17 +3,19 @@
 
 from __future__ import annotations
 
-import codecs
 import os
 import select
 import sys
 import threading
 import time
-import unicodedata
 from typing import Any, TextIO
 
 from ..core.display import columns
-from .text import fit, fit_tail, sanitize
+from .text import fit, fit_tail, line_width, sanitize, wrap
+
+# flower's own colours: the only escape codes that reach a screen
+TONES = {"red": "\x1b[31m", "dim": "\x1b[2m"}
+RESET = "\x1b[0m"
 
 PROMPT_FRESH = "要做什么? 一句话就够,回车开始(Ctrl-C 退出)"
 PROMPT_WAKE = "接着上次? 直接回车 = 接着做;也可以说点新的;/new = 重开一件事(Ctrl-C 退出)"
@@ -25,27 +27,46 @@ CANCELLED = "已取消"
 
 class Screen:
     """All output goes through here. With a live terminal the last line belongs to flower:
-    the open input prompt (with what was typed so far) or else the status line; every event
-    line is written above it, so the prompt never scrolls away."""
+    the open input prompt (with what was typed so far, and the cursor where it is) or else the
+    status line; every event line is written above it, so the prompt never scrolls away.
+
+    Every line is sanitized (no escape sequence of a tool or the model survives) and, on a
+    terminal, fitted to `line_width` of its columns; `tone` colours a line with flower's own
+    codes, the only ones a screen ever gets. Output that goes to no terminal is not cut: a log
+    or a pipe has no width (unless COLUMNS says one).
+    """
 
     def __init__(
-        self, out: TextIO | None = None, err: TextIO | None = None, *, live: bool | None = None
+        self,
+        out: TextIO | None = None,
+        err: TextIO | None = None,
+        *,
+        live: bool | None = None,
+        columns: int | None = None,
+        colour: bool | None = None,
     ) -> None:
         self.out = out or sys.stdout
         self.err = err or sys.stderr
         self.live = is_terminal(self.err) if live is None else live
+        self._columns = columns  # the terminal's width when the caller knows it (tests)
+        self._colour = colour  # None: colour the streams that are terminals
         self._lock = threading.RLock()
         self._status = ""
         self._prompt: str | None = None
         self._typed = ""
+        self._cursor: int | None = None
         self._shown = False
 
-    def say(self, text: str = "", *, err: bool = False) -> None:
+    def say(self, text: str = "", *, err: bool = False, tone: str | None = None) -> None:
         stream = self.err if err else self.out
+        width = self._fit_width(stream)
+        painted = is_terminal(stream) if self._colour is None else self._colour
+        colour = TONES.get(tone or "") if painted else None
         with self._lock:
             self._clear()
             for line in sanitize(text).split("\n"):
-                stream.write(line + "\n")
+                for part in wrap(line, width) if width is not None else [line]:
+                    stream.write(f"{colour}{part}{RESET}\n" if colour else part + "\n")
             stream.flush()
             self._draw()
 
@@ -68,9 +89,11 @@ class Screen:
                 self.out.write(label.rstrip() + "\n")
                 self.out.flush()
 
-    def typed(self, text: str) -> None:
+    def typed(self, text: str, cursor: int | None = None) -> None:
+        """What is typed so far; `cursor` (an index into `text`) when it is not at the end."""
         with self._lock:
             self._typed = text
+            self._cursor = cursor
             if self.live:
                 self._clear()
                 self._draw()
@@ -79,7 +102,7 @@ class Screen:
         """Remove the prompt; `keep` leaves the submitted line on screen above."""
         with self._lock:
             label = self._prompt
-            self._prompt, self._typed = None, ""
+            self._prompt, self._typed, self._cursor = None, "", None
             if self.live:
                 self._clear()
                 if keep is not None and label is not None:
@@ -90,11 +113,27 @@ class Screen:
     def prompt(self) -> str | None:
         return self._prompt
 
-    def _width(self) -> int:
+    def _terminal_columns(self, stream: Any) -> int | None:
+        if self._columns is not None:
+            return self._columns
+        if is_terminal(stream):
+            try:
+                return os.get_terminal_size(stream.fileno()).columns
+            except (OSError, ValueError, AttributeError):
+                return None
         try:
-            return max(20, os.get_terminal_size(self.err.fileno()).columns - 1)
-        except (OSError, ValueError, AttributeError):
-            return 100
+            return int(os.environ.get("COLUMNS", ""))
+        except ValueError:
+            return None
+
+    def _fit_width(self, stream: Any) -> int | None:
+        cols = self._terminal_columns(stream)
+        return line_width(cols) if cols else None
+
+    def _width(self) -> int:
+        """The live line's width: all but the last column of the terminal (no wrap, ever)."""
+        cols = self._terminal_columns(self.err)
+        return max(20, cols - 1) if cols else 100
 
     def _clear(self) -> None:
         if self.live and self._shown:
@@ -106,16 +145,29 @@ class Screen:
         if not self.live:
             return
         width = self._width()
+        back = 0
         if self._prompt is not None:
-            room = max(4, width - columns(self._prompt))
-            line = fit(self._prompt, width) + fit_tail(sanitize(self._typed), room)
+            label = fit(self._prompt, width)
+            shown, back = visible_part(self._typed, self._cursor, max(4, width - columns(label)))
+            line = label + shown
         elif self._status:
-            line = fit(self._status, width)
+            line = fit(sanitize(self._status), width)
         else:
             return
-        self.err.write(line)
+        self.err.write(line + (f"\x1b[{back}D" if back else ""))
         self.err.flush()
         self._shown = True
+
+
+def visible_part(text: str, cursor: int | None, room: int) -> tuple[str, int]:
+    """The part of a typed line that fits in `room` columns with the cursor in view, and how
+    many columns the cursor sits before the end of it."""
+    if cursor is None or cursor >= len(text):
+        return fit_tail(sanitize(text), room), 0
+    before, after = sanitize(text[:cursor]), sanitize(text[cursor:])
+    right = fit(after, max(room // 3, room - columns(before)))
+    left = fit_tail(before, room - columns(right))
+    return left + right, columns(right)
 
 
 def is_terminal(stream: Any) -> bool:
@@ -203,56 +255,6 @@ class LineSource:
             self._buf += data
         else:
             self.closed = True
-
-
-class LineEditor:
-    """Key-by-key line editing for a terminal in non-canonical mode; touches no terminal.
-
-    feed() returns ("line", text), ("ctrl_c", ""), ("eof", "") or None."""
-
-    def __init__(self) -> None:
-        self.buffer = ""
-        self._decoder = codecs.getincrementaldecoder("utf-8")("replace")
-        self._escape = ""
-
-    def feed(self, data: bytes) -> list[tuple[str, str]]:
-        actions: list[tuple[str, str]] = []
-        for ch in self._decoder.decode(data):
-            action = self._key(ch)
-            if action is not None:
-                actions.append(action)
-        return actions
-
-    def _key(self, ch: str) -> tuple[str, str] | None:
-        if self._escape:
-            self._escape += ch
-            # ESC [ ... final byte, ESC O x, or a lone two-character sequence
-            if (len(self._escape) == 2 and ch not in "[O") or (len(self._escape) > 2 and ("@" <= ch <= "~")):
-                self._escape = ""
-            return None
-        if ch == "\x1b":
-            self._escape = ch
-            return None
-        if ch in "\r\n":
-            line, self.buffer = self.buffer, ""
-            return ("line", line)
-        if ch == "\x03":
-            self.buffer = ""
-            return ("ctrl_c", "")
-        if ch == "\x04":
-            return ("eof", "") if not self.buffer else None
-        if ch in "\x7f\x08":
-            self.buffer = self.buffer[:-1]
-            return ("edit", self.buffer)
-        if ch == "\x15":
-            self.buffer = ""
-            return ("edit", self.buffer)
-        if ch == "\t":
-            ch = " "
-        if unicodedata.category(ch) in ("Cc", "Cf"):
-            return None
-        self.buffer += ch
-        return ("edit", self.buffer)
 
 
 class RawTerminal:

@@ -1,35 +1,159 @@
-"""Small text helpers for terminal output: escapes out, column widths, durations, labels."""
+"""Text for the terminal: hostile sequences out, carriage returns resolved, tabs expanded, widths
+counted per grapheme (East Asian wide characters take two columns), lines fitted; durations and
+step labels as people read them.
+
+Nothing a tool or the model prints may move the cursor, clear the screen, set a title or talk to
+the terminal: every escape sequence is removed whole (a DCS or OSC with its body), and the only
+colour codes that reach a screen are the ones `Screen` adds itself.
+"""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
-from ..core.display import columns
+from wcwidth import iter_graphemes
 
-_ESCAPES = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-_]")
-_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+from ..core.display import columns, grapheme_width
+
+# Event lines are fitted to the terminal, within these bounds: narrower than 40 nothing reads
+# well anyway, wider than 110 long lines stop being readable.
+MIN_WIDTH = 40
+MAX_WIDTH = 110
+TAB_SIZE = 8
+
+# String sequences (DCS, OSC, SOS, PM, APC; 7-bit and 8-bit introducers) end at ST or, for
+# OSC, at BEL; one that never ends takes the rest of the text with it, as a terminal would.
+_STRINGS = re.compile(r"(?:\x1b[P\]X^_]|[\x90\x9d\x98\x9e\x9f]).*?(?:\x1b\\|\x9c|\x07|\Z)", re.DOTALL)
+_CSI = re.compile(r"(?:\x1b\[|\x9b)[0-?]*[ -/]*(?:[@-~]|\Z)")
+_OTHER_ESCAPES = re.compile(r"\x1b[ -/]*(?:[0-~]|\Z)")
+# What is left of C0 and C1 (tab and newline are handled on their own), and the bidi controls
+# that would let a tool's output display in another order than it reads.
+_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+_LINE_BREAKS = re.compile(r"\r\n|[\n\x0b\x0c\x85\u2028\u2029]")
+# A line's hanging indent: its leading spaces, a subagent's bar, and the one- or two-character
+# mark flower puts before the text ("+ ", "<- ", "* ").
+_HANG = re.compile(r"^( *(?:\| )?)((?:<-|[-=+~x>*#?!.<]) )?")
+
+
+def line_width(columns: int) -> int:
+    """The width event lines are fitted to on a terminal of `columns` columns."""
+    return max(MIN_WIDTH, min(columns, MAX_WIDTH))
+
+
+def clean(text: str) -> str:
+    """`text` with every escape sequence and control character removed, its carriage returns
+    resolved the way a terminal shows them, and one "\\n" between lines; tabs are kept."""
+    text = _STRINGS.sub("", text)
+    text = _CSI.sub("", text)
+    text = _OTHER_ESCAPES.sub("", text)
+    lines = [_CONTROLS.sub("", _overstrike(line)) for line in _LINE_BREAKS.split(text)]
+    return "\n".join(lines)
 
 
 def sanitize(text: str) -> str:
-    """Model and tool text may carry escape sequences (clear screen, move cursor): drop them."""
-    return _CONTROLS.sub("", _ESCAPES.sub("", text.replace("\r\n", "\n")))
+    """`clean(text)` with its tabs expanded: what a screen may show of a tool's or model's text."""
+    return "\n".join(expand_tabs(line) for line in clean(text).split("\n"))
+
+
+def _overstrike(line: str) -> str:
+    """What a terminal shows of a line with bare carriage returns: each part after a return is
+    written over the columns of what came before, from the left (a wide character half
+    overwritten is gone, as on screen), so no text after a return is lost."""
+    if "\r" not in line:
+        return line
+    cells: list[str] = []  # one per column: a grapheme where it starts, "" where it goes on
+    for part in line.split("\r"):
+        col = 0
+        for g in iter_graphemes(expand_tabs(part)):
+            width = grapheme_width(g)
+            if not width:
+                continue
+            _blank(cells, col)
+            _blank(cells, col + width - 1)
+            cells.extend(" " * (col + width - len(cells)))
+            cells[col : col + width] = [g, *([""] * (width - 1))]
+            col += width
+    return "".join(cells)
+
+
+def _blank(cells: list[str], col: int) -> None:
+    """Clear the whole character that covers column `col` (a wide one covers two)."""
+    if col >= len(cells):
+        return
+    start = col
+    while start > 0 and cells[start] == "":
+        start -= 1
+    end = start + 1
+    while end < len(cells) and cells[end] == "":
+        end += 1
+    cells[start:end] = [" "] * (end - start)
+
+
+def expand_tabs(line: str, tabsize: int = TAB_SIZE) -> str:
+    """Tabs replaced by spaces up to the next tab stop, counted in display columns."""
+    if "\t" not in line:
+        return line
+    out: list[str] = []
+    col = 0
+    for g in iter_graphemes(line):
+        if g == "\t":
+            pad = tabsize - col % tabsize
+            out.append(" " * pad)
+            col += pad
+        else:
+            out.append(g)
+            col += grapheme_width(g)
+    return "".join(out)
 
 
 def fit(text: str, width: int) -> str:
-    """The head of `text` that fits in `width` terminal columns (wide characters count 2)."""
-    out, used = [], 0
-    for c in text:
-        w = columns(c)
-        if used + w > width:
-            break
-        out.append(c)
-        used += w
-    return "".join(out)
+    """The head of `text` that fits in `width` columns, never splitting a character."""
+    return "".join(_fitting(iter_graphemes(text), width))
 
 
 def fit_tail(text: str, width: int) -> str:
     """The tail that fits: while typing, the end of the line is what matters."""
-    return fit(text[::-1], width)[::-1]
+    return "".join(reversed(_fitting(reversed(list(iter_graphemes(text))), width)))
+
+
+def _fitting(graphemes: Iterable[str], width: int) -> list[str]:
+    out, used = [], 0
+    for g in graphemes:
+        w = grapheme_width(g)
+        if used + w > width:
+            break
+        out.append(g)
+        used += w
+    return out
+
+
+def wrap(line: str, width: int) -> list[str]:
+    """One line as screen lines of at most `width` columns; continuations are indented under the
+    text (after the line's indent, bar and mark) and break after a space where there is one."""
+    if columns(line) <= width:
+        return [line]
+    hang = _HANG.match(line)
+    indent = " " * columns(hang.group(0)) if hang else ""
+    if columns(indent) > width // 2:
+        indent = ""
+    out: list[str] = []
+    rest = line
+    first = True
+    while rest:
+        room = width if first else width - columns(indent)
+        head = fit(rest, room)
+        if not head:  # a grapheme wider than the room: take it anyway rather than loop
+            head = next(iter_graphemes(rest))
+        elif len(head) < len(rest):
+            # break after a space when there is one past the first third: a path or an id stays whole
+            space = head.rfind(" ")
+            if space > len(head) // 3:
+                head = head[: space + 1]
+        out.append(head.rstrip() if first else indent + head.rstrip())
+        rest = rest[len(head) :].lstrip(" ")
+        first = False
+    return out
 
 
 def format_duration(seconds: float) -> str:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import unicodedata
+from wcwidth import iter_graphemes, wcswidth
 
 
 def format_tokens(tokens: int) -> str:
@@ -13,11 +13,15 @@ def format_tokens(tokens: int) -> str:
     return f"{tokens / 1000:.1f}K"
 
 
+def grapheme_width(grapheme: str) -> int:
+    """Columns one grapheme cluster takes on a terminal (0 for what is not drawn)."""
+    return max(0, wcswidth(grapheme))
+
+
 def columns(text: str) -> int:
-    """Terminal columns `text` takes: wide (CJK) characters count 2, combining marks 0."""
-    return sum(
-        2 if unicodedata.east_asian_width(c) in "WF" else (0 if unicodedata.combining(c) else 1) for c in text
-    )
+    """Terminal columns `text` takes, counted per grapheme cluster: East Asian wide characters
+    and emoji count 2, combining marks, joiners and variation selectors 0."""
+    return sum(grapheme_width(g) for g in iter_graphemes(text))
 
 
 def first_line(text: str | None, limit: int = 160) -> str:

@@ -101,6 +101,9 @@ class Runtime:
 
     INTERRUPTED = "interrupted-by-human"
     HANDOFF_DUE = "context-full-handoff"
+    # A degraded handoff after the API refused a full context is expected once; when the fresh
+    # session is refused again and again, the next handoff would fare no better: stop instead.
+    MAX_DEGRADED_HANDOFFS = 2
     INTERRUPT_NOTE = (
         "(以上是人在你工作途中插进来说的话。刚才正在执行的工具调用如果返回了 interrupted / 被拒绝,"
         "那是中断的正常副作用,不是环境故障,也不用重试同一个调用来确认;按人说的调整后继续。)"
@@ -274,10 +277,12 @@ class Runtime:
         self._notify = emit if on_event is not None else None
         cur_prompt, cur_resume, cur_fork, cur_resume_at = prompt, resume, fork, resume_at
         attempt = 0
+        degraded_in_a_row = 0
         try:
             while True:
                 attempt += 1
                 result.attempts = attempt
+                seen = len(result.errors)
                 await self._attempt(
                     spec,
                     cur_prompt,
@@ -297,11 +302,21 @@ class Runtime:
                     cur_resume, cur_fork, cur_resume_at = result.session_id, False, None
                     attempt -= 1  # an interruption is not a failed attempt
                     continue
+                # "context full" is decided on this turn alone: an overflow earlier in the step
+                # must not turn every later, unrelated failure into one more handoff
+                overflowed = is_overflow(result.error or "", *result.errors[seen:])
                 if result.error == self.HANDOFF_DUE or (
-                    self.handoff.enabled
-                    and result.session_id
-                    and is_overflow(result.error or "", *result.errors)
+                    self.handoff.enabled and result.session_id and overflowed
                 ):
+                    if degraded_in_a_row >= self.MAX_DEGRADED_HANDOFFS:
+                        result.error = (
+                            f"stopped instead of handing over again: the last {degraded_in_a_row} "
+                            f"handoffs of this step were all degraded (MAX_DEGRADED_HANDOFFS="
+                            f"{self.MAX_DEGRADED_HANDOFFS}), so the fresh sessions cannot go on either "
+                            "(the API refuses even their context, or none manages to write a handoff); "
+                            f"last error: {first_line(result.error)}"
+                        )
+                        break
                     if len(result.retired) >= self.handoff.max_generations:
                         result.error = (
                             f"handed over {len(result.retired)} times in one step (max_generations="
@@ -310,7 +325,8 @@ class Runtime:
                             "disable handoff"
                         )
                         break
-                    handoff = await self._handoff(spec, name, prompt, result, emit)
+                    handoff = await self._handoff(spec, name, prompt, result, emit, overflowed=overflowed)
+                    degraded_in_a_row = degraded_in_a_row + 1 if handoff.degraded else 0
                     result.retired.append(result.session_id or "")
                     cur_prompt, cur_resume, cur_fork, cur_resume_at = (
                         handoff.prompt_block(),
@@ -561,12 +577,20 @@ class Runtime:
 
     # -- handoff ---------------------------------------------------------------------------
     async def _handoff(
-        self, spec: AgentSpec, step: str, task: str, result: StepResult, emit: Callable[[Event], None]
+        self,
+        spec: AgentSpec,
+        step: str,
+        task: str,
+        result: StepResult,
+        emit: Callable[[Event], None],
+        *,
+        overflowed: bool,
     ) -> Handoff:
+        """Write the handoff document; `overflowed`: the API refused this turn's context, so
+        the session cannot write one and it is assembled mechanically (degraded)."""
         emit(HandoffWriting(text="上下文快满了,正在写交接书", step=step, used=self._ctx))
         why = ""
         doc: Handoff | None = None
-        overflowed = is_overflow(result.error or "", *result.errors)
         if overflowed:
             why = "模型拒收:上下文已超长,没法再让这一代写交接"
         elif result.session_id:

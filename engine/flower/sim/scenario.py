@@ -24,7 +24,8 @@ A scenario is plain data (a dict, JSON or YAML), never code paths in the server:
 A reply ("turn") may carry: ``text``, ``tool`` (one tool_use), ``tools`` (several), ``content``
 (raw blocks), ``usage`` (token counts reported to the client), ``stop_reason``, ``delay``
 (seconds before answering), ``elapse`` (seconds the sim's clock jumps before answering: a slow
-tool or a long think, without waiting for real) and ``fault`` (an injected failure, see
+tool or a long think, without waiting for real), ``hold`` (a gate's name: the answer waits until
+the test calls ``SimServer.release(name)``; in-process servers only) and ``fault`` (an injected failure, see
 ``FAULTS``).
 
 Usage is computed by the sim's prompt cache (``flower.sim.cache``): ``input_tokens``,
@@ -79,6 +80,7 @@ class Turn:
     stop_reason: str | None = None
     delay: float = 0.0
     elapse: float = 0.0  # sim-clock seconds that pass before the answer (no real wait)
+    hold: str | None = None  # wait for SimServer.release(hold) before answering
     fault: int | str | None = None
     message: str | None = None  # error message override for a fault
     seconds: float = 0.0  # for stall / away
@@ -100,6 +102,7 @@ class Turn:
             "stop_reason",
             "delay",
             "elapse",
+            "hold",
             "fault",
             "message",
             "seconds",
@@ -132,6 +135,7 @@ class Turn:
             stop_reason=data.get("stop_reason"),
             delay=float(data.get("delay", 0.0)),
             elapse=float(data.get("elapse", 0.0)),
+            hold=None if data.get("hold") is None else str(data["hold"]),
             fault=fault,
             message=data.get("message"),
             seconds=float(data.get("seconds", 0.0)),

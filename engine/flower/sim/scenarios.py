@@ -36,6 +36,20 @@ VERDICTS = {
 }
 
 
+HANDOVER = (
+    "## 这是什么项目\n一个 hello.py:运行时打印问候语,附 README.md 说明怎么运行。已完成。\n\n"
+    "## 验收(做到了的、没做到的)\n- 做到了:python3 hello.py 输出 hello\n- 做到了:README.md 写了运行方法\n\n"
+    "## 生成的文件(由什么生成,别手改)\n无\n\n"
+    "## 走过的死路\n无\n\n"
+    "## 工作台(在哪、怎么读)\n.flower/:先读 INDEX.md;需求在 notes/需求.md,判定清单在 notes/目标.md。"
+)
+# the oracle's answer to any side question
+ASIDE_ANSWER = "现在在干活这一步:coder 写好了 hello.py,判定者在核对 README.md。"
+# what flower asks the final session for; and the oracle's role text
+HANDOVER_ASKED = "给下一个来接手这个工作区的工具"
+ORACLE_ROLE = "你的角色:旁路问答"
+
+
 def _bash(command: str) -> dict[str, Any]:
     return {"tool": {"name": "Bash", "input": {"command": command, "description": command[:40]}}}
 
@@ -53,7 +67,8 @@ def _delegate(prompt: str) -> dict[str, Any]:
 def starter_scenario(
     *, verdicts: tuple[str, ...] = ("not_yet", "achieved", "achieved"), context: int = 0
 ) -> dict[str, Any]:
-    """A full starter run, plus one wake-up: the judge's rulings follow `verdicts` in order.
+    """A full starter run, plus one wake-up: the judge's rulings follow `verdicts` in order; the
+    handover at the end of each run and any side question have one answer each.
 
     `context` adds that many tokens to every reported context size (to show the meter move).
     """
@@ -63,8 +78,11 @@ def starter_scenario(
             "clarifier": {"system": "你的角色:确认者"},
             "goal_setter": {"system": "你的角色:判定者", "first_user_contains": "请据此设定目标"},
             "judge": {"system": "你的角色:判定者", "first_user_contains": "判定这一轮"},
+            # before the coordinator: the handover turn resumes the coordinator's session
+            "handover": {"system": "你的角色:协调者", "last_user_contains": HANDOVER_ASKED},
             "coordinator": {"system": "你的角色:协调者"},
             "coder": {"system": "你负责实现"},
+            "oracle": {"system": ORACLE_ROLE},
         },
         "scripts": {
             "clarifier": [
@@ -91,6 +109,11 @@ def starter_scenario(
             ],
             "judge": [{"text": VERDICTS[v]} for v in verdicts],
         },
+        # as often as they are asked: every run ends with a handover, any moment may get a side question
+        "rules": [
+            {"actor": "handover", "reply": {"text": HANDOVER}},
+            {"actor": "oracle", "reply": {"text": ASIDE_ANSWER}},
+        ],
         "default": {"text": "(flower.sim: this actor's script is used up)"},
     }
 

@@ -90,6 +90,7 @@ class SimServer:
         self._site: web.TCPSite | None = None
         self._away_until = 0.0
         self._tasks: set[asyncio.Task[Any]] = set()
+        self._gates: dict[str, asyncio.Event] = {}
 
     # -- lifecycle ---------------------------------------------------------------------
     @property
@@ -180,6 +181,19 @@ class SimServer:
             await self._bind()
 
         self._spawn(come_back())
+
+    def release(self, gate: str) -> None:
+        """Let every answer held at `gate` (a turn's ``hold``) go, now and from now on."""
+        loop = self._loop
+        if loop is None:
+            raise RuntimeError("flower.sim is not running")
+        asyncio.run_coroutine_threadsafe(self._open(gate), loop).result(10)
+
+    async def _open(self, gate: str) -> None:
+        self._gate(gate).set()
+
+    def _gate(self, name: str) -> asyncio.Event:
+        return self._gates.setdefault(name, asyncio.Event())
 
     def _spawn(self, coro: Any) -> None:
         task = asyncio.ensure_future(coro)
@@ -285,6 +299,8 @@ class SimServer:
         rec.reply = _describe(turn)
         if turn.delay:
             await asyncio.sleep(turn.delay)
+        if turn.hold is not None:
+            await self._gate(turn.hold).wait()
         if isinstance(turn.fault, int):
             kind, message = FAULTS[turn.fault]
             return _error(turn.fault, kind, turn.message or message)

@@ -1,7 +1,16 @@
 // The pure text helpers behind the meter, the event log, the state page and the quick pick.
 import * as assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { answerRows, eventLine, formatTokens, meterText, meterTooltip, renderState } from '../../src/format';
+import {
+  ASIDE_SHOWN,
+  answerRows,
+  asideText,
+  eventLine,
+  formatTokens,
+  meterText,
+  meterTooltip,
+  renderState,
+} from '../../src/format';
 import type { ContextParams, EventKind, StateResult } from '../../src/protocol';
 
 const ctx = (over: Partial<ContextParams> = {}): ContextParams => ({
@@ -107,4 +116,14 @@ test('quick-pick rows: typed text comes first when free text is allowed', () => 
   assert.deepEqual(answerRows(['a', 'b'], ' mine ', true)[0], { label: 'mine', custom: true });
   assert.equal(answerRows(['a', 'b'], 'a', true).length, 2, 'typing an option does not duplicate it');
   assert.equal(answerRows(['a', 'b'], 'mine', false).length, 2, 'no typed row without free text');
+});
+
+test('the answer to a side question: its cost, then the answer on one line, long ones cut', () => {
+  const answer = { ok: true, message: 'm', answer: '在干活。\n  判定者在核对 README.md。', cost_usd: 0.0123 };
+  assert.equal(
+    asideText(answer),
+    'Flower, aside ($0.0123, the run was not disturbed): 在干活。 判定者在核对 README.md。',
+  );
+  const long = asideText({ ...answer, answer: 'x'.repeat(1000) });
+  assert.ok(long.endsWith(`${'x'.repeat(ASIDE_SHOWN - 1)}…`), long);
 });

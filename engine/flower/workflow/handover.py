@@ -1,0 +1,104 @@
+"""Ending a run with a handover to the next tool: the final step's session writes it in one short
+turn of its own, flower falls back to a mechanical (degraded) one, and the same block goes into
+CLAUDE.md and AGENTS.md at the workspace root (`core.managed_block` keeps the rest of each file).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..core.brief import Brief
+from ..core.goal import Goal, Verdict
+from ..core.handoff import Handoff
+from ..core.handover import HANDOVER_PROMPT, Handover, mechanical
+from ..core.managed_block import Placement, place_block
+from .goal import GOAL_KEY, ROUND_KEY, VERDICT_KEY
+
+if TYPE_CHECKING:
+    from ..core.agent import AgentSpec
+    from ..core.events import Event
+    from ..core.runtime import Runtime
+    from ..core.workbench import Workbench
+
+HANDOVER_STEP = "交接给下一个工具"  # its row in the manifest
+FILES = ("CLAUDE.md", "AGENTS.md")
+# the turn is a summary of what the session already knows: short, and braked like a side question
+HANDOVER_TURNS = 4
+HANDOVER_BUDGET_USD = 0.5
+
+
+@dataclass
+class HandoverReport:
+    """What was written where: a Placement per file, or why it could not be written."""
+
+    handover: Handover
+    placed: dict[Path, Placement] = field(default_factory=dict)
+    failed: dict[Path, str] = field(default_factory=dict)
+
+
+async def hand_over(
+    runtime: Runtime,
+    ctx: dict[str, Any],
+    *,
+    workbench: Workbench,
+    spec: AgentSpec | None,
+    step: str,
+    brief_name: str = "需求.md",
+    goal_name: str = "目标.md",
+    on_event: Callable[[Event], None] | None = None,
+    files: tuple[str, ...] = FILES,
+) -> HandoverReport | None:
+    """Write the handover once the workflow has run; None when there is nothing to hand over
+    (no complete brief: nobody knows yet what this project is).
+
+    `spec` and `step` name the final step: its last session is resumed for the writing turn.
+    """
+    brief = Brief.load(workbench.notes / brief_name)
+    if brief is None or not brief.complete():
+        return None
+    session = (ctx.get("_sessions") or {}).get(step)
+    doc: Handover | None = None
+    why = "这次没有干活的会话可问"
+    if session and spec is not None:
+        result = await runtime.run(
+            replace(spec, max_turns=HANDOVER_TURNS, max_budget_usd=HANDOVER_BUDGET_USD),
+            HANDOVER_PROMPT.format(workbench=workbench.root),
+            step_name=HANDOVER_STEP,
+            resume=session,
+            on_event=on_event,
+        )
+        written = Handover.parse(result.text)
+        if result.ok and written.complete():
+            doc = written
+        elif result.ok:
+            why = f"它写的缺了:{'、'.join(written.missing())}"
+        else:
+            why = "写交接的那一轮没跑成"
+    if doc is None:
+        verdict, goal = ctx.get(VERDICT_KEY), ctx.get(GOAL_KEY)
+        rounds = ctx.get(ROUND_KEY)
+        doc = mechanical(
+            brief=brief,
+            goal=goal if isinstance(goal, Goal) else Goal.load(workbench.notes / goal_name),
+            verdict=verdict if isinstance(verdict, Verdict) else None,
+            rounds=rounds if isinstance(rounds, int) else None,
+            handoff=Handoff.load(workbench.notes / f"交接-{step}.md"),
+            workbench_root=workbench.root,
+            workspace=runtime.workspace,
+            why=why,
+        )
+    report = HandoverReport(doc)
+    body = doc.to_markdown()
+    for name in files:
+        path = Path(runtime.workspace) / name
+        try:
+            report.placed[path] = place_block(path, body)
+        except OSError as exc:
+            report.failed[path] = exc.strerror or str(exc)
+    return report
+
+
+__all__ = ["FILES", "HANDOVER_STEP", "HandoverReport", "hand_over"]
