@@ -44,7 +44,7 @@ def test_a_starter_run_hands_over_in_claude_md_and_agents_md_and_a_rerun_changes
         "x-claude-code-session-id"
     )  # the work step's session, resumed
     rows = json.loads((ws / "runs" / "manifest.json").read_text(encoding="utf-8"))
-    assert [r["step"] for r in rows][-1] == "交接给下一个工具"
+    assert [r["step"] for r in rows][-1] == "干活·交接给下一个工具"
 
     before = {name: (ws / name).read_bytes() for name in ("CLAUDE.md", "AGENTS.md")}
     again = flower(cwd=ws, env=env, stdin="")  # wake, carry on, hand over again

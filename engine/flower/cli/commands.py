@@ -80,7 +80,7 @@ def _claim(args: argparse.Namespace, flow: str, screen: Screen, who: str) -> Any
         screen.say(f"x {busy}。{BUSY_HINT}", err=True)
         return None
     except OSError as exc:
-        screen.say(f"x 没法在 {args.run_dir} 里占住流程「{flow}」:{exc}", err=True)
+        screen.say(unwritable(exc, Path(args.run_dir).expanduser().resolve()), err=True)
         return None
     return lock
 
@@ -190,7 +190,8 @@ def _run_workflow(
 
     async def work(driver: Driver) -> Any:
         ctx = await flow.run(runtime, on_event=driver.on_event, on_step=_on_step(screen))
-        if handover:
+        # a fatal error (a refused key, billing) stops everything at once: no handover turn either
+        if handover and not ctx.get("_fatal"):
             from .handover import hand_over_on_screen
 
             await hand_over_on_screen(flow, runtime, ctx, screen=screen, on_event=driver.on_event)

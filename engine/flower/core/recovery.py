@@ -94,8 +94,9 @@ def _text_of(path: Path) -> str:
 
 
 def base_step(name: Any) -> str | None:
-    """The lineage key of a manifest row's step name; None for judge and handoff turns."""
-    if not isinstance(name, str) or not name or "·判定#" in name or name.endswith("·交接"):
+    """The lineage key of a manifest row's step name; None for a side turn of a step: its judge
+    rounds (`干活·判定#2`), its handoff (`干活·交接`), its handover to the next tool."""
+    if not isinstance(name, str) or not name or "·" in name:
         return None
     return _SUFFIX.sub("", name)
 

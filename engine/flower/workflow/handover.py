@@ -23,7 +23,9 @@ if TYPE_CHECKING:
     from ..core.runtime import Runtime
     from ..core.workbench import Workbench
 
-HANDOVER_STEP = "交接给下一个工具"  # its row in the manifest
+# its row in the manifest is "<final step>·交接给下一个工具": a side turn of that step (like a
+# judge round), so the lineage is never rebuilt with it as a step of its own
+HANDOVER_STEP = "交接给下一个工具"
 FILES = ("CLAUDE.md", "AGENTS.md")
 # the turn is a summary of what the session already knows: short, and braked like a side question
 HANDOVER_TURNS = 4
@@ -66,7 +68,7 @@ async def hand_over(
         result = await runtime.run(
             replace(spec, max_turns=HANDOVER_TURNS, max_budget_usd=HANDOVER_BUDGET_USD),
             HANDOVER_PROMPT.format(workbench=workbench.root),
-            step_name=HANDOVER_STEP,
+            step_name=f"{step}·{HANDOVER_STEP}",
             resume=session,
             on_event=on_event,
         )
