@@ -477,6 +477,17 @@ async function runUntrusted() {
 
 // -- UI ----------------------------------------------------------------------------------------
 
+/** Fill `input` with `value` and retype while something else rewrites it (10 s at most). */
+async function expectValue(input, value) {
+  const end = Date.now() + 10_000;
+  for (;;) {
+    await input.fill(value);
+    await input.page().waitForTimeout(300);
+    if ((await input.inputValue()) === value) return;
+    if (Date.now() > end) throw new Error(`the field kept being rewritten: ${await input.inputValue()}`);
+  }
+}
+
 /** A browser page on `vs` with the person-like helpers the UI tests share. */
 async function uiSession(kind, vs) {
   const context = await (await browser()).newContext({ viewport: { width: 1280, height: 800 } });
@@ -586,8 +597,14 @@ async function runUi() {
           const end = Date.now() + 180_000;
           for (;;) {
             if (fs.existsSync(path.join(vs.ws, 'README.md'))) {
-              await palette('Flower: Show State');
+              // Read this answer, not the page an earlier look left open: close it first, or
+              // the answer still on its way opens over the next palette and closes it.
               const editor = page.locator('.editor-instance .view-lines').first();
+              if (await editor.isVisible()) {
+                await palette('View: Close All Editors');
+                await editor.waitFor({ state: 'hidden', timeout: 15_000 });
+              }
+              await palette('Flower: Show State');
               await editor.waitFor({ timeout: 15_000 });
               // biome-ignore lint/performance/useDomNodeTextContent: the lines as rendered, one per line
               const shown = await editor.innerText();
@@ -678,7 +695,9 @@ async function runUiFirstRun() {
             undefined,
             { timeout: 15_000 },
           );
-          await input.fill(python3);
+          // The dialog may still write the folder it lists over what was typed: type again
+          // until the field holds the path, as a person would.
+          await expectValue(input, python3);
           // It follows a typed path into its folder and lists the file; Enter then takes it.
           await page
             .locator('.quick-input-list .monaco-list-row', { hasText: path.basename(python3) })
