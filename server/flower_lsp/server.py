@@ -15,6 +15,7 @@ from .diagnostics import VerdictDiagnostics
 from .documents import Documents
 from .engine import Engine
 from .events import EventLog
+from .history import RunHistory
 from .host import Feature, FlowerServer
 from .progress import Progress
 from .protocol import InitOptions, ProtocolError, from_json
@@ -35,6 +36,7 @@ FEATURES: tuple[type[Feature], ...] = (
     ContextMeter,
     State,
     Documents,
+    RunHistory,
     Runs,
 )
 

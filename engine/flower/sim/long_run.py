@@ -50,14 +50,18 @@ def long_run_scenario(
     question_round: int | None = 2,
     wakes: int = 0,
     report_chars: int = 0,
+    delegate_every_round: bool = False,
+    tool_output_bytes: int = 0,
 ) -> dict[str, Any]:
     """`rounds` judged rounds (the last accepted), then `wakes` wakes of one accepted round each.
 
     The coordinator's turns report `start`, `start + growth`, ... tokens of context; the first
     turn at or past `threshold` (the run's handoff threshold: the window less 50K) is handed over
     and the successor starts again from `fresh`. `question_round` asks the person a question
-    in that round (None: no question but the clarifier's). `report_chars` pads every report to
-    about that many characters (transcripts of a realistic size for benchmarks).
+    in that round (None: no question but the clarifier's). For transcripts of a realistic size
+    (benchmarks): `report_chars` pads every report (the coordinator's and the worker's) to about
+    that many characters; `delegate_every_round` has the worker run a command printing
+    `tool_output_bytes` bytes in every round, not only the first.
     """
     if rounds < 1:
         raise ValueError("a run has at least one round")
@@ -74,6 +78,18 @@ def long_run_scenario(
             coordinator.append({"text": "接手了交接书,这一轮接着做完了。", "usage": {"input_tokens": used}})
         used += growth
 
+    coder: list[dict[str, Any]] = []
+
+    def delegate(task: str) -> None:
+        say(_delegate(task))
+        command = "printf 'print(\"hello\")\\n' > hello.py && python3 hello.py"
+        if tool_output_bytes:
+            command += f" && head -c {tool_output_bytes} /dev/zero | tr '\\0' x"
+        coder.append({"tool": {"name": "Bash", "input": {"command": command}}})
+        coder.append(
+            report("结论:hello.py 写好了。\n依据:python3 hello.py 输出 hello。\n产物:hello.py\n未验证:无")
+        )
+
     def report(text: str) -> dict[str, Any]:
         if len(text) >= report_chars:
             return {"text": text}
@@ -83,8 +99,8 @@ def long_run_scenario(
         }
 
     for r in range(1, rounds + 1):
-        if r == 1:
-            say(_delegate("写 hello.py:运行时打印 hello。写完跑一次确认输出。"))
+        if r == 1 or delegate_every_round:
+            delegate("写 hello.py:运行时打印 hello。写完跑一次确认输出。")
         if r == question_round:
             say(
                 {
@@ -110,7 +126,7 @@ def long_run_scenario(
             "clarifier": base["scripts"]["clarifier"],
             "goal_setter": [{"text": GOAL}],
             "coordinator": coordinator,
-            "coder": base["scripts"]["coder"][:2],  # round 1's delegation: hello.py
+            "coder": coder,
             "judge": judge,
         },
         "rules": [

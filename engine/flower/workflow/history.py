@@ -720,10 +720,11 @@ def _work_turns(messages: list[StoredMessage]) -> Iterable[StoredMessage]:
 def _owner(
     owners: list[tuple[dict[str, Any], RoundRecord, WakeRecord]], at: float
 ) -> tuple[dict[str, Any], RoundRecord, WakeRecord]:
-    """The row a turn of a session was made in: the last one of that session started before it."""
+    """The row a turn of a session was made in: the last one of that session started before it
+    (a row's start is stamped before its CLI starts, a turn's time by that CLI: one clock)."""
     found = owners[0]
     for item in owners:
-        if _started(item[0]) <= at + 0.5:
+        if _started(item[0]) <= at:
             found = item
     return found
 
