@@ -14,6 +14,18 @@ await build({
   sourcemap: production ? false : 'linked',
 });
 
+// The context chart's page script, for the webview (a browser, no Node).
+await build({
+  ...common,
+  platform: 'browser',
+  format: 'iife',
+  target: 'chrome120',
+  entryPoints: ['src/webview/chart.ts'],
+  outfile: 'dist/chart.js',
+  minify: production,
+  sourcemap: production ? false : 'inline',
+});
+
 const tests = (dir) =>
   readdirSync(dir)
     .filter((f) => f.endsWith('.ts'))

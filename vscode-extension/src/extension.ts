@@ -2,6 +2,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { ContextChart } from './chartPanel';
+import { Histories } from './historyClient';
+import { FlowerView, SHOW_CHART } from './historyView';
 import { Meter } from './meter';
 import {
   OPEN_DOCUMENT,
@@ -27,6 +30,8 @@ export interface FlowerApi {
   stateView: StateView;
   setup: FlowerSetup;
   log: vscode.LogOutputChannel;
+  /** The run's history (the Flower view) and the context growth chart. */
+  history: { histories: Histories; view: FlowerView; chart: ContextChart };
 }
 
 export function activate(context: vscode.ExtensionContext): FlowerApi | Promise<FlowerApi> {
@@ -37,6 +42,8 @@ export function activate(context: vscode.ExtensionContext): FlowerApi | Promise<
   const setup = new FlowerSetup(context, log);
   const server = new FlowerServer(log, meter, questions, setup);
   context.subscriptions.push(log, meter, questions, stateView, setup, server);
+  const histories = new Histories();
+  server.extend(histories.attach);
 
   const trusted = (): boolean => {
     if (vscode.workspace.isTrusted) return true;
@@ -62,6 +69,10 @@ export function activate(context: vscode.ExtensionContext): FlowerApi | Promise<
   };
   const register = (id: string, fn: Parameters<typeof vscode.commands.registerCommand>[1]) =>
     context.subscriptions.push(vscode.commands.registerCommand(id, fn));
+  const view = new FlowerView(histories, runServerCommand);
+  const chart = new ContextChart(context.extensionUri, histories);
+  context.subscriptions.push(histories, view, chart);
+  register(SHOW_CHART, (folder?: unknown) => chart.show(typeof folder === 'string' ? folder : undefined));
 
   register('flower.newRun', async (ask?: string) => {
     if (!trusted()) return;
@@ -120,7 +131,15 @@ export function activate(context: vscode.ExtensionContext): FlowerApi | Promise<
     if (server.interpreter?.source === 'python-extension') void server.restart();
   }).then((d) => d && context.subscriptions.push(d));
 
-  const api: FlowerApi = { server, meter, questions, stateView, setup, log };
+  const api: FlowerApi = {
+    server,
+    meter,
+    questions,
+    stateView,
+    setup,
+    log,
+    history: { histories, view, chart },
+  };
   current = server;
   if (!vscode.workspace.isTrusted) {
     meter.restricted();

@@ -16,7 +16,8 @@
 // Expects the toolchain's environment (scripts/test-vscode.sh sets it up):
 //   FLOWER_CODE_SERVER, FLOWER_PLAYWRIGHT_CORE, FLOWER_CHROMIUM, FLOWER_PYTHON (default .venv),
 //   FLOWER_WHEELHOUSE (the wheel's dependencies, so that installs need no network).
-// Usage: node test/run.mjs [--only dist,unit,host,setup,untrusted,ui] [--keep] [--verbose] [--screenshots]
+// Usage: node test/run.mjs [--only dist,unit,host,setup,untrusted,ui] [--file NAME.test.js] [--keep] [--verbose] [--screenshots]
+// (--file: of the in-host suites, only that file)
 import { spawn, execFile } from 'node:child_process';
 import { once } from 'node:events';
 import * as fs from 'node:fs';
@@ -43,6 +44,7 @@ const argv = process.argv.slice(2);
 const flag = (name) => argv.includes(name);
 const onlyArg = argv.find((_, i) => argv[i - 1] === '--only');
 const KINDS = (onlyArg ?? 'dist,unit,host,setup,untrusted,ui').split(',');
+const FILE = argv.find((_, i) => argv[i - 1] === '--file');
 const KEEP = flag('--keep');
 const SCREENSHOTS = flag('--screenshots'); // the README's pictures: only on request, never by a test run
 const VERBOSE = flag('--verbose') || process.env.FLOWER_TEST_VERBOSE === '1';
@@ -101,7 +103,7 @@ async function freePort() {
 }
 
 /** flower.sim in its own process; its URL is the first line it prints. */
-async function startSim(dir) {
+async function startSim(dir, scenario = 'starter') {
   const proc = startGroup(
     PYTHON,
     [
@@ -109,7 +111,7 @@ async function startSim(dir) {
       'flower.sim',
       'serve',
       '--scenario',
-      'starter',
+      scenario,
       '--port',
       '0',
       '--log',
@@ -172,7 +174,15 @@ const USER_SETTINGS = {
  */
 async function startVSCode(
   name,
-  { vscodeOptions = [], install, flowerPython = true, trust = false, env: extraEnv = {}, prepare } = {},
+  {
+    vscodeOptions = [],
+    install,
+    flowerPython = true,
+    trust = false,
+    env: extraEnv = {},
+    prepare,
+    scenario,
+  } = {},
 ) {
   const dir = path.join(root, name);
   const ws = path.join(dir, 'workspace');
@@ -191,7 +201,7 @@ async function startVSCode(
   const config = path.join(dir, 'config.yaml');
   fs.writeFileSync(config, `bind-addr: 127.0.0.1:${port}\nauth: none\ncert: false\n`);
 
-  const sim = await startSim(dir);
+  const sim = await startSim(dir, scenario);
   cleanups.push(sim.stop);
   const { env: cliEnv, remove } = await simEnv(sim.url, dir);
   const env = { ...process.env, ...cliEnv };
@@ -344,15 +354,19 @@ async function runDist() {
 async function runInHost(kind, suites, options = {}) {
   const files = fs
     .readdirSync(path.join(EXT, 'out/test', suites))
-    .filter((f) => f.endsWith('.test.js'))
+    .filter((f) => f.endsWith('.test.js') && (!FILE || f === FILE))
     .sort();
   if (files.length === 0) throw new Error(`no in-host suites in out/test/${suites}: build the tests first`);
   for (const file of files) await runInHostFile(kind, suites, file, options);
 }
 
+// The scenario flower.sim plays for a suite file, when it is not the starter run.
+const SUITE_SCENARIOS = { 'history.test.js': 'history' };
+
 async function runInHostFile(kind, suites, file, options) {
   const started = Date.now();
   const vs = await startVSCode(`${kind}-${path.basename(file, '.test.js')}`, {
+    scenario: SUITE_SCENARIOS[file],
     ...options,
     env: { ...options.env, FLOWER_TEST_FILE: file },
     vscodeOptions: ['enable-smoke-test-driver'],

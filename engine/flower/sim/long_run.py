@@ -142,8 +142,9 @@ def long_run_scenario(
 
 def editor_scenario() -> dict[str, Any]:
     """Three rounds (two rejected), a question in round 2, a handoff in round 2 under the default
-    1M window (threshold 950K): what the editor's history tests walk through."""
-    return long_run_scenario(rounds=3, threshold=950_000, start=890_000, growth=20_000, fresh=40_000)
+    1M window (threshold 950K), and one wake accepted at once: what the editor's history tests walk
+    through."""
+    return long_run_scenario(rounds=3, threshold=950_000, start=890_000, growth=20_000, fresh=40_000, wakes=1)
 
 
 def twenty_rounds_scenario() -> dict[str, Any]:
