@@ -581,6 +581,9 @@ class HistoryResult:
     duration_s: float = _doc("seconds of steps, every wake")
     live: bool = _doc("a run is in progress in this server")
     live_step: str = _doc("the step name in flight; empty between steps")
+    elsewhere: str = _doc(
+        "who else is working on the folder now (a `flower` in a terminal: its command and pid), or empty"
+    )
     earlier: int = _doc("wakes of earlier work archived with `new`, left out")
     problems: list[str] = _doc("what could not be read (a damaged file), one line each")
 

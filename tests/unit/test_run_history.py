@@ -4,7 +4,10 @@ were asked, handoffs with their documents, the live run's part from what its wat
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -323,3 +326,23 @@ def test_a_turn_the_watcher_adds_is_placed_as_the_next_assembly_places_it(folder
     again = assemble(disk, live=live, now=T0 + 203)
     assert added == again.turns[-2:] == folder_history.turns[-2:]
     assert [(t.lane, t.generation, t.wake) for t in added] == [("干活", 2, 3), ("干活·判定", 4, 3)]
+
+
+def test_a_flower_working_in_another_process_is_running_elsewhere(tmp_path):
+    f = RunFolder(tmp_path / "ws")
+    f.row("干活", W1, run="r1", start=0, end=None, ok=False)
+    f.write()
+    lock = f.run_dir / "flow-starter.lock"
+    with subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"]) as other:
+        try:
+            lock.write_text(
+                json.dumps({"pid": other.pid, "who": "flower go 写个脚本", "since": T0}), encoding="utf-8"
+            )
+            h = read_history(f.workspace)
+            assert h.elsewhere.startswith("flower go 写个脚本(pid ") and not h.live
+            assert h.wakes[0].steps[0].rounds[0].status == "running"
+        finally:
+            other.kill()
+    other.wait()
+    h = read_history(f.workspace)  # the note of a process that is gone
+    assert h.elsewhere == "" and h.wakes[0].steps[0].rounds[0].status == "unfinished"

@@ -87,13 +87,12 @@ export function chartSvg(h: HistoryResult, size: Size): string {
   const left = MARGIN.left;
   const right = MARGIN.left + s.plotW;
   const bottom = MARGIN.top + s.plotH;
-  // y grid and labels
-  const top = yTop(h);
-  for (const f of [0, 0.25, 0.5, 0.75, 1]) {
-    const y = s.y(top * f);
+  // y grid and labels, at round figures
+  for (const tokens of yTicks(yTop(h))) {
+    const y = s.y(tokens);
     out.push(`<line class="grid" x1="${left}" x2="${right}" y1="${n(y)}" y2="${n(y)}"/>`);
     out.push(
-      `<text class="tick" x="${left - 6}" y="${n(y + 4)}" text-anchor="end">${formatTokens(top * f)}</text>`,
+      `<text class="tick" x="${left - 6}" y="${n(y + 4)}" text-anchor="end">${formatTokens(tokens)}</text>`,
     );
   }
   // x labels: turns
@@ -182,6 +181,16 @@ export function summary(h: HistoryResult): string {
   ];
   if (h.live) parts.unshift('running');
   return parts.join(' · ');
+}
+
+/** Round figures from 0 up to `top`, four to eight of them: 0, 50K, 100K ... */
+export function yTicks(top: number): number[] {
+  const rough = top / 6;
+  const magnitude = 10 ** Math.floor(Math.log10(rough));
+  const step = [1, 2, 2.5, 5, 10].map((f) => f * magnitude).find((v) => v >= rough) ?? rough;
+  const out: number[] = [];
+  for (let v = 0; v <= top; v += step) out.push(v);
+  return out;
 }
 
 function xTicks(count: number): number[] {

@@ -195,6 +195,8 @@ svg.chart { display: block; overflow: visible; }
 #legend .dash { display: inline-block; width: 14px; margin-right: 6px; vertical-align: 3px; border-top: 2px dashed; }
 #legend .dash.window { border-color: var(--vscode-foreground); opacity: .6; }
 #legend .dash.threshold { border-color: var(--vscode-charts-red); }
+#legend .dash.warn { border-color: var(--vscode-charts-yellow); border-top-style: dotted; }
+.point.active { stroke: var(--vscode-focusBorder); stroke-width: 2; r: 4.5px; }
 #tooltip { position: fixed; left: 0; top: 0; pointer-events: none; padding: 6px 8px; border-radius: 3px; white-space: pre;
   background: var(--vscode-editorHoverWidget-background); color: var(--vscode-editorHoverWidget-foreground);
   border: 1px solid var(--vscode-editorHoverWidget-border); font-size: 12px; line-height: 1.45; z-index: 10; }

@@ -121,7 +121,14 @@ function chartNode(h: HistoryResult): Node {
 
 function wakeNode(h: HistoryResult, wake: HistoryWake): Node {
   const id = `${h.folder}|w${wake.number}`;
-  const state = wake.live ? 'running' : wake.ended_at ? undefined : 'unfinished';
+  const elsewhere = h.elsewhere && wake.number === h.wakes.length ? h.elsewhere : '';
+  const state = wake.live
+    ? 'running'
+    : elsewhere
+      ? 'running elsewhere'
+      : wake.ended_at
+        ? undefined
+        : 'unfinished';
   return {
     id,
     kind: 'wake',
@@ -132,9 +139,10 @@ function wakeNode(h: HistoryResult, wake: HistoryWake): Node {
       `Started ${formatTime(wake.started_at)}`,
       wake.ended_at ? `Ended ${formatTime(wake.ended_at)}` : undefined,
       state === 'unfinished' ? 'Its process ended inside a step: Continue picks it up.' : undefined,
+      elsewhere ? `Working on it now: ${elsewhere}` : undefined,
       `${wake.num_turns} turns · run ${wake.run}`,
     ),
-    icon: wake.live ? LIVE_ICON : state ? { id: 'debug-pause' } : { id: 'history' },
+    icon: wake.live || elsewhere ? LIVE_ICON : state ? { id: 'debug-pause' } : { id: 'history' },
     expanded: wake.live || wake.number === h.wakes.length,
     live: wake.live,
     children: wake.steps.map((step, i) => stepNode(h, wake, step, `${id}|s${i}`)),

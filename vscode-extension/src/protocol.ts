@@ -469,6 +469,8 @@ export interface HistoryResult {
   live: boolean;
   /** the step name in flight; empty between steps */
   live_step: string;
+  /** who else is working on the folder now (a `flower` in a terminal: its command and pid), or empty */
+  elsewhere: string;
   /** wakes of earlier work archived with `new`, left out */
   earlier: number;
   /** what could not be read (a damaged file), one line each */

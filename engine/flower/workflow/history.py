@@ -15,6 +15,7 @@ rest still from disk, so a history asked for mid-run and one read days later tel
 
 from __future__ import annotations
 
+import os
 import re
 import string
 import time
@@ -31,6 +32,7 @@ from ..core.human import Ask, HumanChannel, read_log
 from ..core.lineage import Lineage
 from ..core.recovery import base_step, read_manifest
 from ..core.resilience import classify
+from ..core.rundir import FlowLock
 from ..stores.usage import StoredMessage, UnreadableStore, read_messages
 from .goal import DEFAULT_REASON
 from .starter import workbench_for
@@ -189,6 +191,7 @@ class History:
     duration_s: float
     live: bool  # a run is in progress (as the caller saw it)
     live_step: str  # the step name in flight ("" between steps)
+    elsewhere: str  # who else is working on the folder's flow now (a terminal's `flower`), or ""
     earlier: int  # wakes of work archived with `--new`, left out
     problems: list[str]  # what could not be read, one line each
 
@@ -231,6 +234,7 @@ class DiskRecord:
     documents: list[Handoff]  # every handoff document, with its step
     stored: dict[str, list[StoredMessage]]  # the sessions' turns, prompts and ask calls
     cutoff: float  # when the current piece of work began (0: no `--new` yet)
+    elsewhere: str  # who holds the flow's lock, when another live process does
     problems: list[str]
 
 
@@ -242,9 +246,11 @@ def read_disk(
     brief_name: str = "需求.md",
     goal_name: str = "目标.md",
     log_name: str = "问答记录.md",
+    flow: str = "starter",
 ) -> DiskRecord:
     """Read the folder's run files, read-only; never raises for damaged files (what could not be
-    read is in `problems`)."""
+    read is in `problems`). `flow` names the flow whose lock says whether another process is at
+    the work now."""
     wb = workbench_for(workspace, isolate=isolate)
     run_path = Path(run_dir)
     if not run_path.is_absolute():
@@ -285,8 +291,25 @@ def read_disk(
         documents=_documents(notes),
         stored=stored,
         cutoff=cutoff,
+        elsewhere=_held_elsewhere(run_path, flow),
         problems=problems,
     )
+
+
+def _held_elsewhere(run_dir: Path, flow: str) -> str:
+    """Who holds the flow's lock, if it is a live process other than this one ("" otherwise).
+    Only the lock file's note is read: taking the lock, even for a moment, could refuse the
+    process that wants it."""
+    holder = FlowLock(run_dir, flow).holder()
+    if not holder.pid or holder.pid == os.getpid():
+        return ""
+    try:
+        os.kill(holder.pid, 0)
+    except ProcessLookupError:
+        return ""  # the note of a process that died holding it
+    except PermissionError:
+        pass  # alive, another user's
+    return holder.describe()
 
 
 def assemble(
@@ -303,7 +326,8 @@ def assemble(
     policy = policy or HandoffPolicy()
     now = time.time() if now is None else now
     problems = list(disk.problems)
-    book = _Book(disk.rows, live, now)
+    elsewhere = "" if live is not None else disk.elsewhere
+    book = _Book(disk.rows, live, now, running_elsewhere=bool(elsewhere))
     turns, calls = _turns(disk.stored, book, live)
     book.place_questions(_questions(disk.asks, live, calls))
     book.place_handoffs(turns, disk.documents, live)
@@ -335,6 +359,7 @@ def assemble(
         duration_s=round(sum(w.duration_s for w in wakes), 2),
         live=live is not None,
         live_step=live.step if live else "",
+        elsewhere=elsewhere,
         earlier=disk.earlier,
         problems=problems,
     )
@@ -386,7 +411,9 @@ def extend(history: History, seen: Turn) -> Turn:
 class _Book:
     """The manifest rows of the current piece of work, arranged as wakes, steps and rounds."""
 
-    def __init__(self, rows: list[dict[str, Any]], live: LiveRun | None, now: float) -> None:
+    def __init__(
+        self, rows: list[dict[str, Any]], live: LiveRun | None, now: float, *, running_elsewhere: bool = False
+    ) -> None:
         self.live = live
         self.now = now
         by_run: dict[str, list[dict[str, Any]]] = {}
@@ -402,14 +429,16 @@ class _Book:
         for number, run in enumerate(runs, 1):
             is_live = live is not None and run == live.run
             wake = WakeRecord(number, run, 0.0, 0.0, 0.0, 0, 0.0, is_live, [])
+            # another process at the work now: its last wake's open rows are running, not dead
+            running = is_live or (running_elsewhere and number == len(runs))
             for row in by_run[run]:
-                self._add(wake, row)
+                self._add(wake, row, running)
             if is_live and live is not None and live.step:
                 self._mark_live(wake, live)
             self._wakes.append(wake)
         self.rows.sort(key=lambda item: item[1].started_at)
 
-    def _add(self, wake: WakeRecord, row: dict[str, Any]) -> None:
+    def _add(self, wake: WakeRecord, row: dict[str, Any], running: bool) -> None:
         name = str(row["step"])
         if JUDGE_MARK in name:
             target = self._judged_round(wake, name.split(JUDGE_MARK)[0])
@@ -423,21 +452,21 @@ class _Book:
         if step is None:
             step = StepRecord(base, [], [], 0.0, 0, 0.0, False)
             wake.steps.append(step)
-        record = self._round(row, len(step.rounds) + 1, wake.live)
+        record = self._round(row, len(step.rounds) + 1, running)
         step.rounds.append(record)
         for sid in [*record.retired, record.session_id]:
             if sid and sid not in step.sessions:
                 step.sessions.append(sid)
         self.rows.append((row, record, wake))
 
-    def _round(self, row: dict[str, Any], number: int, live_wake: bool) -> RoundRecord:
+    def _round(self, row: dict[str, Any], number: int, running: bool) -> RoundRecord:
         ended = _float(row.get("ended_at"))
         ok = row.get("ok") is True
         error = row.get("error") if isinstance(row.get("error"), str) else None
         if ended:
             status: RoundStatus = "done" if ok else "failed"
         else:
-            status = "running" if live_wake else "unfinished"
+            status = "running" if running else "unfinished"
         return RoundRecord(
             number=number,
             step=str(row["step"]),

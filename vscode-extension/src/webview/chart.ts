@@ -66,6 +66,7 @@ function draw(): void {
     ...series.map((s) => `<li><span class="swatch ${s.colour}"></span>${esc(seriesLabel(s))}</li>`),
     '<li><span class="dash window"></span>window</li>',
     '<li><span class="dash threshold"></span>handoff threshold</li>',
+    '<li><span class="dash warn"></span>handoff near</li>',
   ].join('');
   const svg = chart.querySelector('svg');
   if (svg) hover(svg, h, size);

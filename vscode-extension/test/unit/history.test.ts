@@ -2,7 +2,7 @@
 // and the context chart's SVG: the pure parts behind the view and the webview.
 import * as assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { chartSvg, seriesOf, summary, turnTooltip } from '../../src/chart';
+import { chartSvg, seriesOf, summary, turnTooltip, yTicks } from '../../src/chart';
 import { applyUpdate, formatCost, formatDuration, newer } from '../../src/history';
 import { folderNodes, type Node, workspaceNodes } from '../../src/historyTree';
 import type {
@@ -163,6 +163,7 @@ function history(over: Partial<HistoryResult> = {}): HistoryResult {
     duration_s: 200,
     live: true,
     live_step: '干活',
+    elsewhere: '',
     earlier: 0,
     problems: [],
     ...over,
@@ -373,4 +374,19 @@ test('a turn’s tooltip says which step, how much of the window, and what happe
     summary(h),
     'running · context 45K of 200K · handoff at 150K · 7 turns · 2 judged rounds · 1 handoff · 2 wakes',
   );
+});
+
+test('the y axis is marked at round figures', () => {
+  assert.deepEqual(yTicks(208_000), [0, 50_000, 100_000, 150_000, 200_000]);
+  assert.deepEqual(yTicks(1_040_000), [0, 200_000, 400_000, 600_000, 800_000, 1_000_000]);
+  assert.deepEqual(yTicks(14_000), [0, 2_500, 5_000, 7_500, 10_000, 12_500]);
+});
+
+test('a flower working in a terminal shows its wake as running elsewhere', () => {
+  const h = history({ live: false, elsewhere: 'flower go 写个脚本(pid 4242,从 12-01 11:00:00 开始)' });
+  h.wakes[1].live = false;
+  const latest = folderNodes(h)[1];
+  assert.equal(latest.description?.split(' · ')[0], 'running elsewhere');
+  assert.ok(latest.tooltip?.includes('pid 4242'));
+  assert.equal(latest.icon?.id, 'sync~spin');
 });
