@@ -63,13 +63,14 @@ class RunHistory(Feature):
         @self.server.feature(p.HISTORY)
         async def flower_history(ls: FlowerServer, params: object) -> object:
             args = parse_params(p.HistoryParams, params, p.HISTORY)
-            return p.to_json(await self.history_of(self.server.folder_arg(args.folder)))
+            return await self.history_of(self.server.folder_arg(args.folder))
 
     async def on_initialized(self) -> None:
         self.updates = declares_history(self.server.client_capabilities.experimental)
 
     # -- the request ---------------------------------------------------------------------------
-    async def history_of(self, folder: Folder) -> p.HistoryResult:
+    async def history_of(self, folder: Folder) -> dict[str, Any]:
+        """The flower/history answer for a folder (a p.HistoryResult as JSON)."""
         history = await self._build(folder)
         if folder.uri in self.live:
             self.latest[folder.uri] = history  # the turns that follow extend this one
@@ -162,12 +163,7 @@ class RunHistory(Feature):
                 if folder.uri not in self.live:
                     self.latest.pop(folder.uri)  # nothing will extend it
                 revision = self._next(folder)
-                self._send(
-                    folder,
-                    p.HistoryUpdateParams(
-                        folder.uri, revision, history=payload(history, folder.uri, revision)
-                    ),
-                )
+                self._send(folder, whole(folder.uri, revision, payload(history, folder.uri, revision)))
                 if folder.uri not in self._again:
                     return
         except Exception:
@@ -179,7 +175,7 @@ class RunHistory(Feature):
         self.revision[folder.uri] = self.revision.get(folder.uri, 0) + 1
         return self.revision[folder.uri]
 
-    def _send(self, folder: Folder, params: p.HistoryUpdateParams) -> None:
+    def _send(self, folder: Folder, params: p.HistoryUpdateParams | dict[str, Any]) -> None:
         if self.updates:
             self.server.client.send(p.HISTORY_UPDATE, params)
 
@@ -207,9 +203,11 @@ def _keep_question(live: LiveRun, event: Question) -> None:
 # -- the wire ------------------------------------------------------------------------------------
 
 
-def payload(history: History, folder_uri: str, revision: int) -> p.HistoryResult:
-    """The engine's history as flower/history answers it: failed checks located in 目标.md,
-    document URIs, checked against the protocol's types on the way."""
+def payload(history: History, folder_uri: str, revision: int) -> dict[str, Any]:
+    """The engine's history as flower/history answers it (a p.HistoryResult as JSON): failed
+    checks located in 目标.md, document URIs. Built as JSON directly: checking it against the
+    protocol's types (`checked`) costs more than building it, so the tests do that, not every
+    update of a long run."""
     data: dict[str, Any] = dataclasses.asdict(history)
     checks = [(c.line, c.text) for c in history.checks]
     for wake in data["wakes"]:
@@ -226,8 +224,19 @@ def payload(history: History, folder_uri: str, revision: int) -> p.HistoryResult
         brief_uri=uri_of(history.brief),
         goal_uri=uri_of(history.goal),
     )
+    return data
+
+
+def checked(data: object) -> p.HistoryResult:
+    """A flower/history answer read back as the protocol declares it; ProtocolError if it is not."""
     return p.from_json(p.HistoryResult, data, p.HISTORY)
 
 
 def update(folder_uri: str, revision: int, turn: Turn) -> p.HistoryUpdateParams:
+    """The update that appends one turn."""
     return p.HistoryUpdateParams(folder_uri, revision, turn=p.HistoryTurn(**dataclasses.asdict(turn)))
+
+
+def whole(folder_uri: str, revision: int, history: dict[str, Any]) -> dict[str, Any]:
+    """The update that carries the history whole (a p.HistoryUpdateParams as JSON)."""
+    return {"folder": folder_uri, "revision": revision, "turn": None, "history": history}

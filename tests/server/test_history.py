@@ -23,7 +23,7 @@ from flower.sim import scenarios
 from flower.sim.long_run import CHECKS, WORK_QUESTION, long_run_scenario
 from flower.workflow import history as engine
 from flower_lsp import protocol as p
-from flower_lsp.history import declares_history
+from flower_lsp.history import checked, declares_history
 
 pytestmark = pytest.mark.e2e
 
@@ -154,6 +154,7 @@ async def test_a_live_run_as_it_goes_then_as_it_ended(sim_factory, sim_lsp, work
         await s.until(lambda: open_questions(last_history(s)), what="the update with the open question")
 
         live = await s.request(p.HISTORY, {})
+        checked(live)  # the answer is what the protocol declares
         goal = workspace / ".flower" / "notes" / "目标.md"
         assert (live["live"], live["live_step"], live["folder"]) == (True, "干活#round2", s.folder)
         (wake,) = live["wakes"]
@@ -177,6 +178,8 @@ async def test_a_live_run_as_it_goes_then_as_it_ended(sim_factory, sim_lsp, work
         await s.until(lambda: s.run_phase() not in (None, "started"), RUN_S, what="the run to end")
         await s.until(lambda: ended(last_history(s)), what="the last update")
 
+    for u in s.updates:  # every update is what the protocol declares
+        p.from_json(p.HistoryUpdateParams, u)
     # every revision in order, none missed; the turns the client appended agree with the last word
     revisions = [u["revision"] for u in s.updates]
     assert revisions == list(range(revisions[0], revisions[0] + len(revisions)))

@@ -393,14 +393,22 @@ def extend(history: History, seen: Turn) -> Turn:
     """Append a turn the watcher of the live run just saw, as `assemble` would place it (its
     lane, generation and wake); returns it. What the next `assemble` gives agrees."""
     lane = _lane(seen.step)
-    order: list[str] = []
-    for turn in history.turns:
-        if turn.lane == lane and turn.session_id not in order:
-            order.append(turn.session_id)
-    if seen.session_id not in order:
-        order.append(seen.session_id)
+    generation = 0
+    for turn in reversed(history.turns):
+        if turn.lane == lane:
+            # the same session as the lane's last turn: one more turn of its generation (the
+            # usual case, found at once); another one: count the lane's sessions
+            if turn.session_id == seen.session_id:
+                generation = turn.generation
+            break
+    if not generation:
+        order: list[str] = []
+        for turn in history.turns:
+            if turn.lane == lane and turn.session_id not in order:
+                order.append(turn.session_id)
+        generation = order.index(seen.session_id) + 1 if seen.session_id in order else len(order) + 1
     live = next((w.number for w in history.wakes if w.live), history.wakes[-1].number if history.wakes else 1)
-    turn = Turn(seen.at, seen.used, seen.session_id, seen.step, lane, order.index(seen.session_id) + 1, live)
+    turn = Turn(seen.at, seen.used, seen.session_id, seen.step, lane, generation, live)
     history.turns.append(turn)
     return turn
 
