@@ -16,6 +16,7 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any
 
+from flower.core.agent import HandoffPolicy
 from flower.core.events import (
     ContextUpdate,
     Event,
@@ -28,16 +29,27 @@ from flower.core.events import (
     VerdictGiven,
 )
 
+# The engine's history loads with the server (about 20 ms, no SDK), not on the first request:
+# then it would race the thread that warms the engine up, and two threads importing the
+# workflow package at once can deadlock in the import system.
+from flower.workflow.history import (
+    HandoffRecord,
+    History,
+    LiveRun,
+    QuestionRecord,
+    Turn,
+    assemble,
+    extend,
+    read_disk,
+)
+
 from . import protocol as p
 from .common import Folder, parse_params
 from .diagnostics import locate
 from .documents import uri_of
 from .host import Feature, FlowerServer
 
-if TYPE_CHECKING:  # the engine's history module loads on the first request, not at start
-    from flower.core.agent import HandoffPolicy
-    from flower.workflow.history import History, LiveRun, Turn
-
+if TYPE_CHECKING:
     from .run import Run, RunEnded
 
 log = logging.getLogger(__name__)
@@ -77,22 +89,16 @@ class RunHistory(Feature):
         return payload(history, folder.uri, self.revision.get(folder.uri, 0))
 
     async def _build(self, folder: Folder) -> History:
-        from flower.workflow.history import assemble, read_disk
-
         disk = await asyncio.to_thread(read_disk, folder.path, run_dir=folder.run_dir)
         # arranged on the loop: the live part is what it is now, with no turn in between
         return assemble(disk, policy=self._policy(), live=self.live.get(folder.uri))
 
     def _policy(self) -> HandoffPolicy:
-        from flower.core.agent import HandoffPolicy
-
         window = self.server.options.window
         return HandoffPolicy(window=window) if window else HandoffPolicy()
 
     # -- a run's changes -------------------------------------------------------------------------
     async def on_run_start(self, run: Run) -> None:
-        from flower.workflow.history import LiveRun
-
         run_id = getattr(run.runtime, "run_id", None)
         self.live[run.folder.uri] = LiveRun(
             run=run_id if isinstance(run_id, str) else None, started_at=time.time()
@@ -111,8 +117,6 @@ class RunHistory(Feature):
         elif isinstance(event, Question):
             _keep_question(live, event)
         elif isinstance(event, HandoffDone) and event.retired:
-            from flower.workflow.history import HandoffRecord
-
             live.handoffs.append(
                 HandoffRecord(event.step, event.retired, None, 0, time.time(), 0, event.path, event.degraded)
             )
@@ -124,8 +128,6 @@ class RunHistory(Feature):
             self._changed(run.folder)  # the last word: the run as the disk now tells it
 
     def _turn(self, folder: Folder, live: LiveRun, event: ContextUpdate) -> None:
-        from flower.workflow.history import Turn, extend
-
         if event.step and event.step != live.step:
             live.step, live.step_started_at = event.step, time.time()
         live.cost_usd = event.cost_usd
@@ -187,8 +189,6 @@ def declares_history(experimental: object) -> bool:
 
 
 def _keep_question(live: LiveRun, event: Question) -> None:
-    from flower.workflow.history import QuestionRecord
-
     waited = None if event.state == "asked" else round(max(0.0, time.time() - event.asked_at), 1)
     record = QuestionRecord(
         event.id, event.text, list(event.options), event.state, event.answer, event.asked_at, waited
