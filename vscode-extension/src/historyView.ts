@@ -149,7 +149,10 @@ function folderOf(node: Node | undefined): string | undefined {
 
 function openCommand(open: { path: string; line?: number }): vscode.Command {
   const options: vscode.TextDocumentShowOptions =
-    open.line != null ? { selection: new vscode.Range(open.line, 0, open.line, 0) } : {};
+    // the whole line: VS Code clamps the end to its length
+    open.line != null
+      ? { selection: new vscode.Range(open.line, 0, open.line, Number.MAX_SAFE_INTEGER) }
+      : {};
   return {
     command: 'vscode.open',
     title: `Open ${path.basename(open.path)}`,
