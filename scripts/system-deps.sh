@@ -1,9 +1,15 @@
 #!/bin/sh
 # Install the operating-system packages the test suite needs, if they are missing.
+#   strace      proves the CLI only talks to 127.0.0.1
+#   git         worktrees, glances
+#   bubblewrap  the Claude Code CLI's Bash sandbox on Linux (the `bwrap` command)
+#   socat       the sandbox's network proxy bridge
 set -eu
 missing=""
-for tool in strace git; do
-    command -v "$tool" >/dev/null 2>&1 || missing="$missing $tool"
+for pair in strace:strace git:git bwrap:bubblewrap socat:socat; do
+    tool=${pair%%:*}
+    package=${pair#*:}
+    command -v "$tool" >/dev/null 2>&1 || missing="$missing $package"
 done
 [ -z "$missing" ] && exit 0
 echo "installing:$missing"

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 
 from flower.core.events import Event, Question
+from flower.core.secrets import redact_value
 
 from . import protocol as p
 from .host import Feature, FlowerServer
@@ -111,7 +112,7 @@ class Questions(Feature):
         protocol = self.server.protocol
         msg_id = f"flower-ask-{params.id}-{uuid.uuid4().hex[:8]}"
         try:
-            request = protocol.send_request_async(p.ASK, p.to_json(params), msg_id=msg_id)
+            request = protocol.send_request_async(p.ASK, redact_value(p.to_json(params)), msg_id=msg_id)
         except Exception:
             log.info("could not send flower/ask", exc_info=True)
             return None

@@ -113,6 +113,7 @@ class Runs(Feature):
                 new=new,
                 timeout_s=opts.timeout_s,
                 window=opts.window,
+                sandbox=opts.sandbox,
             )
             return work, banner
 
@@ -125,6 +126,8 @@ class Runs(Feature):
         )
         try:
             work.runtime.on_stderr = lambda line: self.server.client.log(f"[{folder.name}] {line}")
+            for notice in getattr(work.runtime, "notices", []):  # no sandbox, a refused .env
+                self.server.client.log(f"[{folder.name}] {notice}", types.MessageType.Warning)
             if work.channel.on_event is None:
                 work.channel.on_event = run.emit  # questions and mail reach the same sink as the steps
         except Exception as exc:

@@ -17,6 +17,8 @@ export interface InitOptions {
   timeout_s?: number | null;
   /** the model's context window for handoffs; null = inferred from the model */
   window?: number | null;
+  /** how Bash commands are confined (the CLI's `--sandbox`): require = no run without the sandbox, auto = the sandbox where it works, else one line says why not, off = unconfined */
+  sandbox?: "require" | "auto" | "off";
 }
 
 /** Wake the folder's last run and go on (the "Flower: Continue" behaviour). */

@@ -15,6 +15,7 @@ from .. import __version__
 
 COMMANDS = ("go", "run", "once", "setup", "demo")
 PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
+SANDBOX_MODES = ("require", "auto", "off")  # flower.core.sandbox.MODES, kept import-free here
 
 
 class _Parser(argparse.ArgumentParser):
@@ -87,6 +88,16 @@ def _add_global_flags(parser: argparse.ArgumentParser, *, copy: bool) -> None:
     )
 
 
+def _add_sandbox_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--sandbox",
+        choices=SANDBOX_MODES,
+        default="auto",
+        help="Bash 命令关进沙箱:require = 没有沙箱就不跑;auto = 能关就关,关不了说一句再照跑(默认);"
+        "off = 不关(docs/safety.md)",
+    )
+
+
 def build_parser() -> _Parser:
     parser = _Parser(
         prog="flower",
@@ -141,6 +152,7 @@ def build_parser() -> _Parser:
     )
     go.add_argument("--clarify-only", action="store_true", help="只做需求确认,不往下干")
     go.add_argument("--no-trim", action="store_true", help="关掉裁剪(go 默认开)")
+    _add_sandbox_flag(go)
     _add_global_flags(go, copy=True)
     subs["go"] = go
 
@@ -148,6 +160,7 @@ def build_parser() -> _Parser:
     run.add_argument(
         "target", help="例如 flows:main 或 flows.py:main;属性可以是 Workflow,或返回 Workflow 的函数"
     )
+    _add_sandbox_flag(run)
     _add_global_flags(run, copy=True)
     subs["run"] = run
 
@@ -170,6 +183,7 @@ def build_parser() -> _Parser:
     )
     once.add_argument("--resume", default=None, metavar="SESSION_ID", help="接着一个已有的会话")
     once.add_argument("--fork", action="store_true", help="分叉而不是接着(要和 --resume 一起用)")
+    _add_sandbox_flag(once)
     _add_global_flags(once, copy=True)
     subs["once"] = once
 

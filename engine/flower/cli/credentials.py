@@ -22,11 +22,10 @@ def mask(secret: str) -> str:
 
 
 def load_env(workspace: Path) -> None:
-    """The same .env the Runtime reads: the workspace's, else the nearest one found."""
-    from dotenv import load_dotenv
+    """The same .env the Runtime reads, the same way: only credentials and model settings."""
+    from ..core.envfile import load_workspace_env
 
-    env = workspace / ".env"
-    load_dotenv(env) if env.is_file() else load_dotenv()
+    load_workspace_env(workspace)
 
 
 def credential_problem(workspace: Path) -> str | None:

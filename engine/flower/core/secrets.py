@@ -1,15 +1,139 @@
-"""Keep credentials out of everything flower writes (manifest, logs, notes)."""
+"""Keep credentials out of everything flower writes.
+
+One function decides what a credential looks like, `redact`, and every place where flower writes
+something of its own passes its text through it (or through `redact_value`, which walks dicts,
+lists and dataclasses): the session store's append, both spill paths, every event handed to a
+front end, the manifest and the documents (`files.atomic_write`), the question log, the CLI's
+captured stderr, the language server's notifications and its log file (`RedactingFilter`).
+
+It masks two things:
+- the values of the credentials flower knows: the variables in `CREDENTIAL_ENV`, the header
+  values of `ANTHROPIC_CUSTOM_HEADERS` (a gateway's own token), and any value handed to
+  `remember` (a credential read from a workspace `.env` that the environment already overrode);
+- common secret shapes (`SHAPES`): provider keys and tokens, JWTs, private key blocks, bearer
+  credentials, passwords in URLs, and `NAME=value` assignments whose name says it holds a secret
+  (what `env`, `printenv` of everything and `cat .env` print).
+"""
 
 from __future__ import annotations
 
+import copy
+import dataclasses
+import logging
 import os
 import re
-from typing import overload
+import threading
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar, overload
 
-CREDENTIAL_ENV = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
 MASK = "[redacted]"
-# Anthropic keys and bearer tokens as they tend to appear in error texts
-_PATTERNS = re.compile(r"sk-ant-[A-Za-z0-9_\-]{8,}|(?i:bearer)\s+[A-Za-z0-9._\-]{16,}")
+
+# Variables whose whole value is a credential: the model's key, a gateway's token, the OAuth
+# token, and the cloud providers' secrets the CLI can use instead.
+CREDENTIAL_ENV = (
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "CLAUDE_CODE_OAUTH_TOKEN",
+    "CLAUDE_CODE_OAUTH_REFRESH_TOKEN",
+    "ANTHROPIC_FOUNDRY_API_KEY",
+    "AWS_BEARER_TOKEN_BEDROCK",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN",
+)
+# "Name: value" lines the CLI adds to every request: where a gateway takes its own token.
+HEADER_ENV = "ANTHROPIC_CUSTOM_HEADERS"
+
+# Shorter values would mask ordinary words (a dummy "sk" key, "test").
+MIN_SECRET = 8
+
+_T = TypeVar("_T")
+
+# A secret-holding name: one of these words as a whole `_`-separated part (GITHUB_TOKEN,
+# AWS_SECRET_ACCESS_KEY, DB_PASSWORD), never inside a word (KEYBOARD, PASSENV).
+_SECRET_WORDS = (
+    r"(?:API_?KEY|KEY|KEYS|TOKEN|TOKENS|SECRET|SECRETS|PASSWORD|PASSWD|PASSPHRASE|CREDENTIALS?|PAT)"
+)
+_SECRET_NAME = rf"(?:[A-Z0-9]+_)*{_SECRET_WORDS}(?:_[A-Z0-9]+)*"
+
+
+def _keep_prefix(match: re.Match[str]) -> str:
+    # every such pattern has three groups: what stays before, the secret, what stays after
+    return f"{match.group(1)}{MASK}{match.group(3)}"
+
+
+def _whole(match: re.Match[str]) -> str:
+    return MASK
+
+
+# (pattern, replacement): the shapes of secrets that flower masks wherever they appear.
+SHAPES: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], ...] = (
+    # a private key, whole or cut off by a truncated output
+    (
+        re.compile(
+            r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----.*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----|\Z)",
+            re.S,
+        ),
+        _whole,
+    ),
+    # Anthropic keys and OAuth tokens (sk-ant-api.., sk-ant-oat.., sk-ant-ort..)
+    (re.compile(r"sk-ant-[A-Za-z0-9_\-]{8,}"), _whole),
+    # other providers' keys and tokens, by their documented prefixes
+    (
+        re.compile(
+            r"\b(?:sk-(?:proj-|svcacct-)?[A-Za-z0-9_\-]{20,}"
+            r"|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}"
+            r"|glpat-[A-Za-z0-9_\-]{20,}"
+            r"|xox[abposr]-[A-Za-z0-9\-]{10,}"
+            r"|(?:AKIA|ASIA)[0-9A-Z]{16}"
+            r"|AIza[0-9A-Za-z_\-]{35}"
+            r"|[rs]k_(?:live|test)_[0-9A-Za-z]{16,}"
+            r"|npm_[A-Za-z0-9]{36}"
+            r"|pypi-[A-Za-z0-9_\-]{50,}"
+            r"|hf_[A-Za-z0-9]{30,})"
+        ),
+        _whole,
+    ),
+    # JSON web tokens
+    (re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"), _whole),
+    # "Bearer <token>", "Basic <base64>" (the scheme stays readable)
+    (re.compile(r"(?i)(\b(?:bearer|basic)\s+)([A-Za-z0-9._~+/\-]{16,}=*)()"), _keep_prefix),
+    # x-api-key: ..., "authorization": "..."
+    (
+        re.compile(
+            r"(?i)(\b(?:x-api-key|api-key|proxy-authorization|authorization)[\"']?\s*[:=]\s*[\"']?)"
+            r"(?!bearer\b|basic\b)([^\s\"',;]{8,})()"
+        ),
+        _keep_prefix,
+    ),
+    # scheme://user:password@host
+    (re.compile(r"(\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@]+:)([^\s@/]{3,})(@)"), _keep_prefix),
+    # NAME=value for a secret-holding NAME (env, printenv, a .env file, docker's Env lists)
+    (
+        re.compile(rf"((?<![A-Za-z0-9_]){_SECRET_NAME}=[\"']?)(?!\$)([^\s\"']{{4,}})()"),
+        _keep_prefix,
+    ),
+)
+
+_remembered: set[str] = set()
+_remembered_lock = threading.Lock()
+
+
+def remember(value: str | None) -> None:
+    """Mask `value` from now on in this process: a credential flower read outside the environment."""
+    if value and len(value) >= MIN_SECRET:
+        with _remembered_lock:
+            _remembered.add(value)
+
+
+def known_secrets(environ: Mapping[str, str] | None = None) -> list[str]:
+    """The credential values flower knows now, longest first (a key containing another is masked whole)."""
+    env = os.environ if environ is None else environ
+    found = {env.get(name, "") for name in CREDENTIAL_ENV}
+    for line in (env.get(HEADER_ENV) or "").splitlines():
+        found.add(line.partition(":")[2].strip())
+    with _remembered_lock:
+        found.update(_remembered)
+    return sorted((v for v in found if len(v) >= MIN_SECRET), key=len, reverse=True)
 
 
 @overload
@@ -17,11 +141,64 @@ def redact(text: str) -> str: ...
 @overload
 def redact(text: None) -> None: ...
 def redact(text: str | None) -> str | None:
-    """`text` with every configured credential and key-shaped token masked."""
+    """`text` with every known credential and every secret-shaped token masked."""
     if not text:
         return text
-    for name in CREDENTIAL_ENV:
-        value = os.environ.get(name)
-        if value and len(value) >= 8:  # a short dummy would mask ordinary words
+    return _redact(text, known_secrets())
+
+
+def _redact(text: str, known: list[str]) -> str:
+    for value in known:
+        if value in text:
             text = text.replace(value, MASK)
-    return _PATTERNS.sub(MASK, text)
+    for pattern, replace in SHAPES:
+        text = pattern.sub(replace, text)
+    return text
+
+
+def redact_value(value: _T) -> _T:
+    """`value` with `redact` applied to every string inside it: dicts (values, not keys), lists,
+    tuples and dataclass instances (events, the SDK's messages) are copied where something
+    changed; anything unchanged is returned as the very same object."""
+    walked: _T = _walk(value, known_secrets())
+    return walked
+
+
+def _walk(value: Any, known: list[str]) -> Any:
+    if isinstance(value, str):
+        return _redact(value, known) if value else value
+    if isinstance(value, dict):
+        items = {k: _walk(v, known) for k, v in value.items()}
+        return items if any(items[k] is not v for k, v in value.items()) else value
+    if isinstance(value, (list, tuple)):
+        parts = [_walk(v, known) for v in value]
+        if any(a is not b for a, b in zip(parts, value, strict=True)):
+            return type(value)(parts)
+        return value
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        changed: dict[str, Any] = {}
+        for f in dataclasses.fields(value):
+            old = getattr(value, f.name, None)
+            new = _walk(old, known)
+            if new is not old:
+                changed[f.name] = new
+        if not changed:
+            return value
+        clone = copy.copy(value)
+        for name, new in changed.items():
+            # events refuse assignment once made: the copy is a new value, filled before anyone sees it
+            object.__setattr__(clone, name, new)
+        return clone
+    return value
+
+
+class RedactingFilter(logging.Filter):
+    """A handler filter that masks credentials in a log record's message and traceback."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg, record.args = redact(record.getMessage()), None
+        if record.exc_info and not record.exc_text:
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
+        record.exc_text = redact(record.exc_text)
+        record.stack_info = redact(record.stack_info)
+        return True

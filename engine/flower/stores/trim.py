@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..core.secrets import redact
 from .ephemeral import EphemeralPolicy, is_ephemeral
 from .sqlite import SqliteSessionStore
 
@@ -255,7 +256,7 @@ class TrimmingSessionStore(SqliteSessionStore):
         A result is only trimmed once its full text is safely on disk, hence the atomic
         replace and the size check on an existing file.
         """
-        data = text.encode("utf-8", "surrogatepass")
+        data = redact(text).encode("utf-8", "surrogatepass")  # a spill file is flower's: no credential
         spill_dir = self._spill_dir
         path = spill_dir / f"{hashlib.sha256(data).hexdigest()[:16]}.txt"
         try:
