@@ -133,7 +133,7 @@ def known_secrets(environ: Mapping[str, str] | None = None) -> list[str]:
         found.add(line.partition(":")[2].strip())
     with _remembered_lock:
         found.update(_remembered)
-    return sorted((v for v in found if len(v) >= MIN_SECRET), key=len, reverse=True)
+    return sorted((v for v in found if len(v) >= MIN_SECRET), key=lambda v: (-len(v), v))
 
 
 @overload
