@@ -20,8 +20,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from claude_agent_sdk import AgentDefinition, ClaudeAgentOptions, ClaudeSDKClient, create_sdk_mcp_server, tool
-from claude_agent_sdk.types import PermissionResultDeny
+from claude_agent_sdk import (
+    AgentDefinition,
+    ClaudeAgentOptions,
+    ClaudeSDKClient,
+    HookMatcher,
+    create_sdk_mcp_server,
+    tool,
+)
+from claude_agent_sdk.types import HookEvent, PermissionResultDeny
 
 from flower import AgentSpec, HumanChannel, Runtime, Workbench, coordinator, judge, worker
 from flower.core.guard import allowlist_guard
@@ -264,7 +271,9 @@ async def test_a_revealed_tool_is_stopped_by_the_allowlist_hook_alone(
             }
         }
     )
-    hooks = {"PreToolUse": [allowlist_guard(["Read", "ToolSearch"], role="读者")]} if walled else None
+    hooks: dict[HookEvent, list[HookMatcher]] | None = (
+        {"PreToolUse": [allowlist_guard(["Read", "ToolSearch"], role="读者")]} if walled else None
+    )
     options = ClaudeAgentOptions(
         cwd=str(workspace), env=sim_env(sim), setting_sources=[], permission_mode="acceptEdits", hooks=hooks
     )
