@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import io
 import os
+import platform
 import stat
 import subprocess
 import sys
@@ -339,7 +340,7 @@ def test_sandbox_require_without_bubblewrap_stops_before_any_run(
 
     sandbox._why.cache_clear()
     monkeypatch.setenv("PATH", str(here / "no-tools"))
-    monkeypatch.setattr(sandbox.platform, "system", lambda: "Linux")
+    monkeypatch.setattr(platform, "system", lambda: "Linux")
     code = cli.main(["once", "hi", "--sandbox", "require", "-w", str(here)])
     err = capsys.readouterr().err
     assert code == 1 and "the sandbox is required but bubblewrap (bwrap) and socat are missing" in err

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,7 @@ TOUCHED = (*WORKSPACE_ENV_KEYS, "BASH_ENV", "PYTHONSTARTUP", "NODE_OPTIONS", "LD
 
 
 @pytest.fixture(autouse=True)
-def _clean(monkeypatch: pytest.MonkeyPatch) -> None:
+def _clean(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     for name in TOUCHED:
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setattr(envfile, "_said", set())

@@ -6,6 +6,7 @@ What the settings really confine is proven against the CLI in tests/e2e/test_san
 from __future__ import annotations
 
 import os
+import platform
 import shutil
 import stat
 from pathlib import Path
@@ -58,7 +59,7 @@ def test_off_asks_nothing_of_the_machine(monkeypatch, tmp_path):
 
 @pytest.mark.parametrize("missing", [("bwrap",), ("socat",), ("bwrap", "socat")])
 def test_require_fails_clearly_when_a_tool_is_missing(monkeypatch, tmp_path, missing):
-    monkeypatch.setattr(sandbox.platform, "system", lambda: "Linux")
+    monkeypatch.setattr(platform, "system", lambda: "Linux")
     monkeypatch.setenv("PATH", path_without(tmp_path, *missing))
     with pytest.raises(SandboxUnavailable) as caught:
         decide(SandboxPolicy(mode="require"))
@@ -68,7 +69,7 @@ def test_require_fails_clearly_when_a_tool_is_missing(monkeypatch, tmp_path, mis
 
 
 def test_auto_says_in_one_line_that_it_runs_unconfined_and_why(monkeypatch, tmp_path):
-    monkeypatch.setattr(sandbox.platform, "system", lambda: "Linux")
+    monkeypatch.setattr(platform, "system", lambda: "Linux")
     monkeypatch.setenv("PATH", path_without(tmp_path, "socat"))
     state = decide(SandboxPolicy())
     assert state.active is False and state.note is not None and "\n" not in state.note
@@ -76,7 +77,7 @@ def test_auto_says_in_one_line_that_it_runs_unconfined_and_why(monkeypatch, tmp_
 
 
 def test_bubblewrap_that_cannot_make_its_namespaces_counts_as_missing(monkeypatch, tmp_path):
-    monkeypatch.setattr(sandbox.platform, "system", lambda: "Linux")
+    monkeypatch.setattr(platform, "system", lambda: "Linux")
     bin_dir = Path(path_without(tmp_path, "bwrap"))
     fake = bin_dir / "bwrap"
     fake.write_text("#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n")
@@ -87,7 +88,7 @@ def test_bubblewrap_that_cannot_make_its_namespaces_counts_as_missing(monkeypatc
 
 
 def test_a_platform_without_a_sandbox_says_so(monkeypatch):
-    monkeypatch.setattr(sandbox.platform, "system", lambda: "Windows")
+    monkeypatch.setattr(platform, "system", lambda: "Windows")
     assert "no sandbox on Windows" in (decide(SandboxPolicy()).note or "")
 
 

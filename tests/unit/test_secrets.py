@@ -136,7 +136,7 @@ def test_masking_twice_changes_nothing():
 
 def test_redact_value_walks_dicts_lists_and_tuples_and_keeps_keys(monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", "marker-key-123456")
-    entry = {
+    entry: dict[str, Any] = {
         "type": "user",
         "uuid": "3f2b8c1e-9a4d-4e6f-8b2a-1c3d5e7f9a0b",
         "message": {"content": [{"type": "tool_result", "content": "ANTHROPIC_API_KEY=marker-key-123456"}]},
