@@ -33,7 +33,7 @@ from claude_agent_sdk.types import HookEvent, PermissionResultDeny
 from flower import AgentSpec, HumanChannel, Runtime, Workbench, coordinator, judge, worker
 from flower.core.guard import allowlist_guard
 from flower.sim.env import isolated_env
-from flower.sim.scenarios import BRIEF, GOAL, VERDICTS
+from flower.sim.scenarios import BRIEF, GOAL, STARTER_ACTORS, VERDICTS
 from flower.sim.server import SimServer
 
 pytestmark = pytest.mark.e2e
@@ -416,12 +416,7 @@ def test_flower_go_clarifier_goal_setter_coordinator_and_judge_run_nothing_hands
     attack = [t for t in hostile(repo, delegates=False) if t["tool"]["name"] in names]
     sim = sim_factory(
         {
-            "actors": {
-                "clarifier": {"system": "你的角色:确认者"},
-                "goal_setter": {"system": "你的角色:判定者", "first_user_contains": "请据此设定目标"},
-                "judge": {"system": "你的角色:判定者", "first_user_contains": "判定这一轮"},
-                "coordinator": {"system": "你的角色:协调者"},
-            },
+            "actors": STARTER_ACTORS,
             "scripts": {
                 "clarifier": [*attack, BRIEF],
                 "goal_setter": [*attack, GOAL],

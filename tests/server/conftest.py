@@ -218,9 +218,12 @@ def fake_lsp(workspace: Path, script: Callable[..., Path], tmp_path: Path):
 
 @pytest.fixture
 def sim_lsp(workspace: Path, claude_root: Path):
-    """`async with sim_lsp(sim, options=...) as s:` a server running the real engine against the sim."""
+    """`async with sim_lsp(sim, options=...) as s:` a server running the real engine against the sim;
+    `env={...}` sets more of the server's environment, over the sim's."""
 
-    def start(sim: Any, **kw: Any) -> Any:
-        return open_session(workspace, server_env(**isolated_env(sim.base_url, claude_root)), **kw)
+    def start(sim: Any, *, env: dict[str, str] | None = None, **kw: Any) -> Any:
+        return open_session(
+            workspace, server_env(**{**isolated_env(sim.base_url, claude_root), **(env or {})}), **kw
+        )
 
     return start

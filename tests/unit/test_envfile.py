@@ -82,6 +82,14 @@ def test_the_environment_wins_and_the_files_credential_is_still_masked(tmp_path,
     assert secrets.redact("cat .env: planted-key-value-99") == f"cat .env: {secrets.MASK}"
 
 
+def test_the_files_other_secrets_are_masked_though_they_never_reach_the_environment(tmp_path):
+    ws = dotenv(tmp_path / "ws", "GITHUB_TOKEN=gh-value-from-file\nGREETING=hello-everyone\n")
+    load_workspace_env(ws)
+    assert "GITHUB_TOKEN" not in os.environ
+    text = "the worker said gh-value-from-file and hello-everyone"
+    assert secrets.redact(text) == f"the worker said {secrets.MASK} and hello-everyone"
+
+
 def test_an_endpoint_comes_only_with_its_own_credential(tmp_path, monkeypatch, caplog):
     # a repository's .env must not send the person's own key to another address
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-from-the-shell-000")

@@ -1,6 +1,6 @@
 """The sandbox policy: modes, the settings the CLI gets, and where the network hosts come from.
 
-What the settings really confine is proven against the CLI in tests/e2e/test_sandbox.py.
+What the settings really confine is proven against the CLI in tests/e2e/test_sandbox_cli.py.
 """
 
 from __future__ import annotations

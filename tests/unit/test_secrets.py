@@ -47,9 +47,34 @@ def test_every_known_credential_variable_is_masked_by_value(monkeypatch, name):
 
 
 def test_a_gateways_header_values_are_known_credentials(monkeypatch):
-    monkeypatch.setenv("ANTHROPIC_CUSTOM_HEADERS", "x-gateway-key: gw-marker-777\nx-team: platform-team")
-    assert known_secrets() == ["gw-marker-777", "platform-team"]  # longest first, then by text
+    headers = "x-gateway-key: gw-marker-777\nx-team: platform-team"
+    # longest first, then by text
+    assert known_secrets({"ANTHROPIC_CUSTOM_HEADERS": headers}) == ["gw-marker-777", "platform-team"]
+    monkeypatch.setenv("ANTHROPIC_CUSTOM_HEADERS", headers)
     assert redact("sent gw-marker-777") == f"sent {MASK}"
+
+
+@pytest.mark.parametrize(
+    ("name", "secret"),
+    [
+        ("GITHUB_TOKEN", True),
+        ("DB_PASSWORD", True),
+        ("AWS_SECRET_ACCESS_KEY", True),
+        ("NPM_API_KEY", True),
+        ("KEYBOARD", False),
+        ("PWD", False),
+        ("TOX_TESTENV_PASSENV", False),
+        ("github_token", False),  # environment names are upper case
+    ],
+)
+def test_secret_names(name, secret):
+    assert secrets.is_secret_name(name) is secret
+
+
+def test_any_variable_named_like_a_secret_is_masked_by_value(monkeypatch):
+    monkeypatch.setenv("DEPLOY_TOKEN", "plain-value-31337")
+    monkeypatch.setenv("EDITOR_THEME", "plain-value-99999")
+    assert redact("echoed plain-value-31337 and plain-value-99999") == f"echoed {MASK} and plain-value-99999"
 
 
 def test_a_remembered_value_is_masked_even_when_not_in_the_environment():

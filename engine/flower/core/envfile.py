@@ -19,7 +19,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .secrets import HEADER_ENV, remember
+from .secrets import HEADER_ENV, is_secret_name, remember
 
 log = logging.getLogger("flower")
 
@@ -84,8 +84,9 @@ def load_workspace_env(workspace: str | Path) -> EnvFile | None:
     # no interpolation: "${HOME}" in a value must not pull other variables into it
     values = {k: v for k, v in dotenv_values(path, interpolate=False).items() if v is not None}
     result = EnvFile(path=path.resolve())
-    for key in CREDENTIAL_KEYS:
-        remember(values.get(key))  # masked even where the environment's own value wins
+    for key, value in values.items():
+        if key in CREDENTIAL_KEYS or is_secret_name(key):
+            remember(value)  # masked even where it never reaches the environment
     for line in (values.get(HEADER_ENV) or "").splitlines():
         remember(line.partition(":")[2].strip())
     credential_here = any(values.get(k) for k in CREDENTIAL_KEYS) and not any(

@@ -7,9 +7,10 @@ front end, the manifest and the documents (`files.atomic_write`), the question l
 captured stderr, the language server's notifications and its log file (`RedactingFilter`).
 
 It masks two things:
-- the values of the credentials flower knows: the variables in `CREDENTIAL_ENV`, the header
-  values of `ANTHROPIC_CUSTOM_HEADERS` (a gateway's own token), and any value handed to
-  `remember` (a credential read from a workspace `.env` that the environment already overrode);
+- the values of the credentials flower knows: the variables in `CREDENTIAL_ENV` and every
+  variable named like a secret (`is_secret_name`), the header values of
+  `ANTHROPIC_CUSTOM_HEADERS` (a gateway's own token), and any value handed to `remember` (the
+  secrets of a workspace `.env`, which flower read but did not put into the environment);
 - common secret shapes (`SHAPES`): provider keys and tokens, JWTs, private key blocks, bearer
   credentials, passwords in URLs, and `NAME=value` assignments whose name says it holds a secret
   (what `env`, `printenv` of everything and `cat .env` print).
@@ -125,10 +126,21 @@ def remember(value: str | None) -> None:
             _remembered.add(value)
 
 
+_NAME = re.compile(_SECRET_NAME)
+
+
+def is_secret_name(name: str) -> bool:
+    """A variable whose name says it holds a secret: GITHUB_TOKEN, DB_PASSWORD, AWS_SECRET_ACCESS_KEY."""
+    return _NAME.fullmatch(name) is not None
+
+
 def known_secrets(environ: Mapping[str, str] | None = None) -> list[str]:
-    """The credential values flower knows now, longest first (a key containing another is masked whole)."""
+    """The credential values flower knows now, longest first (a key containing another is masked whole):
+    its own credential variables, every variable of the environment named like a secret, a
+    gateway's header values, and what `remember` was given."""
     env = os.environ if environ is None else environ
     found = {env.get(name, "") for name in CREDENTIAL_ENV}
+    found.update(value for name, value in env.items() if is_secret_name(name))
     for line in (env.get(HEADER_ENV) or "").splitlines():
         found.add(line.partition(":")[2].strip())
     with _remembered_lock:
