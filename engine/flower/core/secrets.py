@@ -25,6 +25,7 @@ import os
 import re
 import threading
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any, TypeVar, overload
 
 MASK = "[redacted]"
@@ -66,20 +67,33 @@ def _whole(match: re.Match[str]) -> str:
     return MASK
 
 
-# (pattern, replacement): the shapes of secrets that flower masks wherever they appear.
-SHAPES: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], ...] = (
+@dataclass(frozen=True)
+class Shape:
+    """A secret's shape. The pattern is only tried when the text holds one of `hints` (and
+    `needs`): a cheap substring test that spares most text every regular expression."""
+
+    pattern: re.Pattern[str]
+    replace: Callable[[re.Match[str]], str]
+    hints: tuple[str, ...]
+    needs: str = ""
+    fold: bool = False  # hints are lower case and looked for in the lower-cased text
+
+
+# The shapes of secrets that flower masks wherever they appear.
+SHAPES: tuple[Shape, ...] = (
     # a private key, whole or cut off by a truncated output
-    (
+    Shape(
         re.compile(
             r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----.*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----|\Z)",
             re.S,
         ),
         _whole,
+        ("PRIVATE KEY-----",),
     ),
     # Anthropic keys and OAuth tokens (sk-ant-api.., sk-ant-oat.., sk-ant-ort..)
-    (re.compile(r"sk-ant-[A-Za-z0-9_\-]{8,}"), _whole),
+    Shape(re.compile(r"sk-ant-[A-Za-z0-9_\-]{8,}"), _whole, ("sk-ant-",)),
     # other providers' keys and tokens, by their documented prefixes
-    (
+    Shape(
         re.compile(
             r"\b(?:sk-(?:proj-|svcacct-)?[A-Za-z0-9_\-]{20,}"
             r"|gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}"
@@ -93,25 +107,53 @@ SHAPES: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], ...] = (
             r"|hf_[A-Za-z0-9]{30,})"
         ),
         _whole,
+        (
+            "sk-",
+            "gh",
+            "github_pat_",
+            "glpat-",
+            "xox",
+            "AKIA",
+            "ASIA",
+            "AIza",
+            "k_live_",
+            "k_test_",
+            "npm_",
+            "pypi-",
+            "hf_",
+        ),
     ),
     # JSON web tokens
-    (re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"), _whole),
+    Shape(
+        re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"), _whole, ("eyJ",)
+    ),
     # "Bearer <token>", "Basic <base64>" (the scheme stays readable)
-    (re.compile(r"(?i)(\b(?:bearer|basic)\s+)([A-Za-z0-9._~+/\-]{16,}=*)()"), _keep_prefix),
+    Shape(
+        re.compile(r"(?i)(\b(?:bearer|basic)\s+)([A-Za-z0-9._~+/\-]{16,}=*)()"),
+        _keep_prefix,
+        ("bearer", "basic"),
+        fold=True,
+    ),
     # x-api-key: ..., "authorization": "..."
-    (
+    Shape(
         re.compile(
             r"(?i)(\b(?:x-api-key|api-key|proxy-authorization|authorization)[\"']?\s*[:=]\s*[\"']?)"
             r"(?!bearer\b|basic\b)([^\s\"',;]{8,})()"
         ),
         _keep_prefix,
+        ("api-key", "authorization"),
+        fold=True,
     ),
     # scheme://user:password@host
-    (re.compile(r"(\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@]+:)([^\s@/]{3,})(@)"), _keep_prefix),
+    Shape(
+        re.compile(r"(\b[a-zA-Z][a-zA-Z0-9+.\-]*://[^\s:/@]+:)([^\s@/]{3,})(@)"), _keep_prefix, ("://",), "@"
+    ),
     # NAME=value for a secret-holding NAME (env, printenv, a .env file, docker's Env lists)
-    (
+    Shape(
         re.compile(rf"((?<![A-Za-z0-9_]){_SECRET_NAME}=[\"']?)(?!\$)([^\s\"']{{4,}})()"),
         _keep_prefix,
+        ("KEY", "TOKEN", "SECRET", "PASSW", "PASSPHRASE", "CREDENTIAL", "PAT"),
+        "=",
     ),
 )
 
@@ -139,13 +181,27 @@ def known_secrets(environ: Mapping[str, str] | None = None) -> list[str]:
     its own credential variables, every variable of the environment named like a secret, a
     gateway's header values, and what `remember` was given."""
     env = os.environ if environ is None else environ
+    with _remembered_lock:
+        remembered = tuple(sorted(_remembered))
+    key = (tuple(env.items()), remembered)
+    cached = _known_cache.get(key)
+    if cached is None:
+        cached = _known(env, remembered)
+        _known_cache.clear()  # only the latest environment is ever asked about again
+        _known_cache[key] = cached
+    return list(cached)
+
+
+_known_cache: dict[tuple[tuple[tuple[str, str], ...], tuple[str, ...]], tuple[str, ...]] = {}
+
+
+def _known(env: Mapping[str, str], remembered: tuple[str, ...]) -> tuple[str, ...]:
     found = {env.get(name, "") for name in CREDENTIAL_ENV}
     found.update(value for name, value in env.items() if is_secret_name(name))
     for line in (env.get(HEADER_ENV) or "").splitlines():
         found.add(line.partition(":")[2].strip())
-    with _remembered_lock:
-        found.update(_remembered)
-    return sorted((v for v in found if len(v) >= MIN_SECRET), key=lambda v: (-len(v), v))
+    found.update(remembered)
+    return tuple(sorted((v for v in found if len(v) >= MIN_SECRET), key=lambda v: (-len(v), v)))
 
 
 @overload
@@ -163,8 +219,19 @@ def _redact(text: str, known: list[str]) -> str:
     for value in known:
         if value in text:
             text = text.replace(value, MASK)
-    for pattern, replace in SHAPES:
-        text = pattern.sub(replace, text)
+    lowered: str | None = None
+    for shape in SHAPES:
+        if shape.needs and shape.needs not in text:
+            continue
+        if shape.fold:
+            lowered = text.lower() if lowered is None else lowered
+            if not any(h in lowered for h in shape.hints):
+                continue
+        elif not any(h in text for h in shape.hints):
+            continue
+        masked = shape.pattern.sub(shape.replace, text)
+        if masked != text:
+            text, lowered = masked, None
     return text
 
 
