@@ -58,6 +58,19 @@ class Session:
     async def request(self, method: str, params: Any = None, timeout: float = TIMEOUT) -> Any:  # noqa: ASYNC109 (a test's own deadline, as in wait_for)
         return await asyncio.wait_for(self.client.protocol.send_request_async(method, params), timeout)
 
+    def record_all(self) -> list[Any]:
+        """Every message the server sends from now on, as it arrives (notifications, log and show
+        messages, requests, responses)."""
+        sent: list[Any] = []
+        handle = self.client.protocol.handle_message
+
+        def record(message: Any) -> None:
+            sent.append(message)
+            handle(message)
+
+        self.client.protocol.handle_message = record
+        return sent
+
     async def state(self) -> dict[str, Any]:
         return await self.request("flower/state", {})
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -36,15 +35,7 @@ async def test_nothing_the_server_sends_carries_a_credential(sim_factory, sim_ls
         "ANTHROPIC_CUSTOM_HEADERS": f"x-gateway-key: {HEADER}",
     }
     async with sim_lsp(sim, env=env, options={"timeout_s": 0, "sandbox": sandbox}) as s:
-        sent: list[str] = []
-        protocol = s.client.protocol
-        handle = protocol.handle_message
-
-        def record(message: Any) -> None:  # every message from the server, as it arrives
-            sent.append(repr(message))
-            handle(message)
-
-        protocol.handle_message = record  # a recording tap on what arrives, for this test
+        sent = s.record_all()
         assert (await s.command("flower.start", {"ask": "look around"}))["ok"] is True
         await s.until(
             lambda: s.run_phase() in ("finished", "failed", "stopped"), RUN_S, what="the run to end"
@@ -60,8 +51,9 @@ async def test_nothing_the_server_sends_carries_a_credential(sim_factory, sim_ls
     )
     assert (TOKEN in bash) is (sandbox == "off")  # unconfined, `env` printed the gateway token
     # what the server sent: the log lines, the events and their texts, the refused .env's notice
-    assert len(sent) > 30 and any("ignored GITHUB_TOKEN, DB_PASSWORD" in m for m in sent)
-    assert any("flower/event" in m and "tool" in m for m in sent)
-    leaked = [m[:300] for m in sent if any(marker in m for marker in MARKERS)]
+    texts = [repr(m) for m in sent]
+    assert len(texts) > 30 and any("ignored GITHUB_TOKEN, DB_PASSWORD" in m for m in texts)
+    assert any("flower/event" in m and "tool" in m for m in texts)
+    leaked = [m[:300] for m in texts if any(marker in m for marker in MARKERS)]
     assert leaked == []
     assert not any(m.encode() in stored(workspace) for m in MARKERS)  # run folder and workbench
