@@ -121,7 +121,7 @@ async def run_worker(
     try:
         boss = coordinator("协调者", "", {"coder": worker("写代码", "你负责实现。")})
         result = await rt.run(boss, "probe the walls")
-        private_tmp = rt._tmp
+        private_tmp = rt.sandbox_tmp
     finally:
         rt.close()
     assert result.ok, result.error

@@ -61,6 +61,19 @@ async def test_the_list_passes(tool):
     assert await decide(allowlist_guard(["Read", "Glob"]), tool) == {}
 
 
+@pytest.mark.parametrize(
+    ("allowed", "tool", "passes"),
+    [
+        (["mcp__github"], "mcp__github__create_issue", True),
+        (["mcp__github__*"], "mcp__github__create_issue", True),
+        (["mcp__github__list"], "mcp__github__create_issue", False),
+        (["mcp__github"], "mcp__githubx__create_issue", False),
+    ],
+)
+async def test_an_mcp_server_listed_whole_gives_its_tools(allowed, tool, passes):
+    assert (await decide(allowlist_guard(allowed), tool) == {}) is passes
+
+
 @pytest.mark.parametrize("tool", [*LATER, "Write"])
 async def test_subagents_pass_their_tools_come_from_their_definition(tool):
     assert await decide(allowlist_guard(["Read"]), tool, agent_id="a1") == {}

@@ -163,6 +163,19 @@ def allowed_names(allowed: list[str] | None) -> set[str]:
     return names
 
 
+def allows(names: set[str], tool: object) -> bool:
+    """Whether `names` (from allowed_names) give `tool`: by its name, or for an MCP tool by its
+    server ("mcp__github" and "mcp__github__*" give every tool of that server, as in the CLI)."""
+    if not isinstance(tool, str) or not tool:
+        return False
+    if tool in names:
+        return True
+    if tool.startswith("mcp__"):
+        server = tool.split("__", 2)[1] if tool.count("__") >= 2 else ""
+        return bool(server) and (f"mcp__{server}" in names or f"mcp__{server}__*" in names)
+    return False
+
+
 def allowlist_guard(
     allowed: list[str] | None,
     *,
@@ -183,7 +196,7 @@ def allowlist_guard(
 
     async def hook(data: Mapping[str, Any], tool_use_id: str | None, context: object) -> SyncHookJSONOutput:
         tool = data.get("tool_name")
-        if not _is_main_thread(data) or tool in names or tool in left:
+        if not _is_main_thread(data) or allows(names, tool) or tool in left:
             return {}
         return _deny(
             refusal(tool if isinstance(tool, str) and tool else "这个工具", role=role, delegate=delegate)

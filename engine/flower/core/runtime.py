@@ -208,6 +208,12 @@ class Runtime:
             shutil.rmtree(self._tmp, ignore_errors=True)
             self._tmp = None
 
+    @property
+    def sandbox_tmp(self) -> Path | None:
+        """The private TMPDIR of this Runtime's sandboxed commands; None until one ran, and again
+        once `close()` removed it."""
+        return self._tmp
+
     def _decide(self, value: SandboxPolicy | str | bool | None) -> SandboxState:
         state = decide(SandboxPolicy.of(value))
         if state.note is not None and state.note not in self.notices:

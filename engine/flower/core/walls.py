@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from .agent import AgentSpec
-from .guard import HANDS_ON, allowed_names, allowlist_guard, refusal
+from .guard import HANDS_ON, allowed_names, allowlist_guard, allows, refusal
 
 if TYPE_CHECKING:  # the SDK is slow to import
     from claude_agent_sdk import HookMatcher
@@ -70,7 +70,7 @@ def refuse_permission(allowed: list[str] | None, *, role: str, delegate: bool = 
     ) -> PermissionResult:
         from claude_agent_sdk.types import PermissionResultDeny
 
-        if context.agent_id is None and tool not in names:
+        if context.agent_id is None and not allows(names, tool):
             # the same words as layer 2: a tool the role does not have
             return PermissionResultDeny(message=refusal(tool, role=role, delegate=delegate))
         return PermissionResultDeny(message=UNATTENDED)
