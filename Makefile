@@ -20,7 +20,8 @@ $(VENV)/.test: pyproject.toml | $(BIN)/python
 demo: $(VENV)/.runtime
 	$(BIN)/flower demo
 
-# Operating-system tools the tests use (strace proves the CLI only talks to 127.0.0.1).
+# Operating-system tools the tests use (strace proves the CLI only talks to 127.0.0.1;
+# bubblewrap and socat are the CLI's Bash sandbox).
 system-deps:
 	@sh scripts/system-deps.sh
 

@@ -16,6 +16,7 @@ from .. import __version__
 COMMANDS = ("go", "run", "once", "setup", "demo")
 PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
 WAIT_HELP = "同一个 run 目录里已经有 flower 在跑这个流程时,排队等它跑完再开始(默认:说一句是谁在跑,就退出)"
+SANDBOX_MODES = ("require", "auto", "off")  # flower.core.sandbox.MODES, kept import-free here
 
 
 class _Parser(argparse.ArgumentParser):
@@ -88,6 +89,16 @@ def _add_global_flags(parser: argparse.ArgumentParser, *, copy: bool) -> None:
     )
 
 
+def _add_sandbox_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--sandbox",
+        choices=SANDBOX_MODES,
+        default="auto",
+        help="Bash 命令关进沙箱:require = 没有沙箱就不跑;auto = 能关就关,关不了说一句再照跑(默认);"
+        "off = 不关(docs/safety.md)",
+    )
+
+
 def build_parser() -> _Parser:
     parser = _Parser(
         prog="flower",
@@ -148,6 +159,7 @@ def build_parser() -> _Parser:
         action="store_true",
         help="跑完不写给下一个工具的交接(默认写进工作区根目录 CLAUDE.md 和 AGENTS.md 的 flower 块)",
     )
+    _add_sandbox_flag(go)
     _add_global_flags(go, copy=True)
     subs["go"] = go
 
@@ -156,6 +168,7 @@ def build_parser() -> _Parser:
         "target", help="例如 flows:main 或 flows.py:main;属性可以是 Workflow,或返回 Workflow 的函数"
     )
     run.add_argument("--wait", action="store_true", help=WAIT_HELP)
+    _add_sandbox_flag(run)
     _add_global_flags(run, copy=True)
     subs["run"] = run
 
@@ -179,6 +192,7 @@ def build_parser() -> _Parser:
     )
     once.add_argument("--resume", default=None, metavar="SESSION_ID", help="接着一个已有的会话")
     once.add_argument("--fork", action="store_true", help="分叉而不是接着(要和 --resume 一起用)")
+    _add_sandbox_flag(once)
     _add_global_flags(once, copy=True)
     subs["once"] = once
 
