@@ -1,13 +1,27 @@
 #!/bin/sh
-# Install the operating-system packages the test suite needs, if they are missing.
+# Install the operating-system packages the test suite needs, if they are missing:
+# strace (proves the CLI only talks to 127.0.0.1), git, and PostgreSQL (the tests start a
+# throwaway server of their own for PostgresSessionStore: flower/sim/postgres.py).
 set -eu
 missing=""
 for tool in strace git; do
     command -v "$tool" >/dev/null 2>&1 || missing="$missing $tool"
 done
+# Debian keeps the server binaries out of PATH, under /usr/lib/postgresql/<version>/bin.
+if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb >/dev/null 2>&1; then
+    missing="$missing postgresql"
+fi
 [ -z "$missing" ] && exit 0
 echo "installing:$missing"
 if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi
+case "$missing" in
+*postgresql*)
+    # the tests start servers of their own; Debian's package would also create (and, where
+    # services run, start) a cluster of its own on port 5432: tell it not to
+    $SUDO mkdir -p /etc/postgresql-common/createcluster.d
+    echo "create_main_cluster = false" | $SUDO tee /etc/postgresql-common/createcluster.d/flower-tests.conf >/dev/null
+    ;;
+esac
 $SUDO apt-get update -qq
 # shellcheck disable=SC2086
 $SUDO apt-get install -y -qq $missing
