@@ -10,7 +10,6 @@ from claude_agent_sdk.testing import run_session_store_conformance
 from claude_agent_sdk.types import SessionStore
 
 from flower.stores.prune import PruningSessionStore
-from flower.stores.sqlite import SqliteSessionStore
 from flower.stores.trim import TrimmingSessionStore
 
 OPTIONAL = ("list_sessions", "list_session_summaries", "delete", "list_subkeys")
@@ -20,9 +19,9 @@ LAYERS = [TrimmingSessionStore, PruningSessionStore]
 @pytest.mark.parametrize("layer", LAYERS, ids=lambda c: c.__name__)
 async def test_layer_passes_sdk_conformance(tmp_path: Path, layer: type[TrimmingSessionStore]) -> None:
     counter = itertools.count()
-    stores: list[SqliteSessionStore] = []
+    stores: list[TrimmingSessionStore] = []
 
-    def make() -> SqliteSessionStore:
+    def make() -> TrimmingSessionStore:
         n = next(counter)
         store = layer(tmp_path / f"db{n}" / "sessions.db", tmp_path / f"ws{n}")
         stores.append(store)
