@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     import psycopg
     from psycopg_pool import ConnectionPool
 
-__all__ = ["PostgresLedger", "PostgresSessionStore", "PostgresStoreError"]
+__all__ = ["PostgresLedger", "PostgresRunBook", "PostgresSessionStore", "PostgresStoreError", "read_lineage"]
 
 _T = TypeVar("_T")
 
@@ -119,10 +119,11 @@ CREATE TABLE IF NOT EXISTS {s}.lineages (
     updated   bigint NOT NULL
 );
 CREATE TABLE IF NOT EXISTS {s}.manifest (
-    workspace text    NOT NULL,
-    run       text    NOT NULL,
-    position  integer NOT NULL,
-    row_data  json    NOT NULL,
+    workspace  text    NOT NULL,
+    run        text    NOT NULL,
+    position   integer NOT NULL,
+    started_at double precision NOT NULL,
+    row_data   json    NOT NULL,
     PRIMARY KEY (workspace, run, position)
 );
 """
@@ -391,6 +392,10 @@ class PostgresSessionStore(SessionStore):
 
     # -- synchronous helpers (no event loop needed) --------------------------------------
 
+    def run_book(self) -> PostgresRunBook:
+        """Lineages and manifests of the runs this store's sessions belong to, by workspace."""
+        return PostgresRunBook(self.connection, self.quoted)
+
     def decision_ledger(self) -> PostgresLedger:
         """The resume-time layers' ledger, in tables of this store's schema."""
         with self._lock:
@@ -514,3 +519,121 @@ class PostgresLedger:
                     conn.execute(f"DELETE FROM {name} WHERE {_KEY_IS}", (pk, sid, sub))
                 else:
                     conn.execute(f"DELETE FROM {name} WHERE {_SESSION_IS}", (pk, sid))
+
+
+class PostgresRunBook:
+    """A run's lineage and manifest rows, kept by workspace identity in the store's schema.
+
+    The local ``lineage.json`` and ``manifest.json`` stay where they are; with a shared store
+    these rows are written beside them, so that another checkout of the same work (another
+    machine) finds which session each step continues.
+    """
+
+    def __init__(self, connect: Callable[[], Any], quoted_schema: str) -> None:
+        self._connect = connect
+        self._s = quoted_schema
+
+    @classmethod
+    def direct(cls, url: str, *, schema: str = "flower") -> PostgresRunBook:
+        """A book that opens a connection of its own for each call (no store, no pool)."""
+        import psycopg
+
+        if not _SCHEMA_NAME.match(schema):
+            raise ValueError(f"schema {schema!r} is not a plain lower-case SQL name")
+        checked = check_store_url(url)
+
+        @contextmanager
+        def connect() -> Iterator[Any]:
+            try:
+                with psycopg.connect(checked, autocommit=True, connect_timeout=_CONNECT_TIMEOUT_S) as conn:
+                    yield conn
+            except psycopg.Error as exc:
+                text = redact_text(str(exc).strip(), checked)
+                raise PostgresStoreError(f"run book {redact_url(checked)}: {text}") from None
+
+        return cls(connect, f'"{schema}"')
+
+    def lineage(self, workspace: str) -> dict[str, Any] | None:
+        with self._connect() as conn:
+            row = conn.execute(
+                f"SELECT data FROM {self._s}.lineages WHERE workspace = %s", (workspace,)
+            ).fetchone()
+        return dict(row[0]) if row is not None and isinstance(row[0], dict) else None
+
+    def update_lineage(
+        self, workspace: str, change: Callable[[dict[str, Any] | None], dict[str, Any]]
+    ) -> dict[str, Any]:
+        """Read the workspace's lineage under a row lock, let ``change`` merge into it, write it."""
+        from psycopg.types.json import Jsonb
+
+        s = self._s
+        with self._connect() as conn, conn.transaction():
+            conn.execute(
+                f"INSERT INTO {s}.lineages (workspace, data, updated) VALUES (%s, 'null'::jsonb, 0) "
+                "ON CONFLICT (workspace) DO NOTHING",
+                (workspace,),
+            )
+            row = conn.execute(
+                f"SELECT data FROM {s}.lineages WHERE workspace = %s FOR UPDATE", (workspace,)
+            ).fetchone()
+            current = row[0] if row is not None and isinstance(row[0], dict) else None
+            new = change(dict(current) if current is not None else None)
+            conn.execute(
+                f"UPDATE {s}.lineages SET data = %s, "
+                "updated = (EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::bigint WHERE workspace = %s",
+                (Jsonb(new), workspace),
+            )
+        return new
+
+    def put_manifest(self, workspace: str, run: str, rows: list[dict[str, Any]]) -> None:
+        """This process's rows (``run``), replacing what it wrote before; others' rows stay."""
+        s = self._s
+        with self._connect() as conn, conn.transaction():
+            conn.execute(f"DELETE FROM {s}.manifest WHERE workspace = %s AND run = %s", (workspace, run))
+            for position, row in enumerate(rows):
+                started = row.get("started_at")
+                conn.execute(
+                    f"INSERT INTO {s}.manifest (workspace, run, position, started_at, row_data) "
+                    "VALUES (%s, %s, %s, %s, %s::json)",
+                    (
+                        workspace,
+                        run,
+                        position,
+                        float(started) if isinstance(started, (int, float)) else 0.0,
+                        dump(row),
+                    ),
+                )
+
+    def manifest(self, workspace: str) -> list[dict[str, Any]]:
+        """Every run's rows for the workspace, oldest run first."""
+        with self._connect() as conn:
+            rows = conn.execute(
+                f"SELECT row_data FROM {self._s}.manifest WHERE workspace = %s "
+                "ORDER BY min(started_at) OVER (PARTITION BY run), run, position",
+                (workspace,),
+            ).fetchall()
+        return [r[0] for r in rows if isinstance(r[0], dict)]
+
+
+def read_lineage(url: str, workspace: str, *, schema: str = "flower") -> dict[str, Any] | None:
+    """The workspace's lineage in a store, read without creating anything; None if there is none
+    (no schema yet, no row) or the store cannot be reached (a read-only probe never fails)."""
+    import psycopg
+
+    if not _SCHEMA_NAME.match(schema):
+        return None
+    try:
+        with psycopg.connect(
+            check_store_url(url), autocommit=True, connect_timeout=_CONNECT_TIMEOUT_S
+        ) as conn:
+            found = conn.execute("SELECT to_regclass(%s)", (f'"{schema}".lineages',)).fetchone()
+            if found is None or found[0] is None:
+                return None
+
+            @contextmanager
+            def same() -> Iterator[Any]:
+                yield conn
+
+            return PostgresRunBook(same, f'"{schema}"').lineage(workspace)
+    except (psycopg.Error, ValueError):
+        return None

@@ -105,7 +105,9 @@ class Workflow:
         woke = 0
         carried: set[str] = set()  # steps whose session comes from an earlier process
         if self.continuous and getattr(runtime, "run_dir", None) and getattr(runtime, "workspace", None):
-            lineage = Lineage.open(runtime.run_dir, runtime.workspace)
+            lineage = Lineage.open(
+                runtime.run_dir, runtime.workspace, shared=getattr(runtime, "shared", None)
+            )
             repair = lineage.repair_now()  # a damaged file: moved aside, rebuilt from the manifest
             if repair is not None:
                 emit(Recovery(text=repair.line(), backup=str(repair.backup)))
