@@ -36,7 +36,7 @@ import uuid as uuidlib
 from pathlib import Path
 from typing import Any, cast
 
-from claude_agent_sdk.types import SessionKey, SessionStoreEntry
+from claude_agent_sdk.types import SessionKey, SessionStore, SessionStoreEntry
 
 from flower.stores.ephemeral import EphemeralPolicy, is_ephemeral
 from flower.stores.prune import PrunePolicy, PruningSessionStore
@@ -450,7 +450,7 @@ def verify(
     return counts
 
 
-async def load(store: SqliteSessionStore, key: SessionKey) -> list[dict[str, Any]]:
+async def load(store: SessionStore, key: SessionKey) -> list[dict[str, Any]]:
     entries = await store.load(key)
     assert entries is not None, "the benchmark transcript is missing"
     return cast("list[dict[str, Any]]", entries)

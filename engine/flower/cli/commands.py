@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.display import first_line
-from .builders import build_flow, build_runtime, once_call, once_spec, workspace_of
+from .builders import build_flow, build_runtime, once_call, once_spec, store_of, workspace_of
 from .credentials import credential_problem, describe_credentials, looks_like_auth
 from .driver import QUIT_NOTE, Driver, drive
 from .target import TargetError, load_target
@@ -29,6 +29,7 @@ BROKEN_BRIEF = (
     '{path} 没法接着用:{problem}。补好它再跑 `flower`,或者 flower "一句诉求" 重新确认(旧文件会先备份)。'
 )
 STARTER = "starter"  # the name of the flow `go` runs (starter_flow)
+STORE_LINE = ". 会话库 {where};这份工作认的是:{why}"
 CLOSING = "总花费 ${cost:.4f} · 清单 {manifest}"
 QUIT_ONCE = "! 退出。这一次没跑完;会话还在库里,可以 flower once --resume <会话> 接着。"
 
@@ -97,7 +98,7 @@ def _go(args: argparse.Namespace, ws: Path, *, screen: Screen, source: LineSourc
         if lock is None:
             return 1
         held.append(lock)
-    state = wake_state(ws, run_dir=args.run_dir, isolate=args.isolate)
+    state = wake_state(ws, run_dir=args.run_dir, isolate=args.isolate, store=store_of(args))
     new = bool(args.new)
     ask = args.ask
     if ask is None:
@@ -136,6 +137,7 @@ def _go(args: argparse.Namespace, ws: Path, *, screen: Screen, source: LineSourc
     except RuntimeError as exc:
         screen.say(str(exc), err=True)
         return 1
+    _say_store(screen, runtime)
     try:
         if waking:
             sid = state["steps"].get(WORK_STEP)
@@ -145,6 +147,13 @@ def _go(args: argparse.Namespace, ws: Path, *, screen: Screen, source: LineSourc
         return _run_workflow(flow, runtime, args, screen=screen, source=source)
     finally:
         runtime.close()
+
+
+def _say_store(screen: Screen, runtime: Any) -> None:
+    """Which shared store the run keeps its books in, and what names this work there."""
+    shared = getattr(runtime, "shared", None)
+    if shared is not None:
+        screen.say(STORE_LINE.format(where=shared.where, why=shared.identity.why), err=True)
 
 
 def _run_workflow(
