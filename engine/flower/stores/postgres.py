@@ -143,8 +143,14 @@ class PostgresSessionStore(SessionStore):
     """
 
     def __init__(self, url: str, *, schema: str = "flower", pool_size: int = 4) -> None:
-        import psycopg
-        from psycopg_pool import ConnectionPool
+        try:
+            import psycopg
+            from psycopg_pool import ConnectionPool
+        except ImportError as exc:
+            raise ImportError(
+                f"PostgresSessionStore needs psycopg 3 and psycopg_pool ({exc.name} is missing): "
+                "pip install 'flower-agents[postgres]'"
+            ) from None
 
         if not _SCHEMA_NAME.match(schema):
             raise ValueError(
