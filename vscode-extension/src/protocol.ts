@@ -17,6 +17,8 @@ export interface InitOptions {
   timeout_s?: number | null;
   /** the model's context window for handoffs; null = inferred from the model */
   window?: number | null;
+  /** a shared session store's URL (postgresql://...), the editor's `flower.store`; null = the server's $FLOWER_STORE, else each run directory's sessions.db. Never logged: messages show it with the password masked */
+  store?: string | null;
 }
 
 /** Wake the folder's last run and go on (the "Flower: Continue" behaviour). */
