@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import socket
 import subprocess
 import sys
 import time
@@ -241,6 +242,22 @@ def test_a_starter_flow_killed_on_machine_a_is_continued_on_machine_b(
         )
         work = (book.lineage(identity.key) or {})["steps"][WORK]
         wait_until(lambda: work in stored(pg_url, a), "the work session mirrored")
+        # meanwhile, on machine B: the same work is taken, by whom and where is said
+        b = clone(origin, tmp_path / "machine-b" / "elsewhere" / "checkout")
+        early = flower(
+            "--store",
+            pg_url,
+            "-r",
+            str(tmp_path / "early-runs"),
+            "--timeout",
+            "0",
+            REQUEST,
+            cwd=b,
+            env=cli_env(sim, tmp_path / "claude-early"),
+        )
+        assert early.returncode == 1, early.stdout + early.stderr
+        assert f"这份工作已经有一个 flower 在 {socket.gethostname()} 上跑流程「starter」" in early.stderr
+        assert "flower go" in early.stderr and f"pid {first.proc.pid}" in early.stderr
     finally:
         first.kill()
     assert first.proc.returncode == -9
@@ -252,7 +269,7 @@ def test_a_starter_flow_killed_on_machine_a_is_continued_on_machine_b(
     git("add", "-A", ".flower", cwd=a)
     git("commit", "-q", "-m", "flower notes", cwd=a)
     git("push", "-q", cwd=a)
-    b = clone(origin, tmp_path / "machine-b" / "elsewhere" / "checkout")
+    git("pull", "-q", cwd=b)
     assert not (b / "runs").exists()
     assert identify(b) == identity  # same remote, same branch: the same work
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -53,23 +54,38 @@ def _ready(args: argparse.Namespace, screen: Screen, *, verbose: bool) -> Path |
     return ws
 
 
-def _claim(args: argparse.Namespace, flow: str, screen: Screen, who: str) -> Any:
-    """Hold the flow's lock in this run_dir (waiting with --wait); None, said why, if not."""
+def _claim(args: argparse.Namespace, flow: str, screen: Screen, who: str) -> ExitStack | None:
+    """Hold the flow's lock in this run_dir (waiting with --wait) and, with a shared store, the
+    flow of this work on every machine; None, said why, if not. Closing the stack releases them."""
     from ..core.rundir import FlowBusy, FlowLock
+    from ..core.shared import SharedFlowLock, shared_run
 
+    held = ExitStack()
     lock = FlowLock(args.run_dir, flow, who=who)
     try:
         lock.acquire(
             wait=bool(getattr(args, "wait", False)),
             waiting=lambda busy: screen.say(WAITING.format(busy=busy), err=True),
         )
+        held.callback(lock.release)
+        shared = shared_run(store_of(args), workspace_of(args))
+        if shared is not None:
+            claim = SharedFlowLock(shared, flow, run_dir=args.run_dir, who=who)
+            claim.acquire()
+            held.callback(claim.release)
     except FlowBusy as busy:
+        held.close()
         screen.say(f"x {busy}。{BUSY_HINT}", err=True)
         return None
     except OSError as exc:
+        held.close()
         screen.say(f"x 没法在 {args.run_dir} 里占住流程「{flow}」:{exc}", err=True)
         return None
-    return lock
+    except (ValueError, RuntimeError) as exc:  # a store URL that is not one, a store out of reach
+        held.close()
+        screen.say(f"x 打不开会话库:{exc}", err=True)
+        return None
+    return held
 
 
 def go_command(
@@ -80,15 +96,17 @@ def go_command(
     ws = _ready(args, screen, verbose=args.verbose)
     if ws is None:
         return 1
-    held: list[Any] = []
+    held: list[ExitStack] = []
     try:
         return _go(args, ws, screen=screen, source=source, held=held)
     finally:
-        for lock in held:
-            lock.release()
+        for claims in held:
+            claims.close()
 
 
-def _go(args: argparse.Namespace, ws: Path, *, screen: Screen, source: LineSource, held: list[Any]) -> int:
+def _go(
+    args: argparse.Namespace, ws: Path, *, screen: Screen, source: LineSource, held: list[ExitStack]
+) -> int:
     from ..workflow.starter import banner_line, wake_state
 
     if getattr(args, "wait", False):
@@ -272,7 +290,7 @@ def run_command(
         finally:
             runtime.close()
     finally:
-        lock.release()
+        lock.close()
 
 
 def once_command(

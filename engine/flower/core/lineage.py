@@ -7,9 +7,10 @@ silently means "start fresh", and a failed write never fails the run. A damaged 
 processes sharing a run_dir never lose each other's entries or wake-ups.
 
 With a shared store (`shared`), the lineage is also kept in the store, under the workspace's
-identity: what the store holds and what the file holds are merged when it is opened (the
-store's entry wins for a step both name), every write goes to the store first (under its row
-lock, merged into what is there) and the file then mirrors the result. A store that cannot be
+identity, and the store's copy is the one that counts (another machine may have gone on since
+this folder's file was written); the file counts only while the store has none (a run begun
+before the store). Every write goes to the store first (under its row lock, merged into what
+is there) and the file then mirrors the result. A store that cannot be
 reached leaves the file working alone: continuity is a bonus there too.
 """
 
@@ -86,9 +87,8 @@ class Lineage:
         except Exception:  # an unreachable store: the file alone, as for a local run
             return
         if data is None or _problem(data) is not None:
-            return
-        self.steps = {**self.steps, **data.get("steps", {})}
-        self.woke = max(self.woke, int(data.get("woke", 0)))
+            return  # the store has none: the file (a run from before the store) stands
+        self.steps, self.woke = dict(data.get("steps", {})), int(data.get("woke", 0))
 
     def _rebuilt(self, problem: str) -> Lineage:
         rows, _ = read_manifest(self.path.parent)
@@ -161,9 +161,9 @@ class Lineage:
 
         def merge(data: dict[str, Any] | None) -> dict[str, Any]:
             if data is None or _problem(data) is not None:
-                base = self._record()
+                base = self._record()  # the store's first copy: what this process knows
             else:
-                base = {"woke": data.get("woke", 0), "steps": {**self.steps, **data.get("steps", {})}}
+                base = {"woke": data.get("woke", 0), "steps": dict(data.get("steps", {}))}
             base["workspace"] = str(self.workspace)  # the folder that wrote last
             change(base)
             return base

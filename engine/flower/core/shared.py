@@ -11,19 +11,27 @@ sessions; the files stay the source only for a plain local run.
 
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Callable
+import socket
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
 from .identity import WorkspaceIdentity, identify
+from .rundir import FlowBusy, Holder, default_who, holding, note_claim
 
 __all__ = [
     "STORE_VAR",
     "ReadOnlyBook",
     "RunBook",
+    "SharedFlowBusy",
+    "SharedFlowLock",
     "SharedRun",
+    "holding_shared",
     "shared_key",
     "shared_run",
     "store_setting",
@@ -107,3 +115,78 @@ def shared_run(store: str | None, workspace: str | Path, *, read_only: bool = Fa
     check_store_url(url)
     book: RunBook = ReadOnlyBook(url) if read_only else PostgresRunBook.direct(url)
     return SharedRun.of(workspace, book, redact_url(url))
+
+
+class SharedFlowBusy(FlowBusy):
+    """Another process, on this machine or another, works on this flow of the same work."""
+
+    def __init__(self, flow: str, run_dir: Path, holder: Holder, *, host: str, where: str) -> None:
+        super().__init__(flow, run_dir, holder)
+        self.host, self.where = host, where
+        self.args = (
+            f"这份工作已经有一个 flower 在 {host or '另一台机器'} 上跑流程「{flow}」:"
+            f"{holder.describe()},会话库 {where}",
+        )
+
+
+class SharedFlowLock:
+    """A claim on one flow of the work across every machine that shares the store.
+
+    Taken beside the run_dir's own lock: two checkouts of the same work never run one flow (and
+    so resume one session) at once. A book that cannot hold flows (a caller's own) claims nothing.
+    """
+
+    def __init__(self, shared: SharedRun, flow: str, *, run_dir: str | Path, who: str | None = None) -> None:
+        self.shared = shared
+        self.flow = flow
+        self.run_dir = Path(run_dir)
+        self.who = who or default_who()
+        self._release: Callable[[], None] | None = None
+
+    @property
+    def key(self) -> str:
+        return f"shared:{self.shared.identity.key}\n{self.flow}"
+
+    @property
+    def held(self) -> bool:
+        return self._release is not None
+
+    def acquire(self) -> None:
+        if self._release is not None:
+            return
+        claim = getattr(self.shared.book, "claim_flow", None)
+        release: Callable[[], None] | None = None
+        if callable(claim):
+            note = {"pid": os.getpid(), "who": self.who, "host": socket.gethostname(), "since": time.time()}
+            release, other = claim(self.shared.identity.key, self.flow, note)
+            if release is None:
+                found = other or {}
+                holder = Holder(
+                    int(found.get("pid") or 0), str(found.get("who") or ""), float(found.get("since") or 0.0)
+                )
+                raise SharedFlowBusy(
+                    self.flow,
+                    self.run_dir,
+                    holder,
+                    host=str(found.get("host") or ""),
+                    where=self.shared.where,
+                )
+        self._release = release or (lambda: None)
+        note_claim(self)
+
+    def release(self) -> None:
+        release, self._release = self._release, None
+        if release is not None:
+            with contextlib.suppress(Exception):
+                release()
+
+
+@contextmanager
+def holding_shared(runtime: Any, flow: str) -> Iterator[None]:
+    """Hold ``flow`` across the machines sharing the runtime's store, if it has one."""
+    shared = getattr(runtime, "shared", None)
+    if not isinstance(shared, SharedRun):
+        yield
+        return
+    with holding(SharedFlowLock(shared, flow, run_dir=getattr(runtime, "run_dir", "."))):
+        yield

@@ -118,6 +118,12 @@ CREATE TABLE IF NOT EXISTS {s}.lineages (
     data      jsonb  NOT NULL,
     updated   bigint NOT NULL
 );
+CREATE TABLE IF NOT EXISTS {s}.flows (
+    workspace text  NOT NULL,
+    flow      text  NOT NULL,
+    holder    jsonb NOT NULL,
+    PRIMARY KEY (workspace, flow)
+);
 CREATE TABLE IF NOT EXISTS {s}.manifest (
     workspace  text    NOT NULL,
     run        text    NOT NULL,
@@ -131,6 +137,35 @@ CREATE TABLE IF NOT EXISTS {s}.manifest (
 
 class PostgresStoreError(RuntimeError):
     """A database error, said with the store's URL redacted (never its password)."""
+
+
+def ensure_schema(conn: psycopg.Connection[Any], schema: str, where: str) -> None:
+    """Create the store's tables in ``schema`` unless they are there (one creator at a time)."""
+    quoted = f'"{schema}"'
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (_DDL_LOCK,))
+        found = conn.execute(
+            "SELECT 1 FROM information_schema.tables WHERE table_schema = %s AND table_name = 'version'",
+            (schema,),
+        ).fetchone()
+        if found is not None:
+            row = conn.execute(f"SELECT version FROM {quoted}.version WHERE id = 1").fetchone()
+            version = int(row[0]) if row is not None else 0
+            if version > SCHEMA_VERSION:
+                raise PostgresStoreError(
+                    f"session store {where}: schema version {version} is newer than this "
+                    f"flower supports ({SCHEMA_VERSION}); upgrade flower or use another schema"
+                )
+            if version == SCHEMA_VERSION:
+                return
+        for statement in _DDL.format(s=quoted).split(";"):
+            if statement.strip():
+                conn.execute(statement)
+        conn.execute(
+            f"INSERT INTO {quoted}.version (id, version) VALUES (1, %s) "
+            "ON CONFLICT (id) DO UPDATE SET version = excluded.version",
+            (SCHEMA_VERSION,),
+        )
 
 
 class PostgresSessionStore(SessionStore):
@@ -192,30 +227,7 @@ class PostgresSessionStore(SessionStore):
         return PostgresStoreError(f"session store {self.where}: {what}: {text}")
 
     def _init_schema(self, conn: psycopg.Connection[Any]) -> None:
-        with conn.transaction():
-            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_DDL_LOCK,))
-            found = conn.execute(
-                "SELECT 1 FROM information_schema.tables WHERE table_schema = %s AND table_name = 'version'",
-                (self.schema,),
-            ).fetchone()
-            if found is not None:
-                row = conn.execute(f"SELECT version FROM {self._s}.version WHERE id = 1").fetchone()
-                version = int(row[0]) if row is not None else 0
-                if version > SCHEMA_VERSION:
-                    raise PostgresStoreError(
-                        f"session store {self.where}: schema version {version} is newer than this "
-                        f"flower supports ({SCHEMA_VERSION}); upgrade flower or use another schema"
-                    )
-                if version == SCHEMA_VERSION:
-                    return
-            for statement in _DDL.format(s=self._s).split(";"):
-                if statement.strip():
-                    conn.execute(statement)
-            conn.execute(
-                f"INSERT INTO {self._s}.version (id, version) VALUES (1, %s) "
-                "ON CONFLICT (id) DO UPDATE SET version = excluded.version",
-                (SCHEMA_VERSION,),
-            )
+        ensure_schema(conn, self.schema, self.where)
 
     @contextmanager
     def connection(self) -> Iterator[psycopg.Connection[Any]]:
@@ -400,7 +412,7 @@ class PostgresSessionStore(SessionStore):
 
     def run_book(self) -> PostgresRunBook:
         """Lineages and manifests of the runs this store's sessions belong to, by workspace."""
-        return PostgresRunBook(self.connection, self.quoted)
+        return PostgresRunBook(self.connection, self.quoted, dedicated=lambda: _dedicated(self._url))
 
     def decision_ledger(self) -> PostgresLedger:
         """The resume-time layers' ledger, in tables of this store's schema."""
@@ -535,9 +547,12 @@ class PostgresRunBook:
     machine) finds which session each step continues.
     """
 
-    def __init__(self, connect: Callable[[], Any], quoted_schema: str) -> None:
+    def __init__(
+        self, connect: Callable[[], Any], quoted_schema: str, *, dedicated: Callable[[], Any] | None = None
+    ) -> None:
         self._connect = connect
         self._s = quoted_schema
+        self._dedicated = dedicated
 
     @classmethod
     def direct(cls, url: str, *, schema: str = "flower") -> PostgresRunBook:
@@ -547,17 +562,27 @@ class PostgresRunBook:
         if not _SCHEMA_NAME.match(schema):
             raise ValueError(f"schema {schema!r} is not a plain lower-case SQL name")
         checked = check_store_url(url)
+        where = f"{redact_url(checked)} (schema {schema})"
+        made: list[bool] = []  # the schema is made (or found) by the first connection
 
         @contextmanager
         def connect() -> Iterator[Any]:
             try:
                 with psycopg.connect(checked, autocommit=True, connect_timeout=_CONNECT_TIMEOUT_S) as conn:
+                    if not made:
+                        ensure_schema(conn, schema, where)
+                        made.append(True)
                     yield conn
             except psycopg.Error as exc:
                 text = redact_text(str(exc).strip(), checked)
-                raise PostgresStoreError(f"run book {redact_url(checked)}: {text}") from None
+                raise PostgresStoreError(f"run book {where}: {text}") from None
 
-        return cls(connect, f'"{schema}"')
+        def dedicated() -> Any:
+            with connect():
+                pass  # the schema exists before the flow lock's table is used
+            return _dedicated(checked)
+
+        return cls(connect, f'"{schema}"', dedicated=dedicated)
 
     def lineage(self, workspace: str) -> dict[str, Any] | None:
         with self._connect() as conn:
@@ -610,6 +635,54 @@ class PostgresRunBook:
                     ),
                 )
 
+    def claim_flow(
+        self, workspace: str, flow: str, holder: dict[str, Any]
+    ) -> tuple[Callable[[], None] | None, dict[str, Any] | None]:
+        """Claim one flow of the workspace for as long as this process lives: (release, None), or
+        (None, what its holder wrote) when another session holds it.
+
+        A session-level advisory lock on a connection of its own: the server drops it the moment
+        that connection ends, so a process killed with SIGKILL never blocks the next one.
+        """
+        from psycopg.types.json import Jsonb
+
+        if self._dedicated is None:
+            raise PostgresStoreError("this run book cannot hold a flow")
+        import psycopg
+
+        s, key = self._s, f"{workspace}\n{flow}"
+        conn = self._dedicated()
+        try:
+            row = conn.execute("SELECT pg_try_advisory_lock(hashtextextended(%s, 0))", (key,)).fetchone()
+            if row is None or not row[0]:
+                found = conn.execute(
+                    f"SELECT holder FROM {s}.flows WHERE workspace = %s AND flow = %s", (workspace, flow)
+                ).fetchone()
+                conn.close()
+                return None, dict(found[0]) if found is not None and isinstance(found[0], dict) else {}
+            conn.execute(
+                f"INSERT INTO {s}.flows (workspace, flow, holder) VALUES (%s, %s, %s) "
+                "ON CONFLICT (workspace, flow) DO UPDATE SET holder = excluded.holder",
+                (workspace, flow, Jsonb(holder)),
+            )
+        except psycopg.Error as exc:
+            conn.close()
+            raise PostgresStoreError(f"run book: cannot claim the flow {flow!r}: {exc}") from None
+        except BaseException:
+            conn.close()
+            raise
+
+        def release() -> None:
+            try:
+                conn.execute(f"DELETE FROM {s}.flows WHERE workspace = %s AND flow = %s", (workspace, flow))
+                conn.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", (key,))
+            except Exception:
+                pass  # closing the connection below releases the lock anyway
+            finally:
+                conn.close()
+
+        return release, None
+
     def manifest(self, workspace: str) -> list[dict[str, Any]]:
         """Every run's rows for the workspace, oldest run first."""
         with self._connect() as conn:
@@ -619,6 +692,19 @@ class PostgresRunBook:
                 (workspace,),
             ).fetchall()
         return [r[0] for r in rows if isinstance(r[0], dict)]
+
+
+def _dedicated(url: str) -> Any:
+    """A connection of its own (not pooled), kept alive across hours of idleness."""
+    import psycopg
+
+    try:
+        return psycopg.connect(
+            url, autocommit=True, connect_timeout=_CONNECT_TIMEOUT_S, keepalives=1, keepalives_idle=60
+        )
+    except psycopg.Error as exc:
+        text = redact_text(str(exc).strip(), url)
+        raise PostgresStoreError(f"session store {redact_url(url)}: {text}") from None
 
 
 def read_lineage(url: str, workspace: str, *, schema: str = "flower") -> dict[str, Any] | None:
