@@ -354,3 +354,70 @@ def test_asyncio_is_not_needed_for_the_helpers(pg_url: str, tmp_path: Path) -> N
         assert asyncio.run(store.list_sessions(key["project_key"]))[0]["session_id"] == "s9"
     finally:
         store.close()
+
+
+# -- how Runtime chooses its store -----------------------------------------------------------------
+
+
+@pytest.fixture
+def key_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+    monkeypatch.delenv("FLOWER_STORE", raising=False)
+
+
+def test_by_default_the_runtime_builds_the_seeds_store(tmp_path: Path, key_set: None) -> None:
+    from flower.core.runtime import Runtime
+    from flower.stores.sqlite import SqliteSessionStore
+
+    rt = Runtime(workspace=tmp_path / "ws", run_dir=tmp_path / "runs", keep_denials=3)
+    try:
+        assert type(rt.store) is PruningSessionStore and type(rt.store.inner) is SqliteSessionStore
+        assert rt.store.inner.path == tmp_path / "runs" / "sessions.db"
+        assert rt.store.prune_policy.keep_denials == 3 and rt.store.workspace == tmp_path / "ws"
+        assert rt.shared is None
+    finally:
+        rt.close()
+
+
+@pytest.mark.parametrize("how", ["argument", "environment"])
+def test_a_store_url_gives_the_same_layers_over_the_shared_store(
+    tmp_path: Path, pg_url: str, key_set: None, monkeypatch: pytest.MonkeyPatch, how: str
+) -> None:
+    from flower.core.runtime import Runtime
+
+    ws = repo(tmp_path / "ws", ("origin", "https://h/r"))
+    if how == "environment":
+        monkeypatch.setenv("FLOWER_STORE", pg_url)
+    rt = Runtime(workspace=ws, run_dir=tmp_path / "runs", store=pg_url if how == "argument" else None)
+    try:
+        assert type(rt.store) is PruningSessionStore and isinstance(rt.store.inner, WorkspaceStore)
+        assert rt.store.inner.shared_key == "workspace:git:h/r#main"
+        assert rt.shared is not None and rt.shared.identity == identify(ws)
+        assert "***" in rt.store_where and pg_url.split(":")[2].split("@")[0] not in rt.store_where
+        assert not (tmp_path / "runs" / "sessions.db").exists()
+    finally:
+        rt.close()
+    # an empty store forces the local one, whatever the environment says
+    local = Runtime(workspace=ws, run_dir=tmp_path / "runs", store="")
+    try:
+        assert local.shared is None and (tmp_path / "runs" / "sessions.db").exists()
+    finally:
+        local.close()
+
+
+def test_a_store_without_flowers_helpers_is_refused_at_construction(tmp_path: Path, key_set: None) -> None:
+    from claude_agent_sdk import InMemorySessionStore
+
+    from flower.core.runtime import Runtime
+
+    with pytest.raises(TypeError, match="InMemorySessionStore does not"):
+        Runtime(workspace=tmp_path, run_dir=tmp_path / "runs", store=InMemorySessionStore())
+
+
+def test_a_bad_store_url_is_a_clear_error_without_its_password(tmp_path: Path, key_set: None) -> None:
+    from flower.core.recovery import StoreError
+    from flower.core.runtime import Runtime
+
+    with pytest.raises(StoreError) as caught:
+        Runtime(workspace=tmp_path, run_dir=tmp_path / "runs", store="postgresql://u:topsecret@h:port/db")
+    assert "topsecret" not in str(caught.value) and "u:***@" in str(caught.value)

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..stores.ephemeral import EphemeralPolicy
+from ..stores.layer import FlowerStore
 from ..stores.prune import PrunePolicy, PruningSessionStore
 from ..stores.trim import TrimPolicy
 from ..stores.workspace import WorkspaceStore
@@ -227,6 +228,12 @@ class Runtime:
                 raise StoreError(f"打不开会话库:{exc}") from None
         else:
             backend = chosen
+            if not isinstance(backend, FlowerStore):
+                raise TypeError(
+                    f"Runtime(store=...) needs a store that also answers flower's questions without an "
+                    f"event loop (has_session, last_context, projects, add, uuids); {type(backend).__name__} "
+                    "does not: use a SqliteSessionStore, a PostgresSessionStore or a layer over one"
+                )
         book = getattr(backend, "run_book", None)
         where = str(getattr(backend, "where", type(backend).__name__))
         if not callable(book):
