@@ -22,8 +22,9 @@ const tests = (dir) =>
     .filter((f) => f.endsWith('.ts'))
     .map((f) => `${dir}/${f}`);
 // In-host suites run inside the extension host: mocha is loaded from node_modules there. Each
-// folder is one code-server run (suite: flower configured; setup: none anywhere; untrusted).
-for (const suites of ['suite', 'setup', 'untrusted'])
+// folder is one code-server run (suite: flower configured; setup: none anywhere; untrusted;
+// l10n: once per display language).
+for (const suites of ['suite', 'setup', 'untrusted', 'l10n'])
   await build({
     ...common,
     entryPoints: tests(`test/${suites}`),

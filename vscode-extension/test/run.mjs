@@ -18,6 +18,7 @@
 //   FLOWER_WHEELHOUSE (the wheel's dependencies, so that installs need no network).
 // Usage: node test/run.mjs [--only dist,unit,host,setup,untrusted,ui] [--keep] [--verbose] [--screenshots]
 import { spawn, execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
@@ -38,6 +39,8 @@ const VSIX = path.join(REPO, `dist/flower-${VERSION}.vsix`);
 const WHEELHOUSE = process.env.FLOWER_WHEELHOUSE;
 const DOCS = path.join(REPO, 'docs');
 const REQUEST = '写一个 hello.py,运行时打印问候语';
+// VS Code's display languages the extension has strings for (l10n/, package.nls*.json).
+const LOCALES = ['zh-cn', 'en'];
 
 const argv = process.argv.slice(2);
 const flag = (name) => argv.includes(name);
@@ -168,11 +171,21 @@ const USER_SETTINGS = {
 /**
  * One code-server with isolated XDG folders, user data, extensions and a sim of its own.
  * `flowerPython: false` leaves flower.python unset; `trust: true` turns workspace trust on (the
- * folder is then untrusted); `env` adds to the environment; `prepare(ws)` fills the workspace.
+ * folder is then untrusted); `locale` is VS Code's display language, set where "Configure
+ * Display Language" puts it (argv.json in the user data); `env` adds to the environment;
+ * `prepare(ws)` fills the workspace.
  */
 async function startVSCode(
   name,
-  { vscodeOptions = [], install, flowerPython = true, trust = false, env: extraEnv = {}, prepare } = {},
+  {
+    vscodeOptions = [],
+    install,
+    flowerPython = true,
+    trust = false,
+    locale,
+    env: extraEnv = {},
+    prepare,
+  } = {},
 ) {
   const dir = path.join(root, name);
   const ws = path.join(dir, 'workspace');
@@ -186,6 +199,7 @@ async function startVSCode(
       'security.workspace.trust.emptyWindow': false,
     });
   fs.writeFileSync(path.join(dir, 'user-data/User/settings.json'), JSON.stringify(settings, null, 2));
+  if (locale) fs.writeFileSync(path.join(dir, 'user-data/User/argv.json'), JSON.stringify({ locale }));
   await prepare?.(ws);
   const port = await freePort();
   const config = path.join(dir, 'config.yaml');
@@ -209,12 +223,14 @@ async function startVSCode(
     '--extensions-dir',
     path.join(dir, 'extensions'),
   ];
-  if (install) {
-    const { stdout } = await promisify(execFile)(CODE_SERVER, [...common, '--install-extension', install], {
+  const pack = locale ? await displayLanguage(locale) : undefined;
+  for (const vsix of [install, pack?.vsix].filter(Boolean)) {
+    const { stdout } = await promisify(execFile)(CODE_SERVER, [...common, '--install-extension', vsix], {
       env,
     });
     if (VERBOSE) say(indent(stdout.trim(), `  [${name}] `));
   }
+  if (pack) pack.register(path.join(dir, 'user-data'), path.join(dir, 'extensions'));
   const args = [
     '--config',
     config,
@@ -244,6 +260,70 @@ async function startVSCode(
     await sim.stop();
   };
   return { dir, ws, port, base, env, stop };
+}
+
+/**
+ * What makes `locale` selectable as VS Code's display language: English is built in; any other
+ * needs a language pack installed, or VS Code falls back to English (vscode.env.language too).
+ * The marketplace's packs cannot be fetched here, so this packs one that only declares the
+ * language (VS Code's own words stay English; the extension's l10n bundles are what is tested).
+ */
+const languagePacks = new Map();
+function displayLanguage(locale) {
+  if (locale === 'en') return undefined;
+  if (!languagePacks.has(locale))
+    languagePacks.set(
+      locale,
+      (async () => {
+        const dir = path.join(root, `language-pack-${locale}`);
+        fs.mkdirSync(path.join(dir, 'translations'), { recursive: true });
+        const manifest = {
+          name: `test-language-pack-${locale}`,
+          publisher: 'flower-tests',
+          version: '1.0.0',
+          engines: { vscode: '^1.91.0' },
+          categories: ['Language Packs'],
+          contributes: {
+            localizations: [
+              {
+                languageId: locale,
+                languageName: locale,
+                translations: [{ id: 'vscode', path: './translations/main.i18n.json' }],
+              },
+            ],
+          },
+        };
+        fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify(manifest, null, 2));
+        fs.writeFileSync(path.join(dir, 'README.md'), `Declares ${locale} as a display language.\n`);
+        fs.writeFileSync(
+          path.join(dir, 'translations/main.i18n.json'),
+          JSON.stringify({ version: '1.0.0', contents: {} }),
+        );
+        const vsix = path.join(root, `language-pack-${locale}.vsix`);
+        await promisify(execFile)(
+          path.join(EXT, 'node_modules/.bin/vsce'),
+          ['package', '--allow-missing-repository', '--skip-license', '--out', vsix],
+          { cwd: dir },
+        );
+        // VS Code lists the installed packs in languagepacks.json when it installs one itself;
+        // code-server's --install-extension does not, so write the entry VS Code would.
+        const id = `${manifest.publisher}.${manifest.name}`;
+        const register = (userData, extensions) => {
+          const folder = path.join(extensions, `${id}-${manifest.version}`);
+          if (!fs.existsSync(folder)) throw new Error(`the language pack is not installed in ${folder}`);
+          const hash = createHash('md5').update(id).update(manifest.version).digest('hex');
+          const entry = {
+            hash,
+            extensions: [{ extensionIdentifier: { id }, version: manifest.version }],
+            translations: { vscode: path.join(folder, 'translations/main.i18n.json') },
+            label: locale,
+          };
+          fs.writeFileSync(path.join(userData, 'languagepacks.json'), JSON.stringify({ [locale]: entry }));
+        };
+        return { vsix, register };
+      })(),
+    );
+  return languagePacks.get(locale);
 }
 
 let browserPromise;
@@ -469,6 +549,12 @@ async function runSetup() {
   const options = await noFlowerAnywhere('setup');
   options.env.FLOWER_TEST_OLD_WHEEL = await buildOlderWheel('0.0.1');
   await runInHost('setup', 'setup', options);
+}
+
+/** VS Code in each display language the extension speaks, with flower configured. */
+async function runL10n() {
+  for (const locale of LOCALES)
+    await runInHost(`l10n-${locale}`, 'l10n', { locale, env: { FLOWER_TEST_LOCALE: locale } });
 }
 
 async function runUntrusted() {
@@ -768,11 +854,12 @@ async function main() {
     host: runHost,
     setup: runSetup,
     untrusted: runUntrusted,
+    l10n: runL10n,
     ui: runUi,
   };
   const unknown = KINDS.filter((k) => !(k in kinds));
   if (unknown.length) throw new Error(`unknown test kinds: ${unknown.join(', ')}`);
-  if (KINDS.some((k) => ['host', 'setup', 'untrusted', 'ui'].includes(k)) && !(CODE_SERVER && PLAYWRIGHT)) {
+  if (KINDS.some((k) => ['host', 'setup', 'untrusted', 'l10n', 'ui'].includes(k)) && !(CODE_SERVER && PLAYWRIGHT)) {
     throw new Error('FLOWER_CODE_SERVER and FLOWER_PLAYWRIGHT_CORE are not set: run scripts/test-vscode.sh');
   }
   for (const kind of KINDS) {
