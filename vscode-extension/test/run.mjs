@@ -859,7 +859,10 @@ async function main() {
   };
   const unknown = KINDS.filter((k) => !(k in kinds));
   if (unknown.length) throw new Error(`unknown test kinds: ${unknown.join(', ')}`);
-  if (KINDS.some((k) => ['host', 'setup', 'untrusted', 'l10n', 'ui'].includes(k)) && !(CODE_SERVER && PLAYWRIGHT)) {
+  if (
+    KINDS.some((k) => ['host', 'setup', 'untrusted', 'l10n', 'ui'].includes(k)) &&
+    !(CODE_SERVER && PLAYWRIGHT)
+  ) {
     throw new Error('FLOWER_CODE_SERVER and FLOWER_PLAYWRIGHT_CORE are not set: run scripts/test-vscode.sh');
   }
   for (const kind of KINDS) {
