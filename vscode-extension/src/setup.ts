@@ -318,5 +318,7 @@ export class FlowerSetup implements vscode.Disposable {
 
 /** "python3 (the default) cannot import flower's server (...)", one per probe. */
 function tried(probes: readonly Probe[]): string[] {
-  return probes.map((p) => `${p.python.command} (${describeSource(p.python.source)}) ${p.problem}`);
+  return probes.map((p) =>
+    vscode.l10n.t('{0} ({1}) {2}', p.python.command, describeSource(p.python.source), p.problem ?? ''),
+  );
 }

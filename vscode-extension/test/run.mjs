@@ -9,6 +9,9 @@
 //              the offer, the managed environment from the bundled wheel, a run, an update;
 //              a planted flower_lsp/ in the workspace must never run
 //   untrusted  the same, with workspace trust on and the folder untrusted: nothing installed
+//   l10n       VS Code set to each display language the extension speaks (zh-cn, en): the
+//              in-host suite of test/l10n/, then the packaged .vsix's offer and palette as seen
+//              by a person
 //   ui         headless Chromium driving that VS Code as a person would, with the packaged .vsix;
 //              its screenshots stay with the run's logs, and replace docs/*.png only with --screenshots
 // Every in-host suite file gets a VS Code, a workspace and a flower.sim of its own, so no suite
@@ -16,7 +19,7 @@
 // Expects the toolchain's environment (scripts/test-vscode.sh sets it up):
 //   FLOWER_CODE_SERVER, FLOWER_PLAYWRIGHT_CORE, FLOWER_CHROMIUM, FLOWER_PYTHON (default .venv),
 //   FLOWER_WHEELHOUSE (the wheel's dependencies, so that installs need no network).
-// Usage: node test/run.mjs [--only dist,unit,host,setup,untrusted,ui] [--keep] [--verbose] [--screenshots]
+// Usage: node test/run.mjs [--only dist,unit,host,setup,untrusted,l10n,ui] [--keep] [--verbose] [--screenshots]
 import { spawn, execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
@@ -45,7 +48,7 @@ const LOCALES = ['zh-cn', 'en'];
 const argv = process.argv.slice(2);
 const flag = (name) => argv.includes(name);
 const onlyArg = argv.find((_, i) => argv[i - 1] === '--only');
-const KINDS = (onlyArg ?? 'dist,unit,host,setup,untrusted,ui').split(',');
+const KINDS = (onlyArg ?? 'dist,unit,host,setup,untrusted,l10n,ui').split(',');
 const KEEP = flag('--keep');
 const SCREENSHOTS = flag('--screenshots'); // the README's pictures: only on request, never by a test run
 const VERBOSE = flag('--verbose') || process.env.FLOWER_TEST_VERBOSE === '1';
@@ -265,8 +268,8 @@ async function startVSCode(
 /**
  * What makes `locale` selectable as VS Code's display language: English is built in; any other
  * needs a language pack installed, or VS Code falls back to English (vscode.env.language too).
- * The marketplace's packs cannot be fetched here, so this packs one that only declares the
- * language (VS Code's own words stay English; the extension's l10n bundles are what is tested).
+ * The tests fetch nothing from a marketplace, so this packs one that only declares the language
+ * (VS Code's own words stay English; the extension's l10n bundles are what is tested).
  */
 const languagePacks = new Map();
 function displayLanguage(locale) {
@@ -551,10 +554,76 @@ async function runSetup() {
   await runInHost('setup', 'setup', options);
 }
 
-/** VS Code in each display language the extension speaks, with flower configured. */
+/**
+ * VS Code in each display language the extension speaks: the in-host suite with flower
+ * configured, then the packaged .vsix as a person meets it there (runL10nUi).
+ */
 async function runL10n() {
-  for (const locale of LOCALES)
+  for (const locale of LOCALES) {
     await runInHost(`l10n-${locale}`, 'l10n', { locale, env: { FLOWER_TEST_LOCALE: locale } });
+    await runL10nUi(locale);
+  }
+}
+
+// What a person reads of the extension's own words in each language: the setup's offer (a
+// notification and its buttons) and a command title in the palette.
+const L10N_UI = {
+  'zh-cn': {
+    offer: 'Flower:这里没有装有 flower',
+    buttons: ['把 flower 安装到扩展托管的环境', '选择解释器', '告诉我怎么做'],
+    command: 'Flower: 显示状态',
+  },
+  en: {
+    offer: 'Flower: no Python here has flower',
+    buttons: [
+      'Install flower into an environment managed by the extension',
+      'Choose an interpreter',
+      'Show me how',
+    ],
+    command: 'Flower: Show State',
+  },
+};
+
+/** The packaged .vsix in VS Code set to `locale`, in a folder with a run and no flower anywhere. */
+async function runL10nUi(locale) {
+  if (!fs.existsSync(VSIX)) throw new Error(`${VSIX} is missing: package the extension first`);
+  const kind = `l10n-${locale}`;
+  const words = L10N_UI[locale];
+  const options = await noFlowerAnywhere(`${kind}-ui`);
+  const { python3, prepare, ...rest } = options;
+  const vs = await startVSCode(`${kind}-ui`, {
+    ...rest,
+    locale,
+    install: VSIX,
+    prepare: (ws) => {
+      prepare(ws);
+      fs.mkdirSync(path.join(ws, '.flower/notes'), { recursive: true });
+      fs.writeFileSync(path.join(ws, '.flower/notes/需求.md'), '# 需求\n\n写一个 hello.py\n');
+    },
+  });
+  const { page, step, palette, toast, open, close } = await uiSession(kind, vs);
+  try {
+    // each step needs the one before it: the first failure ends the walk
+    const steps = [
+      [
+        `opening a folder with a run and no flower shows the offer in ${locale}, with its buttons`,
+        async () => {
+          await open();
+          const offer = toast(words.offer);
+          await offer.waitFor({ timeout: 60_000 });
+          for (const label of words.buttons)
+            await offer.locator('.monaco-button', { hasText: label }).waitFor({ timeout: 5_000 });
+          await page.waitForTimeout(700); // toasts fade in
+          await page.screenshot({ path: path.join(vs.dir, 'offer.png') });
+        },
+      ],
+      [`F1 lists "${words.command}"`, () => palette(words.command, { key: 'Escape' })],
+    ];
+    for (const [title, fn] of steps) if (!(await step(title, fn))) break;
+  } finally {
+    await close();
+    await vs.stop();
+  }
 }
 
 async function runUntrusted() {
@@ -591,9 +660,10 @@ async function uiSession(kind, vs) {
       return false;
     }
   };
-  // F1, type the title, Enter. Right after the workbench shows, installed extensions' commands
-  // may not be listed yet: like a person, close the palette and try again.
-  const palette = async (title) => {
+  // F1, type the title, Enter (or, with `key: 'Escape'`, only see it listed and close the
+  // palette). Right after the workbench shows, installed extensions' commands may not be listed
+  // yet: like a person, close the palette and try again.
+  const palette = async (title, { key = 'Enter' } = {}) => {
     const end = Date.now() + 30_000;
     for (;;) {
       await page.keyboard.press('F1');
@@ -603,7 +673,7 @@ async function uiSession(kind, vs) {
       const row = page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
       try {
         await row.waitFor({ timeout: 2_000 });
-        await page.keyboard.press('Enter');
+        await page.keyboard.press(key);
         return;
       } catch (err) {
         await page.keyboard.press('Escape');
