@@ -16,6 +16,7 @@ from .diagnostics import VerdictDiagnostics
 from .documents import Documents
 from .engine import Engine
 from .events import EventLog
+from .history import RunHistory
 from .host import Feature, FlowerServer
 from .negotiation import Negotiated
 from .progress import Progress
@@ -39,6 +40,7 @@ FEATURES: tuple[type[Feature], ...] = (
     State,
     Documents,
     Asides,
+    RunHistory,
     Runs,
     Settings,
 )

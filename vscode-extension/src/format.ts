@@ -26,7 +26,7 @@ export function meterText(ctx: ContextParams | undefined): string {
 
 /** Tooltip lines: what the context is and where the run stands. */
 export function meterTooltip(ctx: ContextParams | undefined): string {
-  if (!ctx) return l10n.t('Flower: no run has reported its context yet. Click for the state.');
+  if (!ctx) return l10n.t('Flower: no run has reported its context yet. Click for the context chart.');
   const pct = ctx.window > 0 ? Math.round((100 * ctx.used) / ctx.window) : 0;
   const lines = [
     l10n.t(
@@ -47,7 +47,7 @@ export function meterTooltip(ctx: ContextParams | undefined): string {
     lines.push(
       l10n.t('Near the handoff threshold: a fresh session takes over at {0}.', formatTokens(ctx.at)),
     );
-  lines.push(l10n.t('Click for the state.'));
+  lines.push(l10n.t('Click for the context chart.'));
   return lines.join('\n\n');
 }
 

@@ -12,20 +12,23 @@ interface Words {
   title: string;
   running: string;
   command: string;
+  chart: string;
 }
 
 const WORDS: Record<string, Words> = {
   'zh-cn': {
-    tooltip: 'Flower:还没有运行报告它的上下文。点击查看状态。',
+    tooltip: 'Flower:还没有运行报告它的上下文。点击查看上下文图表。',
     title: '# Flower 状态:',
     running: '- **运行中**: 否',
     command: '显示状态',
+    chart: '上下文 · workspace',
   },
   en: {
-    tooltip: 'Flower: no run has reported its context yet. Click for the state.',
+    tooltip: 'Flower: no run has reported its context yet. Click for the context chart.',
     title: '# Flower state: ',
     running: '- **Running**: no',
     command: 'Show State',
+    chart: 'Context · workspace',
   },
 };
 
@@ -57,6 +60,19 @@ suite(`VS Code in ${LOCALE}`, () => {
     assert.ok(page.includes(words.running), page);
     // flower's fixed names stay as the seeds write them, in every language
     assert.ok(page.includes('.flower/notes/需求.md'), page);
+  });
+
+  test("the context chart's tab is titled in that language, and its page draws with that bundle", async () => {
+    const api = await flower();
+    const { chart } = api.history;
+    // the page script reports each drawing: it ran, with the bundle the panel gave it
+    const drawn = new Promise((resolve) => chart.onDidRender(resolve));
+    await vscode.commands.executeCommand('flower.showContextChart');
+    await drawn;
+    const tab = vscode.window.tabGroups.all
+      .flatMap((g) => g.tabs)
+      .find((t) => t.input instanceof vscode.TabInputWebview);
+    assert.equal(tab?.label, words.chart);
   });
 
   test('the contributed command titles come from the nls file of that language', () => {

@@ -24,9 +24,9 @@ const messages = (bundle: l10nJsonFormat | Record<string, unknown>): Record<stri
     ]),
   );
 
-/** What a translation must keep: the placeholders, and what sits between backticks. */
+/** What a translation must keep: the placeholders, code spans and link targets. */
 function kept(text: string): string[] {
-  return [...text.matchAll(/\{\d+\}|`[^`]*`|\$\{[^}]+\}/g)].map((m) => m[0]).sort();
+  return [...text.matchAll(/\{\d+\}|`[^`]*`|\$\{[^}]+\}|\]\([^)]*\)/g)].map((m) => m[0]).sort();
 }
 
 function assertSameKeys(actual: Record<string, unknown>, expected: Record<string, unknown>, what: string) {
@@ -47,9 +47,13 @@ function assertTranslated(zh: Record<string, string>, en: Record<string, string>
 test('every l10n.t string of src/ is in l10n/bundle.l10n.json, and nothing else is', async () => {
   const src = path.join(EXT, 'src');
   const files = fs
-    .readdirSync(src)
+    .readdirSync(src, { recursive: true, encoding: 'utf8' })
     .filter((f) => f.endsWith('.ts'))
     .map((f) => ({ contents: fs.readFileSync(path.join(src, f), 'utf8'), extension: '.ts' }));
+  assert.ok(
+    files.some((f) => f.contents.includes('acquireVsCodeApi')),
+    "the webview's script is read too",
+  );
   const extracted = messages(await getL10nJson(files));
   assert.ok(Object.keys(extracted).length > 50, 'the extraction found the extension strings');
   const base = messages(readJson('l10n/bundle.l10n.json'));
