@@ -4,7 +4,7 @@
 # toolchain on first use (cached under .cache/vscode-toolchain/) and the wheel's dependencies
 # once (.cache/wheelhouse/). Needs flower installed in .venv (or FLOWER_PYTHON pointing at a
 # Python that has it).
-# Usage: bash scripts/test-vscode.sh [--only dist,unit,host,setup,untrusted,ui] [--keep] [--verbose] [--screenshots]
+# Usage: bash scripts/test-vscode.sh [--only dist,unit,host,setup,untrusted,l10n,ui] [--keep] [--verbose] [--screenshots]
 # (--screenshots: the UI walk replaces docs/vscode-*.png; without it no tracked file is written)
 # The last line printed is "N passed, M failed"; the exit code is non-zero on any failure.
 set -euo pipefail

@@ -5,7 +5,8 @@
 #   1. the wheel and sdist (scripts/dist.sh --build-only; `make dist` also checks them)
 #   2. the extension's version must equal flower's: a mismatch stops here
 #   3. npm ci (scripts/vscode-deps.sh: only when the lockfile changed), typecheck, bundle, wheel into wheels/, vsce package
-#   4. the .vsix holds the bundle, the wheel and the right version, and nothing of the sources
+#   4. the .vsix holds the bundle, the wheel, the l10n bundles and nls files and the right
+#      version, and nothing of the sources
 # Usage: bash scripts/vsix.sh     (prints "[vsix] ok: ..." lines on stdout)
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -44,12 +45,15 @@ out="$("$PYTHON" - "$VSIX" "$VERSION" "$(basename "$WHEEL")" <<'EOF'
 import json, sys, zipfile
 vsix, version, wheel = sys.argv[1:]
 names = set(zipfile.ZipFile(vsix).namelist())
-problems = [f"missing {n}" for n in ("extension/dist/extension.js", f"extension/wheels/{wheel}") if n not in names]
+# the bundle, the wheel, and the extension's words in English and Chinese (l10n/, package.nls*.json)
+wanted = ("extension/dist/extension.js", f"extension/wheels/{wheel}", "extension/package.nls.json",
+          "extension/package.nls.zh-cn.json", "extension/l10n/bundle.l10n.json", "extension/l10n/bundle.l10n.zh-cn.json")
+problems = [f"missing {n}" for n in wanted if n not in names]
 shipped = json.loads(zipfile.ZipFile(vsix).read("extension/package.json"))["version"]
 if shipped != version:
     problems.append(f"package.json in the .vsix says {shipped}")
 problems += [f"ships {n}" for n in names if n.startswith(("extension/src/", "extension/out/", "extension/node_modules/", "extension/test/"))]
 sys.exit("; ".join(problems) if problems else None)
 EOF
-)" || fail "the .vsix holds the bundle and the wheel, and no sources" "$out"
+)" || fail "the .vsix holds the bundle, the wheel and the translations, and no sources" "$out"
 ok "packaged ${VSIX#"$ROOT"/} ($(du -k "$VSIX" | cut -f1) KiB) with $(basename "$WHEEL") inside"

@@ -33,8 +33,9 @@ const tests = (dir) =>
     .filter((f) => f.endsWith('.ts'))
     .map((f) => `${dir}/${f}`);
 // In-host suites run inside the extension host: mocha is loaded from node_modules there. Each
-// folder is one code-server run (suite: flower configured; setup: none anywhere; untrusted).
-for (const suites of ['suite', 'setup', 'untrusted'])
+// folder is one code-server run (suite: flower configured; setup: none anywhere; untrusted;
+// l10n: once per display language).
+for (const suites of ['suite', 'setup', 'untrusted', 'l10n'])
   await build({
     ...common,
     entryPoints: tests(`test/${suites}`),
@@ -42,11 +43,12 @@ for (const suites of ['suite', 'setup', 'untrusted'])
     external: ['vscode', 'mocha'],
     sourcemap: 'inline',
   });
-// Pure helpers, tested with node's own runner (no VS Code needed).
+// Pure helpers, tested with node's own runner (no VS Code needed). l10n-dev loads its parser's
+// wasm from its own folder: it stays in node_modules.
 await build({
   ...common,
   entryPoints: tests('test/unit'),
   outdir: 'out/test/unit',
-  external: ['vscode'],
+  external: ['vscode', '@vscode/l10n-dev'],
   sourcemap: 'inline',
 });

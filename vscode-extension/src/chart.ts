@@ -2,7 +2,9 @@
 // whole run, one line per session generation of each step (a judge's turns as points), the
 // window and the handoff threshold as lines, judged rounds, handoffs and later wakes as marks.
 // Pure (no DOM, no `vscode`): the webview sets the markup, Node tests and benchmarks read it.
-// Colours are classes the webview's style sheet maps to the theme's chart colours.
+// Colours are classes the webview's style sheet maps to the theme's chart colours. Words through
+// @vscode/l10n: the webview configures it with the bundle the panel hands it.
+import * as l10n from '@vscode/l10n';
 import { formatTokens } from './format';
 import { formatTime, verdictWord } from './history';
 import type { HistoryMark, HistoryResult, HistoryTurn } from './protocol';
@@ -49,8 +51,8 @@ export function seriesOf(turns: readonly HistoryTurn[]): Series[] {
 }
 
 export function seriesLabel(series: Series): string {
-  if (series.scatter) return `${series.lane} (each judge)`;
-  return series.generation > 1 ? `${series.lane} · generation ${series.generation}` : series.lane;
+  if (series.scatter) return l10n.t('{0} (each judge)', series.lane);
+  return series.generation > 1 ? l10n.t('{0} · generation {1}', series.lane, series.generation) : series.lane;
 }
 
 /** The top of the y axis: the window, or the largest turn if one went past it. */
@@ -82,7 +84,7 @@ export function chartSvg(h: HistoryResult, size: Size): string {
   const { width, height } = size;
   const s = scales(h, size);
   const out: string[] = [
-    `<svg xmlns="http://www.w3.org/2000/svg" class="chart" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="img" aria-label="Context growth">`,
+    `<svg xmlns="http://www.w3.org/2000/svg" class="chart" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="img" aria-label="${esc(l10n.t('Context growth'))}">`,
   ];
   const left = MARGIN.left;
   const right = MARGIN.left + s.plotW;
@@ -99,19 +101,21 @@ export function chartSvg(h: HistoryResult, size: Size): string {
   for (const i of xTicks(h.turns.length)) {
     out.push(`<text class="tick" x="${n(s.x(i))}" y="${bottom + 16}" text-anchor="middle">${i + 1}</text>`);
   }
-  out.push(`<text class="axis" x="${right}" y="${height - 4}" text-anchor="end">turn</text>`);
+  out.push(
+    `<text class="axis" x="${right}" y="${height - 4}" text-anchor="end">${esc(l10n.t('turn'))}</text>`,
+  );
   // the window and the thresholds
   for (const [cls, value, label] of [
-    ['window', h.window, `window ${formatTokens(h.window)}`],
-    ['threshold', h.at, `handoff at ${formatTokens(h.at)}`],
-    ['warn', h.warn_at, `near ${formatTokens(h.warn_at)}`],
+    ['window', h.window, l10n.t('window {0}', formatTokens(h.window))],
+    ['threshold', h.at, l10n.t('handoff at {0}', formatTokens(h.at))],
+    ['warn', h.warn_at, l10n.t('near {0}', formatTokens(h.warn_at))],
   ] as const) {
     if (!value) continue;
     const y = n(s.y(value));
     out.push(`<line class="${cls}" x1="${left}" x2="${right}" y1="${y}" y2="${y}" data-tokens="${value}"/>`);
     if (cls !== 'warn')
       out.push(
-        `<text class="limit ${cls}" x="${right - 4}" y="${n(s.y(value) - 4)}" text-anchor="end">${label}</text>`,
+        `<text class="limit ${cls}" x="${right - 4}" y="${n(s.y(value) - 4)}" text-anchor="end">${esc(label)}</text>`,
       );
   }
   // marks under the lines
@@ -141,14 +145,14 @@ function markSvg(mark: HistoryMark, x: number, top: number, bottom: number): str
     return `<g class="mark verdict ${cls}" data-turn="${mark.turn}"><title>${title}</title><line x1="${at}" x2="${at}" y1="${bottom - 8}" y2="${bottom}"/><path d="M${at},${bottom - 14}l4,4l-4,4l-4,-4z"/></g>`;
   }
   const cls = mark.kind === 'handoff' ? 'handoff' : 'wake';
-  const label = mark.kind === 'handoff' ? 'handoff' : esc(mark.label);
+  const label = esc(mark.kind === 'handoff' ? l10n.t('handoff') : mark.label);
   return `<g class="mark ${cls}" data-turn="${mark.turn}"><title>${title}</title><line x1="${at}" x2="${at}" y1="${top}" y2="${bottom}"/><text x="${n(x + 4)}" y="${top + 10}">${label}</text></g>`;
 }
 
 export function markLabel(mark: HistoryMark): string {
-  if (mark.kind === 'verdict') return `${mark.label} judged: ${verdictWord(mark.state)}`;
-  if (mark.kind === 'handoff') return `${mark.label}: handed over to a fresh session`;
-  return `${mark.label} began`;
+  if (mark.kind === 'verdict') return l10n.t('{0} judged: {1}', mark.label, verdictWord(mark.state));
+  if (mark.kind === 'handoff') return l10n.t('{0}: handed over to a fresh session', mark.label);
+  return l10n.t('{0} began', mark.label);
 }
 
 /** What the tooltip of turn `i` says. */
@@ -157,9 +161,17 @@ export function turnTooltip(h: HistoryResult, i: number): string[] {
   if (!t) return [];
   const pct = h.window ? Math.round((100 * t.used) / h.window) : 0;
   const out = [
-    `Turn ${i + 1} · ${t.step}`,
-    `${t.used.toLocaleString('en-US')} tokens (${formatTokens(t.used)}, ${pct}% of ${formatTokens(h.window)})`,
-    `${t.lane}${t.lane.includes(JUDGE) ? '' : ` · generation ${t.generation}`} · wake ${t.wake}`,
+    l10n.t('Turn {0} · {1}', i + 1, t.step),
+    l10n.t(
+      '{0} tokens ({1}, {2}% of {3})',
+      t.used.toLocaleString('en-US'),
+      formatTokens(t.used),
+      pct,
+      formatTokens(h.window),
+    ),
+    t.lane.includes(JUDGE)
+      ? l10n.t('{0} · wake {1}', t.lane, t.wake)
+      : l10n.t('{0} · generation {1} · wake {2}', t.lane, t.generation, t.wake),
     formatTime(t.at),
   ];
   for (const mark of h.marks) if (mark.turn === i) out.push(markLabel(mark));
@@ -171,15 +183,18 @@ export function summary(h: HistoryResult): string {
   const last = h.turns[h.turns.length - 1];
   const judged = h.marks.filter((m) => m.kind === 'verdict').length;
   const handoffs = h.marks.filter((m) => m.kind === 'handoff').length;
+  const wakes = h.wakes.length;
   const parts = [
-    last ? `context ${formatTokens(last.used)} of ${formatTokens(h.window)}` : 'no turns yet',
-    `handoff at ${formatTokens(h.at)}`,
-    `${h.turns.length} turns`,
-    `${judged} judged round${judged === 1 ? '' : 's'}`,
-    `${handoffs} handoff${handoffs === 1 ? '' : 's'}`,
-    `${h.wakes.length} wake${h.wakes.length === 1 ? '' : 's'}`,
+    last
+      ? l10n.t('context {0} of {1}', formatTokens(last.used), formatTokens(h.window))
+      : l10n.t('no turns yet'),
+    l10n.t('handoff at {0}', formatTokens(h.at)),
+    l10n.t('{0} turns', h.turns.length),
+    judged === 1 ? l10n.t('1 judged round') : l10n.t('{0} judged rounds', judged),
+    handoffs === 1 ? l10n.t('1 handoff') : l10n.t('{0} handoffs', handoffs),
+    wakes === 1 ? l10n.t('1 wake') : l10n.t('{0} wakes', wakes),
   ];
-  if (h.live) parts.unshift('running');
+  if (h.live) parts.unshift(l10n.t('running'));
   return parts.join(' · ');
 }
 

@@ -58,14 +58,14 @@ export class ContextChart implements vscode.Disposable {
   show(folder?: string): void {
     const target = typeof folder === 'string' && folder ? folder : workspaceFolders()[0];
     if (!target) {
-      void vscode.window.showInformationMessage('Flower: open a folder to see its run.');
+      void vscode.window.showInformationMessage(vscode.l10n.t('Flower: open a folder to see its run.'));
       return;
     }
     const name = vscode.workspace.getWorkspaceFolder(vscode.Uri.parse(target))?.name ?? target;
     if (!this.panel) {
       this.panel = vscode.window.createWebviewPanel(
         'flower.contextChart',
-        `Context · ${name}`,
+        vscode.l10n.t('Context · {0}', name),
         vscode.ViewColumn.Active,
         {
           enableScripts: true,
@@ -83,7 +83,7 @@ export class ContextChart implements vscode.Disposable {
       this.folder = target;
       this.panel.webview.html = this.page(this.panel.webview, name);
     } else {
-      this.panel.title = `Context · ${name}`;
+      this.panel.title = vscode.l10n.t('Context · {0}', name);
       this.folder = target;
       this.post();
       this.panel.reveal();
@@ -125,17 +125,19 @@ export class ContextChart implements vscode.Disposable {
       `style-src 'nonce-${nonce}'`,
       `img-src ${webview.cspSource} data:`,
     ].join('; ');
+    // the page script's words: this bundle (none in English, whose words are the source strings)
+    const words = vscode.l10n.bundle ? ` data-l10n="${esc(JSON.stringify(vscode.l10n.bundle))}"` : '';
     return `<!DOCTYPE html>
-<html lang="en">
+<html lang="${esc(vscode.env.language)}">
 <head>
 <meta charset="UTF-8">
 <meta http-equiv="Content-Security-Policy" content="${csp}">
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
-<title>Context · ${esc(name)}</title>
+<title>${esc(vscode.l10n.t('Context · {0}', name))}</title>
 <style nonce="${nonce}">${STYLE}</style>
 </head>
-<body>
-<header><h1>Context growth · ${esc(name)}</h1><p id="summary">Reading the history…</p></header>
+<body${words}>
+<header><h1>${esc(vscode.l10n.t('Context growth · {0}', name))}</h1><p id="summary">${esc(vscode.l10n.t('Reading the history…'))}</p></header>
 <main id="chart" aria-live="polite"></main>
 <ul id="legend"></ul>
 <div id="tooltip" role="tooltip" hidden></div>

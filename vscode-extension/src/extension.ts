@@ -1,6 +1,7 @@
 // Flower in the editor: the language server, its commands, questions, meter and banner.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import * as l10n from '@vscode/l10n';
 import * as vscode from 'vscode';
 import { ContextChart } from './chartPanel';
 import { Histories } from './historyClient';
@@ -40,6 +41,9 @@ export interface FlowerApi {
 }
 
 export function activate(context: vscode.ExtensionContext): FlowerApi | Promise<FlowerApi> {
+  // The pure text modules speak through @vscode/l10n: give it the bundle VS Code chose for its
+  // display language (none for English, whose words are the source strings).
+  if (vscode.l10n.bundle) l10n.config({ contents: vscode.l10n.bundle });
   const log = vscode.window.createOutputChannel('Flower', { log: true });
   const meter = new Meter();
   const questions = new Questions();
@@ -53,7 +57,10 @@ export function activate(context: vscode.ExtensionContext): FlowerApi | Promise<
   const trusted = (): boolean => {
     if (vscode.workspace.isTrusted) return true;
     void vscode.window
-      .showWarningMessage('Flower starts no runs in an untrusted workspace.', 'Manage Workspace Trust')
+      .showWarningMessage(
+        vscode.l10n.t('Flower starts no runs in an untrusted workspace.'),
+        vscode.l10n.t('Manage Workspace Trust'),
+      )
       .then((c) => c && vscode.commands.executeCommand('workbench.trust.manage'));
     return false;
   };
@@ -85,9 +92,14 @@ export function activate(context: vscode.ExtensionContext): FlowerApi | Promise<
       typeof ask === 'string'
         ? ask
         : await vscode.window.showInputBox({
-            title: 'Flower: New Run',
-            prompt: 'What should the agents do? Flower clarifies it into 需求.md before any work starts.',
-            placeHolder: 'e.g. a command-line tool that renames photos by the date they were taken',
+            title: vscode.l10n.t('Flower: New Run'),
+            prompt: vscode.l10n.t(
+              'What should the agents do? Flower clarifies it into {0} before any work starts.',
+              '需求.md',
+            ),
+            placeHolder: vscode.l10n.t(
+              'e.g. a command-line tool that renames photos by the date they were taken',
+            ),
             ignoreFocusOut: true,
           });
     if (!text?.trim()) return;
@@ -100,8 +112,8 @@ export function activate(context: vscode.ExtensionContext): FlowerApi | Promise<
       typeof say === 'string'
         ? say
         : await vscode.window.showInputBox({
-            title: 'Flower: Say',
-            prompt: 'Interrupt the running step with these words; the agent reads them next.',
+            title: vscode.l10n.t('Flower: Say'),
+            prompt: vscode.l10n.t('Interrupt the running step with these words; the agent reads them next.'),
             ignoreFocusOut: true,
           });
     if (!text?.trim()) return;
@@ -114,10 +126,11 @@ export function activate(context: vscode.ExtensionContext): FlowerApi | Promise<
       typeof question === 'string'
         ? question
         : await vscode.window.showInputBox({
-            title: 'Flower: Ask Aside',
-            prompt:
+            title: vscode.l10n.t('Flower: Ask Aside'),
+            prompt: vscode.l10n.t(
               'A side question about the run: a read-only oracle answers from its recent events and workbench, without disturbing it.',
-            placeHolder: 'e.g. 现在到哪一步了?',
+            ),
+            placeHolder: vscode.l10n.t('e.g. which step is the run on?'),
             ignoreFocusOut: true,
           });
     if (!text?.trim()) return;
@@ -126,8 +139,9 @@ export function activate(context: vscode.ExtensionContext): FlowerApi | Promise<
     // the answer goes where the question was asked; a refusal the server's warning already shows
     if (result?.ok) {
       log.info(`[aside] ${args.question}\n${result.answer}`);
-      void vscode.window.showInformationMessage(asideText(result), 'Show Log').then((c) => {
-        if (c === 'Show Log') log.show(true);
+      const showLog = vscode.l10n.t('Show Log');
+      void vscode.window.showInformationMessage(asideText(result), showLog).then((c) => {
+        if (c === showLog) log.show(true);
       });
     }
     return result;

@@ -1,4 +1,6 @@
-// Pure text helpers: no `vscode` import, so that plain Node tests can run them.
+// Pure text helpers: no `vscode` import, so that plain Node tests can run them. Their words go
+// through @vscode/l10n, which activate() loads with the extension's bundle for VS Code's language.
+import * as l10n from '@vscode/l10n';
 import type { AsideResult, ContextParams, EventParams, StateResult } from './protocol';
 
 /** 80200 -> "80.2K", 1000000 -> "1M", 512 -> "512". */
@@ -18,27 +20,34 @@ function trimZero(s: string): string {
 
 export function meterText(ctx: ContextParams | undefined): string {
   if (!ctx) return 'Flower';
-  if (ctx.handing_off) return `Flower ${formatTokens(ctx.used)} / ${formatTokens(ctx.window)} (handing off)`;
-  return `Flower ${formatTokens(ctx.used)} / ${formatTokens(ctx.window)}`;
+  const used = `Flower ${formatTokens(ctx.used)} / ${formatTokens(ctx.window)}`;
+  return ctx.handing_off ? l10n.t('{0} (handing off)', used) : used;
 }
 
 /** Tooltip lines: what the context is and where the run stands. */
 export function meterTooltip(ctx: ContextParams | undefined): string {
-  if (!ctx) return 'Flower: no run has reported its context yet. Click for the context chart.';
+  if (!ctx) return l10n.t('Flower: no run has reported its context yet. Click for the context chart.');
   const pct = ctx.window > 0 ? Math.round((100 * ctx.used) / ctx.window) : 0;
   const lines = [
-    `Context: ${ctx.used.toLocaleString('en-US')} of ${ctx.window.toLocaleString('en-US')} tokens (${pct}%)`,
+    l10n.t(
+      'Context: {0} of {1} tokens ({2}%)',
+      ctx.used.toLocaleString('en-US'),
+      ctx.window.toLocaleString('en-US'),
+      pct,
+    ),
   ];
   const where: string[] = [];
-  if (ctx.step) where.push(`step ${ctx.step}`);
-  if (ctx.round) where.push(`round ${ctx.round}`);
-  if (ctx.generation) where.push(`generation ${ctx.generation}`);
+  if (ctx.step) where.push(l10n.t('step {0}', ctx.step));
+  if (ctx.round) where.push(l10n.t('round {0}', ctx.round));
+  if (ctx.generation) where.push(l10n.t('generation {0}', ctx.generation));
   if (where.length) lines.push(where.join(' · '));
-  if (ctx.cost_usd != null) lines.push(`Cost so far: $${ctx.cost_usd.toFixed(2)}`);
-  if (ctx.handing_off) lines.push('Handing off to a fresh session.');
+  if (ctx.cost_usd != null) lines.push(l10n.t('Cost so far: {0}', `$${ctx.cost_usd.toFixed(2)}`));
+  if (ctx.handing_off) lines.push(l10n.t('Handing off to a fresh session.'));
   else if (ctx.near)
-    lines.push(`Near the handoff threshold: a fresh session takes over at ${formatTokens(ctx.at)}.`);
-  lines.push('Click for the context chart.');
+    lines.push(
+      l10n.t('Near the handoff threshold: a fresh session takes over at {0}.', formatTokens(ctx.at)),
+    );
+  lines.push(l10n.t('Click for the context chart.'));
   return lines.join('\n\n');
 }
 
@@ -54,38 +63,48 @@ export function eventLine(ev: EventParams): { level: LogLevel; line: string } {
   return { level, line: `[${ev.kind}] ${ev.text ?? ''}`.trimEnd() };
 }
 
-const yesNo = (b: boolean) => (b ? 'yes' : 'no');
+const yesNo = (b: boolean) => (b ? l10n.t('yes') : l10n.t('no'));
 
 /** The `flower/state` answer as a Markdown page. */
 export function renderState(s: StateResult | undefined): string {
-  if (!s) return '# Flower state\n\n_The language server has not reported a state yet._\n';
-  const out = [`# Flower state: ${s.workspace}`, ''];
-  out.push(
-    `- **Running**: ${s.running ? 'yes' : 'no'}${s.step ? ` (step ${s.step}${s.total ? `, ${s.index} of ${s.total}` : ''})` : ''}`,
-  );
-  if (s.round) out.push(`- **Round**: ${s.round}`);
-  out.push(`- **Generation**: ${s.generation}`);
-  out.push(
-    `- **Context**: ${formatTokens(s.used)} / ${formatTokens(s.window)}${s.handing_off ? ' (handing off)' : s.near ? ' (near the handoff threshold)' : ''}`,
-  );
-  out.push(`- **Cost**: $${(s.cost_usd ?? 0).toFixed(2)}`);
-  out.push(`- **Can be continued**: ${yesNo(s.waking)}; woken ${s.woke} time${s.woke === 1 ? '' : 's'}`);
-  out.push(`- **Brief**: ${s.brief}`);
-  out.push(`- **Goal**: ${s.goal}${s.checks ? ` (${s.checks} checks)` : ''}`);
-  out.push(`- **Run directory**: ${s.run_dir}`);
+  if (!s)
+    return `# ${l10n.t('Flower state')}\n\n_${l10n.t('The language server has not reported a state yet.')}_\n`;
+  const row = (label: string, value: string) => `- **${label}**: ${value}`;
+  const out = [`# ${l10n.t('Flower state: {0}', s.workspace)}`, ''];
+  const where = s.step
+    ? s.total
+      ? l10n.t(' (step {0}, {1} of {2})', s.step, s.index, s.total)
+      : l10n.t(' (step {0})', s.step)
+    : '';
+  out.push(row(l10n.t('Running'), `${yesNo(s.running)}${where}`));
+  if (s.round) out.push(row(l10n.t('Round'), String(s.round)));
+  out.push(row(l10n.t('Generation'), String(s.generation)));
+  const threshold = s.handing_off
+    ? l10n.t(' (handing off)')
+    : s.near
+      ? l10n.t(' (near the handoff threshold)')
+      : '';
+  out.push(row(l10n.t('Context'), `${formatTokens(s.used)} / ${formatTokens(s.window)}${threshold}`));
+  out.push(row(l10n.t('Cost'), `$${(s.cost_usd ?? 0).toFixed(2)}`));
+  const woken = s.woke === 1 ? l10n.t('woken 1 time') : l10n.t('woken {0} times', s.woke);
+  out.push(row(l10n.t('Can be continued'), `${yesNo(s.waking)}; ${woken}`));
+  out.push(row(l10n.t('Brief'), s.brief));
+  out.push(row(l10n.t('Goal'), `${s.goal}${s.checks ? l10n.t(' ({0} checks)', s.checks) : ''}`));
+  out.push(row(l10n.t('Run directory'), s.run_dir));
   if (s.verdict) {
     const v = s.verdict;
-    out.push('', `## Last verdict (round ${v.round}): ${v.state || 'no conclusion'}`, '', v.reason || '');
+    const heading = l10n.t('Last verdict (round {0}): {1}', v.round, v.state || l10n.t('no conclusion'));
+    out.push('', `## ${heading}`, '', v.reason || '');
     for (const f of v.failed) out.push(`- [ ] ${f}`);
   }
   if (s.pending?.length) {
-    out.push('', '## Questions waiting', '');
+    out.push('', `## ${l10n.t('Questions waiting')}`, '');
     for (const q of s.pending)
       out.push(`- ${q.question}${q.options.length ? ` (${q.options.join(' / ')})` : ''}`);
   }
   const steps = Object.entries(s.steps ?? {});
   if (steps.length) {
-    out.push('', '## Sessions', '');
+    out.push('', `## ${l10n.t('Sessions')}`, '');
     for (const [step, session] of steps) out.push(`- ${step}: \`${session}\``);
   }
   const page = out
@@ -114,5 +133,6 @@ export const ASIDE_SHOWN = 400;
 export function asideText(result: AsideResult): string {
   const answer = (result.answer ?? '').trim().replace(/\s*\n\s*/g, ' ');
   const shown = answer.length > ASIDE_SHOWN ? `${answer.slice(0, ASIDE_SHOWN - 1)}…` : answer;
-  return `Flower, aside ($${(result.cost_usd ?? 0).toFixed(4)}, the run was not disturbed): ${shown}`;
+  const cost = `$${(result.cost_usd ?? 0).toFixed(4)}`;
+  return l10n.t('Flower, aside ({0}, the run was not disturbed): {1}', cost, shown);
 }

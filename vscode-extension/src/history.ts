@@ -1,5 +1,6 @@
 // The history a client holds for a folder, and how `flower/historyUpdate` changes it. Pure: no
 // `vscode` import, so that plain Node tests (and the chart's webview) can use it.
+import * as l10n from '@vscode/l10n';
 import type { HistoryResult, HistoryTurn, HistoryUpdateParams } from './protocol';
 
 /** What an update did: took the place of the history, added a turn, came late, or found a gap. */
@@ -57,27 +58,27 @@ function trimZero(text: string): string {
 
 /** A verdict's state as people say it. */
 export function verdictWord(state: string): string {
-  if (state === 'achieved') return 'achieved';
-  if (state === 'not_yet') return 'not yet';
-  if (state === 'unreachable') return 'unreachable';
-  return 'no conclusion';
+  if (state === 'achieved') return l10n.t('achieved');
+  if (state === 'not_yet') return l10n.t('not yet');
+  if (state === 'unreachable') return l10n.t('unreachable');
+  return l10n.t('no conclusion');
 }
 
 /** How a question settled, as people say it. */
 export function questionWord(state: string): string {
   switch (state) {
     case 'asked':
-      return 'waiting for an answer';
+      return l10n.t('waiting for an answer');
     case 'answered':
-      return 'answered';
+      return l10n.t('answered');
     case 'timeout':
-      return 'nobody answered';
+      return l10n.t('nobody answered');
     case 'declined':
-      return 'skipped';
+      return l10n.t('skipped');
     case 'over_budget':
-      return 'over the question budget';
+      return l10n.t('over the question budget');
     default:
-      return 'empty question';
+      return l10n.t('empty question');
   }
 }
 

@@ -1,7 +1,8 @@
 // The Flower view's tree, built from a folder's history: wake -> step -> round -> verdict (its
 // failed checks as children), questions with their answers, handoffs, retries; costs and times
 // as descriptions; the live step marked. Pure (no `vscode` import): the view maps these nodes to
-// TreeItems, and plain Node tests read them.
+// TreeItems, and plain Node tests read them. Words through @vscode/l10n (see format.ts).
+import * as l10n from '@vscode/l10n';
 import { formatTokens } from './format';
 import { firstLine, formatCost, formatDuration, formatTime, questionWord, verdictWord } from './history';
 import type {
@@ -83,8 +84,8 @@ export function workspaceNodes(folders: { uri: string; name: string; history?: H
         id: `${uri}|empty`,
         kind: 'empty',
         folder: uri,
-        label: history ? 'No run in this folder' : 'Reading the history…',
-        description: history ? 'New Run starts one' : undefined,
+        label: history ? l10n.t('No run in this folder') : l10n.t('Reading the history…'),
+        description: history ? l10n.t('New Run starts one') : undefined,
         children: [],
       });
     return node;
@@ -93,7 +94,7 @@ export function workspaceNodes(folders: { uri: string; name: string; history?: H
 
 function describeTotals(h: HistoryResult): string | undefined {
   if (!h.wakes.length) return undefined;
-  return [h.live ? 'running' : undefined, formatCost(h.cost_usd), formatDuration(h.duration_s)]
+  return [h.live ? l10n.t('running') : undefined, formatCost(h.cost_usd), formatDuration(h.duration_s)]
     .filter(Boolean)
     .join(' · ');
 }
@@ -102,17 +103,21 @@ function chartNode(h: HistoryResult): Node {
   const last = h.turns[h.turns.length - 1];
   const handoffs = h.marks.filter((m) => m.kind === 'handoff').length;
   const parts = [
-    last ? `${formatTokens(last.used)} of ${formatTokens(h.window)}` : 'no turns yet',
-    `${h.turns.length} turns`,
+    last ? l10n.t('{0} of {1}', formatTokens(last.used), formatTokens(h.window)) : l10n.t('no turns yet'),
+    l10n.t('{0} turns', h.turns.length),
   ];
-  if (handoffs) parts.push(`${handoffs} handoff${handoffs === 1 ? '' : 's'}`);
+  if (handoffs) parts.push(handoffs === 1 ? l10n.t('1 handoff') : l10n.t('{0} handoffs', handoffs));
   return {
     id: `${h.folder}|chart`,
     kind: 'chart',
     folder: h.folder,
-    label: 'Context growth',
+    label: l10n.t('Context growth'),
     description: parts.join(' · '),
-    tooltip: `The context after every main-thread turn, against the ${formatTokens(h.window)} window and the ${formatTokens(h.at)} handoff threshold. Click to open the chart.`,
+    tooltip: l10n.t(
+      'The context after every main-thread turn, against the {0} window and the {1} handoff threshold. Click to open the chart.',
+      formatTokens(h.window),
+      formatTokens(h.at),
+    ),
     icon: { id: 'graph-line' },
     live: h.live,
     children: [],
@@ -122,25 +127,20 @@ function chartNode(h: HistoryResult): Node {
 function wakeNode(h: HistoryResult, wake: HistoryWake): Node {
   const id = `${h.folder}|w${wake.number}`;
   const elsewhere = h.elsewhere && wake.number === h.wakes.length ? h.elsewhere : '';
-  const state = wake.live
-    ? 'running'
-    : elsewhere
-      ? 'running elsewhere'
-      : wake.ended_at
-        ? undefined
-        : 'unfinished';
+  const state = wake.live ? 'running' : elsewhere ? 'elsewhere' : wake.ended_at ? undefined : 'unfinished';
+  const stateWord = state && WAKE_STATE[state]();
   return {
     id,
     kind: 'wake',
     folder: h.folder,
-    label: `Wake ${wake.number}`,
-    description: join(state, formatCost(wake.cost_usd), formatDuration(wake.duration_s)),
+    label: l10n.t('Wake {0}', wake.number),
+    description: join(stateWord, formatCost(wake.cost_usd), formatDuration(wake.duration_s)),
     tooltip: lines(
-      `Started ${formatTime(wake.started_at)}`,
-      wake.ended_at ? `Ended ${formatTime(wake.ended_at)}` : undefined,
-      state === 'unfinished' ? 'Its process ended inside a step: Continue picks it up.' : undefined,
-      elsewhere ? `Working on it now: ${elsewhere}` : undefined,
-      `${wake.num_turns} turns · run ${wake.run}`,
+      l10n.t('Started {0}', formatTime(wake.started_at)),
+      wake.ended_at ? l10n.t('Ended {0}', formatTime(wake.ended_at)) : undefined,
+      state === 'unfinished' ? l10n.t('Its process ended inside a step: Continue picks it up.') : undefined,
+      elsewhere ? l10n.t('Working on it now: {0}', elsewhere) : undefined,
+      l10n.t('{0} turns · run {1}', wake.num_turns, wake.run),
     ),
     icon: wake.live || elsewhere ? LIVE_ICON : state ? { id: 'debug-pause' } : { id: 'history' },
     expanded: wake.live || wake.number === h.wakes.length,
@@ -148,6 +148,12 @@ function wakeNode(h: HistoryResult, wake: HistoryWake): Node {
     children: wake.steps.map((step, i) => stepNode(h, wake, step, `${id}|s${i}`)),
   };
 }
+
+const WAKE_STATE = {
+  running: () => l10n.t('running'),
+  elsewhere: () => l10n.t('running elsewhere'),
+  unfinished: () => l10n.t('unfinished'),
+};
 
 function stepNode(h: HistoryResult, wake: HistoryWake, step: HistoryStep, id: string): Node {
   const last = step.rounds[step.rounds.length - 1];
@@ -162,15 +168,17 @@ function stepNode(h: HistoryResult, wake: HistoryWake, step: HistoryStep, id: st
     folder: h.folder,
     label: step.name,
     description: join(
-      step.live ? 'running' : undefined,
-      judged ? `${step.rounds.filter((r) => r.verdict).length} judged` : undefined,
+      step.live ? l10n.t('running') : undefined,
+      judged ? l10n.t('{0} judged', step.rounds.filter((r) => r.verdict).length) : undefined,
       formatCost(step.cost_usd),
       formatDuration(step.duration_s),
     ),
     tooltip: lines(
-      `${step.num_turns} turns`,
+      l10n.t('{0} turns', step.num_turns),
       step.sessions.length
-        ? `Session${step.sessions.length > 1 ? 's' : ''}: ${step.sessions.join(', ')}`
+        ? step.sessions.length > 1
+          ? l10n.t('Sessions: {0}', step.sessions.join(', '))
+          : l10n.t('Session: {0}', step.sessions[0])
         : undefined,
     ),
     icon: step.live ? LIVE_ICON : stepIcon(last),
@@ -195,9 +203,9 @@ function roundNode(h: HistoryResult, round: HistoryRound, id: string): Node {
     id,
     kind: 'round',
     folder: h.folder,
-    label: `Round ${round.number}`,
+    label: l10n.t('Round {0}', round.number),
     description: join(
-      running ? 'running' : round.verdict ? verdictWord(round.verdict.state) : statusWord(round),
+      running ? l10n.t('running') : round.verdict ? verdictWord(round.verdict.state) : statusWord(round),
       formatCost(round.cost_usd + (round.verdict?.cost_usd ?? 0)),
       formatDuration(round.duration_s + (round.verdict?.duration_s ?? 0)),
     ),
@@ -210,20 +218,30 @@ function roundNode(h: HistoryResult, round: HistoryRound, id: string): Node {
 }
 
 function statusWord(round: HistoryRound): string | undefined {
-  if (round.status === 'failed') return 'failed';
-  if (round.status === 'unfinished') return 'unfinished';
-  return round.judge_error ? 'judge failed' : undefined;
+  if (round.status === 'failed') return l10n.t('failed');
+  if (round.status === 'unfinished') return l10n.t('unfinished');
+  return round.judge_error ? l10n.t('judge failed') : undefined;
 }
 
 function roundTooltip(round: HistoryRound): string {
   return lines(
-    `${round.step} · ${round.num_turns} turns · ${formatCost(round.cost_usd)} · ${formatDuration(round.duration_s)}`,
-    round.session_id ? `Session ${round.session_id}${round.resumed ? ' (continued)' : ''}` : undefined,
-    round.retired.length ? `Handed over from ${round.retired.join(', ')}` : undefined,
-    round.verdict
-      ? `Judged ${verdictWord(round.verdict.state)} by ${round.verdict.step}: ${formatCost(round.verdict.cost_usd)} · ${formatDuration(round.verdict.duration_s)}`
+    `${round.step} · ${l10n.t('{0} turns', round.num_turns)} · ${formatCost(round.cost_usd)} · ${formatDuration(round.duration_s)}`,
+    round.session_id
+      ? round.resumed
+        ? l10n.t('Session {0} (continued)', round.session_id)
+        : l10n.t('Session {0}', round.session_id)
       : undefined,
-    `Started ${formatTime(round.started_at)}`,
+    round.retired.length ? l10n.t('Handed over from {0}', round.retired.join(', ')) : undefined,
+    round.verdict
+      ? l10n.t(
+          'Judged {0} by {1}: {2} · {3}',
+          verdictWord(round.verdict.state),
+          round.verdict.step,
+          formatCost(round.verdict.cost_usd),
+          formatDuration(round.verdict.duration_s),
+        )
+      : undefined,
+    l10n.t('Started {0}', formatTime(round.started_at)),
   );
 }
 
@@ -231,7 +249,9 @@ function roundChildren(h: HistoryResult, round: HistoryRound, id: string): Node[
   const out: Node[] = [];
   if (round.verdict) out.push(verdictNode(h, round.verdict, `${id}|v`));
   if (round.judge_error)
-    out.push(errorNode(h, `${id}|je`, `Judge failed: ${firstLine(round.judge_error)}`, round.judge_error));
+    out.push(
+      errorNode(h, `${id}|je`, l10n.t('Judge failed: {0}', firstLine(round.judge_error)), round.judge_error),
+    );
   round.questions.forEach((q, i) => {
     out.push(questionNode(h, q, `${id}|q${i}`));
   });
@@ -244,7 +264,7 @@ function roundChildren(h: HistoryResult, round: HistoryRound, id: string): Node[
       id: `${id}|retries`,
       kind: 'retries',
       folder: h.folder,
-      label: `${retries} ${retries === 1 ? 'retry' : 'retries'}`,
+      label: retries === 1 ? l10n.t('1 retry') : l10n.t('{0} retries', retries),
       description: round.errors.length ? firstLine(round.errors[round.errors.length - 1], 80) : undefined,
       icon: { id: 'debug-restart' },
       children: round.errors.map((e, i) => errorNode(h, `${id}|e${i}`, firstLine(e), e)),
@@ -260,12 +280,12 @@ function verdictNode(h: HistoryResult, verdict: HistoryVerdict, id: string): Nod
     id,
     kind: 'verdict',
     folder: h.folder,
-    label: `Judged: ${verdictWord(verdict.state)}`,
+    label: l10n.t('Judged: {0}', verdictWord(verdict.state)),
     description: firstLine(verdict.reason, 100),
     tooltip: lines(
       verdict.reason,
       verdict.failed.length
-        ? `Not passed:\n${verdict.failed.map((f) => `- ${f.text}`).join('\n')}`
+        ? `${l10n.t('Not passed:')}\n${verdict.failed.map((f) => `- ${f.text}`).join('\n')}`
         : undefined,
     ),
     icon: JUDGED_ICON[verdict.state] ?? JUDGED_ICON[''],
@@ -276,7 +296,11 @@ function verdictNode(h: HistoryResult, verdict: HistoryVerdict, id: string): Nod
       folder: h.folder,
       label: failed.text,
       description: failed.line != null ? `目标.md:${failed.line + 1}` : undefined,
-      tooltip: `Not passed: ${failed.text}\nClick to open 目标.md${failed.line != null ? ` at line ${failed.line + 1}` : ''}.`,
+      tooltip: `${l10n.t('Not passed: {0}', failed.text)}\n${
+        failed.line != null
+          ? l10n.t('Click to open {0} at line {1}.', '目标.md', failed.line + 1)
+          : l10n.t('Click to open {0}.', '目标.md')
+      }`,
       icon: { id: 'close', color: 'list.errorForeground' },
       open: { path: h.goal, line: failed.line ?? undefined },
       children: [],
@@ -290,15 +314,17 @@ function questionNode(h: HistoryResult, q: HistoryQuestion, id: string): Node {
     id,
     kind: 'question',
     folder: h.folder,
-    label: firstLine(q.question, 100) || '(empty question)',
+    label: firstLine(q.question, 100) || l10n.t('(empty question)'),
     description: q.state === 'answered' ? `→ ${firstLine(q.answer, 80)}` : questionWord(q.state),
     tooltip: lines(
       q.question,
-      q.options.length ? `Options: ${q.options.join(' / ')}` : undefined,
+      q.options.length ? l10n.t('Options: {0}', q.options.join(' / ')) : undefined,
       q.state === 'answered'
-        ? `Answer: ${q.answer}`
+        ? l10n.t('Answer: {0}', q.answer)
         : `${questionWord(q.state)}${q.answer ? `: ${q.answer}` : ''}`,
-      `Asked ${formatTime(q.asked_at)}${q.waited_s != null ? `, waited ${formatDuration(q.waited_s)}` : ''}`,
+      q.waited_s != null
+        ? l10n.t('Asked {0}, waited {1}', formatTime(q.asked_at), formatDuration(q.waited_s))
+        : l10n.t('Asked {0}', formatTime(q.asked_at)),
     ),
     icon: waiting ? { id: 'question', color: 'list.warningForeground' } : { id: 'comment-discussion' },
     live: waiting,
@@ -312,12 +338,31 @@ function handoffNode(h: HistoryResult, handoff: HistoryHandoff, id: string): Nod
     id,
     kind: 'handoff',
     folder: h.folder,
-    label: `Handoff → generation ${handoff.generation || '?'}`,
-    description: join(`at ${formatTokens(handoff.used)}`, handoff.degraded ? 'degraded' : undefined, name),
+    label: l10n.t('Handoff → generation {0}', handoff.generation || '?'),
+    description: join(
+      l10n.t('at {0}', formatTokens(handoff.used)),
+      handoff.degraded ? l10n.t('degraded') : undefined,
+      name,
+    ),
     tooltip: lines(
-      `${handoff.retired} handed over${handoff.successor ? ` to ${handoff.successor}` : ''} at ${formatTokens(handoff.used)} tokens (${formatTime(handoff.at)})`,
-      handoff.degraded ? 'The session could not write it: flower assembled it (degraded).' : undefined,
-      handoff.path ? `Click to open ${handoff.path}` : 'Its document is no longer on disk.',
+      handoff.successor
+        ? l10n.t(
+            '{0} handed over to {1} at {2} tokens ({3})',
+            handoff.retired,
+            handoff.successor,
+            formatTokens(handoff.used),
+            formatTime(handoff.at),
+          )
+        : l10n.t(
+            '{0} handed over at {1} tokens ({2})',
+            handoff.retired,
+            formatTokens(handoff.used),
+            formatTime(handoff.at),
+          ),
+      handoff.degraded
+        ? l10n.t('The session could not write it: flower assembled it (degraded).')
+        : undefined,
+      handoff.path ? l10n.t('Click to open {0}', handoff.path) : l10n.t('Its document is no longer on disk.'),
     ),
     icon: { id: 'arrow-swap', color: handoff.degraded ? 'list.warningForeground' : undefined },
     open: handoff.path ? { path: handoff.path } : undefined,

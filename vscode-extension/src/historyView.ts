@@ -66,7 +66,11 @@ export class FlowerView implements vscode.TreeDataProvider<Node>, vscode.Disposa
     const running = this.histories.get(node.folder)?.live ?? false;
     item.contextValue = `flower.${node.kind}.${running ? 'running' : 'idle'}`;
     if (node.kind === 'chart')
-      item.command = { command: SHOW_CHART, title: 'Show Context Chart', arguments: [node.folder] };
+      item.command = {
+        command: SHOW_CHART,
+        title: vscode.l10n.t('Show Context Chart'),
+        arguments: [node.folder],
+      };
     else if (node.open) item.command = openCommand(node.open);
     return item;
   }
@@ -108,8 +112,8 @@ export class FlowerView implements vscode.TreeDataProvider<Node>, vscode.Disposa
       register('flower.view.say', async (node, given) => {
         const text = await words(
           given,
-          'Flower: Say',
-          'Interrupt the running step with these words; the agent reads them next.',
+          vscode.l10n.t('Flower: Say'),
+          vscode.l10n.t('Interrupt the running step with these words; the agent reads them next.'),
         );
         if (text?.trim())
           return this.run(SAY, { text: text.trim(), folder: folderOf(node) } satisfies SayArgs);
@@ -119,8 +123,10 @@ export class FlowerView implements vscode.TreeDataProvider<Node>, vscode.Disposa
       register('flower.view.askAside', async (node, given) => {
         const question = await words(
           given,
-          'Flower: Ask Aside',
-          'A side question about the run; a read-only helper answers it without disturbing the run.',
+          vscode.l10n.t('Flower: Ask Aside'),
+          vscode.l10n.t(
+            'A side question about the run; a read-only helper answers it without disturbing the run.',
+          ),
         );
         // the extension's own command shows the answer where the person asked
         if (question?.trim())
@@ -156,7 +162,7 @@ function openCommand(open: { path: string; line?: number }): vscode.Command {
       : {};
   return {
     command: 'vscode.open',
-    title: `Open ${path.basename(open.path)}`,
+    title: vscode.l10n.t('Open {0}', path.basename(open.path)),
     arguments: [vscode.Uri.file(open.path), options],
   };
 }

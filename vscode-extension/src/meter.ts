@@ -15,7 +15,7 @@ export class Meter implements vscode.Disposable {
 
   constructor() {
     this.item = vscode.window.createStatusBarItem('flower.meter', vscode.StatusBarAlignment.Left, 50);
-    this.item.name = 'Flower context meter';
+    this.item.name = vscode.l10n.t('Flower context meter');
     this.item.command = CHART_COMMAND;
     this.update(undefined);
     this.item.show();
@@ -46,7 +46,7 @@ export class Meter implements vscode.Disposable {
   restricted(): void {
     this.last = undefined;
     this.item.text = '$(shield) Flower';
-    this.item.tooltip = 'Flower runs only in a trusted workspace.';
+    this.item.tooltip = vscode.l10n.t('Flower runs only in a trusted workspace.');
     this.item.backgroundColor = undefined;
     this.item.command = 'workbench.trust.manage';
   }

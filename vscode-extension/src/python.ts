@@ -121,12 +121,12 @@ export function probePython(python: Python, cwd: string, expected: string): Prom
 export function describeSource(source: PythonSource): string {
   switch (source) {
     case 'setting':
-      return 'the flower.python setting';
+      return vscode.l10n.t('the flower.python setting');
     case 'managed':
-      return 'the environment the extension manages';
+      return vscode.l10n.t('the environment the extension manages');
     case 'python-extension':
-      return "the Python extension's interpreter";
+      return vscode.l10n.t("the Python extension's interpreter");
     default:
-      return 'the default';
+      return vscode.l10n.t('the default');
   }
 }

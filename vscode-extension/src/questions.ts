@@ -29,7 +29,7 @@ export class Questions implements vscode.Disposable {
       vscode.StatusBarAlignment.Left,
       49,
     );
-    this.waitingItem.name = 'Flower questions waiting';
+    this.waitingItem.name = vscode.l10n.t('Flower questions waiting');
     this.waitingItem.command = 'flower.showQuestion';
     this.waitingItem.backgroundColor = new vscode.ThemeColor('statusBarItem.warningBackground');
   }
@@ -81,21 +81,21 @@ export class Questions implements vscode.Disposable {
   private open(pending: Pending): void {
     const { params } = pending;
     const pick = vscode.window.createQuickPick<Row>();
-    pick.title = 'Flower asks';
+    pick.title = vscode.l10n.t('Flower asks');
     pick.placeholder = params.question;
     pick.ignoreFocusOut = true; // clicking elsewhere must not decline the question
     pick.matchOnDescription = false;
     const refresh = () => {
       pick.items = answerRows(params.options ?? [], pick.value, params.free_text).map((r) => ({
         label: r.label,
-        description: r.custom ? 'your answer' : undefined,
+        description: r.custom ? vscode.l10n.t('your answer') : undefined,
         alwaysShow: r.custom,
         custom: r.custom,
       }));
     };
     refresh();
     if (params.free_text) {
-      pick.placeholder = `${params.question} (pick an option or type your answer)`;
+      pick.placeholder = vscode.l10n.t('{0} (pick an option or type your answer)', params.question);
       pick.onDidChangeValue(refresh);
     }
     let settled = false;
@@ -141,7 +141,11 @@ export class Questions implements vscode.Disposable {
       this.waitingItem.hide();
       return;
     }
-    this.waitingItem.text = `$(question) Flower: ${n} question${n === 1 ? '' : 's'} waiting`;
+    const waiting =
+      n === 1
+        ? vscode.l10n.t('Flower: 1 question waiting')
+        : vscode.l10n.t('Flower: {0} questions waiting', n);
+    this.waitingItem.text = `$(question) ${waiting}`;
     this.waitingItem.tooltip = this.queue.map((p, i) => `${i + 1}. ${p.params.question}`).join('\n');
     this.waitingItem.show();
   }

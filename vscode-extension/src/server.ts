@@ -7,6 +7,7 @@ import {
   type ClientCapabilities,
   DidChangeConfigurationNotification,
   type FeatureState,
+  type InitializeParams,
   LanguageClient,
   type LanguageClientOptions,
   type ServerOptions,
@@ -53,10 +54,17 @@ export const EXTENSIONS: FlowerCapabilities = {
   history: true,
 };
 
-/** Declares EXTENSIONS under initialize's capabilities.experimental. */
+/**
+ * Declares EXTENSIONS under initialize's capabilities.experimental, and keeps the locale the
+ * client sends (vscode.env.language): the server speaks that language to the person.
+ */
 class FlowerExtensions implements StaticFeature {
+  locale: string | undefined;
   fillClientCapabilities(capabilities: ClientCapabilities): void {
     capabilities.experimental = { ...(capabilities.experimental as object), [EXPERIMENTAL_KEY]: EXTENSIONS };
+  }
+  fillInitializeParams(params: InitializeParams): void {
+    this.locale = params.locale;
   }
   getState(): FeatureState {
     return { kind: 'static' };
@@ -75,6 +83,7 @@ function currentOptions(): InitOptions {
 export class FlowerServer implements vscode.Disposable {
   private client: LanguageClient | undefined;
   private progressFeature: CancellableProgress | undefined;
+  private extensionsFeature: FlowerExtensions | undefined;
   private starting: Promise<void> | undefined;
   private python: Python | undefined;
   private problemText: string | undefined;
@@ -122,6 +131,11 @@ export class FlowerServer implements vscode.Disposable {
 
   get running(): boolean {
     return this.client?.state === State.Running;
+  }
+
+  /** The display language the running server was told in initialize (`locale`). */
+  get locale(): string | undefined {
+    return this.running ? this.extensionsFeature?.locale : undefined;
   }
 
   /** The options the server was last given. */
@@ -177,7 +191,8 @@ export class FlowerServer implements vscode.Disposable {
     await this.starting;
     if (this.client && this.running) return this.client;
     throw new Error(
-      this.problemText ?? 'The Flower language server is not running. Run "Flower: Restart Server".',
+      this.problemText ??
+        vscode.l10n.t('The Flower language server is not running. Run "Flower: Restart Server".'),
     );
   }
 
@@ -236,7 +251,8 @@ export class FlowerServer implements vscode.Disposable {
     const client = new LanguageClient('flower', 'Flower', serverOptions, clientOptions);
     this.progressFeature = new CancellableProgress(client);
     client.registerFeature(this.progressFeature);
-    client.registerFeature(new FlowerExtensions());
+    this.extensionsFeature = new FlowerExtensions();
+    client.registerFeature(this.extensionsFeature);
     client.onNotification(BANNER, (p: BannerParams) => this.showBanner(p));
     client.onNotification(CONTEXT, (p: ContextParams) => this.meter.update(p));
     client.onNotification(EVENT, (p: EventParams) => this.logEvent(p));
@@ -255,12 +271,16 @@ export class FlowerServer implements vscode.Disposable {
       this.client = undefined;
       await client.dispose().catch(() => undefined);
       this.fail(
-        `Flower: the language server did not start (${python.command} -m flower_lsp): ${String(err)}`,
+        vscode.l10n.t(
+          'Flower: the language server did not start ({0} -m flower_lsp): {1}',
+          python.command,
+          String(err),
+        ),
       );
       return;
     }
     this.log.info(
-      `language server started with ${python.command} (${describeSource(python.source)}), flower ${found.flower}`,
+      `language server started with ${python.command} (${describeSource(python.source)}), flower ${found.flower}, locale ${this.extensionsFeature.locale}`,
     );
     this.meter.ready();
     void vscode.commands.executeCommand('setContext', 'flower.serverReady', true);
@@ -270,12 +290,15 @@ export class FlowerServer implements vscode.Disposable {
     this.problemText = message;
     this.log.error(message);
     this.meter.problem(message);
-    const actions = ['Open Settings', ...(hasPythonExtension() ? ['Select Interpreter'] : []), 'Retry'];
+    const settings = vscode.l10n.t('Open Settings');
+    const select = vscode.l10n.t('Select Interpreter');
+    const retry = vscode.l10n.t('Retry');
+    const actions = [settings, ...(hasPythonExtension() ? [select] : []), retry];
     void vscode.window.showErrorMessage(message, ...actions).then((choice) => {
-      if (choice === 'Open Settings')
+      if (choice === settings)
         void vscode.commands.executeCommand('workbench.action.openSettings', 'flower.python');
-      else if (choice === 'Select Interpreter') void vscode.commands.executeCommand('python.setInterpreter');
-      else if (choice === 'Retry') void this.restart();
+      else if (choice === select) void vscode.commands.executeCommand('python.setInterpreter');
+      else if (choice === retry) void this.restart();
     });
   }
 
@@ -296,8 +319,10 @@ export class FlowerServer implements vscode.Disposable {
     if (!text) return;
     this.log.info(`[banner] ${text}`);
     this.banners.fire(p);
-    void vscode.window.showInformationMessage(`Flower: ${text}`, 'Show State').then((choice) => {
-      if (choice === 'Show State') void vscode.commands.executeCommand('flower.showState');
+    // The banner's words are the server's, in the language it was asked for (initialize's locale).
+    const show = vscode.l10n.t('Show State');
+    void vscode.window.showInformationMessage(`Flower: ${text}`, show).then((choice) => {
+      if (choice === show) void vscode.commands.executeCommand('flower.showState');
     });
   }
 

@@ -9,14 +9,18 @@ import { candidatePythons, describeSource, type Probe, probePython, type Python 
 import { ManagedEnv, SetupError } from './setupEnv';
 import { setupGuide } from './setupText';
 
-export const INSTALL = 'Install flower into an environment managed by the extension';
-export const UPDATE = 'Update flower in the managed environment';
-export const CHOOSE = 'Choose an interpreter';
-export const SHOW_HOW = 'Show me how';
-export const RETRY = 'Retry';
-export const SHOW_LOG = 'Show Log';
+// The buttons, in VS Code's display language (the module loads after the extension's bundle).
+export const INSTALL = vscode.l10n.t('Install flower into an environment managed by the extension');
+export const UPDATE = vscode.l10n.t('Update flower in the managed environment');
+export const CHOOSE = vscode.l10n.t('Choose an interpreter');
+export const SHOW_HOW = vscode.l10n.t('Show me how');
+export const RETRY = vscode.l10n.t('Retry');
+export const SHOW_LOG = vscode.l10n.t('Show Log');
 
-const GUIDE_URI = vscode.Uri.from({ scheme: 'flower-setup', path: '/Setting up flower.md' });
+const GUIDE_URI = vscode.Uri.from({
+  scheme: 'flower-setup',
+  path: `/${vscode.l10n.t('Setting up flower')}.md`,
+});
 
 /** A notification the setup showed: what it said and which buttons it had. */
 export interface Notice {
@@ -84,14 +88,24 @@ export class FlowerSetup implements vscode.Disposable {
       const setting = probes.find((p) => p.python.source === 'setting');
       if (setting && setting !== probe)
         void vscode.window.showWarningMessage(
-          `Flower: the flower.python setting (${setting.python.command}) ${setting.problem}; using ${python.command} (${describeSource(python.source)}) instead.`,
+          vscode.l10n.t(
+            'Flower: the flower.python setting ({0}) {1}; using {2} ({3}) instead.',
+            setting.python.command,
+            setting.problem ?? '',
+            python.command,
+            describeSource(python.source),
+          ),
         );
       return { python, flower: probe.flower ?? this.expected };
     }
     this.lastProbes = probes;
     return {
       probes,
-      summary: `Flower: no Python can run flower ${this.expected}: ${tried(probes).join('; ')}.`,
+      summary: vscode.l10n.t(
+        'Flower: no Python can run flower {0}: {1}.',
+        this.expected,
+        tried(probes).join('; '),
+      ),
     };
   }
 
@@ -111,12 +125,20 @@ export class FlowerSetup implements vscode.Disposable {
     const choice = stale
       ? await this.notify(
           'mismatch',
-          `Flower: the environment the extension manages has flower ${managed?.flower}, and this extension needs ${this.expected}.`,
+          vscode.l10n.t(
+            'Flower: the environment the extension manages has flower {0}, and this extension needs {1}.',
+            managed?.flower ?? '',
+            this.expected,
+          ),
           [UPDATE, CHOOSE, SHOW_HOW],
         )
       : await this.notify(
           'missing',
-          `Flower: no Python here has flower ${this.expected}: ${tried(missing.probes).join('; ')}.`,
+          vscode.l10n.t(
+            'Flower: no Python here has flower {0}: {1}.',
+            this.expected,
+            tried(missing.probes).join('; '),
+          ),
           [INSTALL, CHOOSE, SHOW_HOW],
         );
     return this.act(choice);
@@ -153,7 +175,7 @@ export class FlowerSetup implements vscode.Disposable {
 
   private async installUntilDone(): Promise<boolean> {
     if (!vscode.workspace.isTrusted) {
-      void this.notify('refused', 'Flower installs nothing in an untrusted workspace.', []);
+      void this.notify('refused', vscode.l10n.t('Flower installs nothing in an untrusted workspace.'), []);
       return false;
     }
     for (;;) {
@@ -162,7 +184,11 @@ export class FlowerSetup implements vscode.Disposable {
       this.log.error(`[setup] failed: ${failure}`);
       const choice = await this.notify(
         'failed',
-        `Flower: installing flower ${this.expected} into the managed environment failed: ${failure} The Flower log has every line.`,
+        vscode.l10n.t(
+          'Flower: installing flower {0} into the managed environment failed: {1} The Flower log has every line.',
+          this.expected,
+          failure,
+        ),
         [RETRY, SHOW_LOG, SHOW_HOW],
       );
       if (choice !== RETRY) return this.act(choice);
@@ -170,7 +196,11 @@ export class FlowerSetup implements vscode.Disposable {
     this.log.info(`[setup] flower ${this.expected} is installed in ${this.env.dir}`);
     void this.notify(
       'installed',
-      `Flower: flower ${this.expected} is installed in the environment the extension manages (${this.env.dir}).`,
+      vscode.l10n.t(
+        'Flower: flower {0} is installed in the environment the extension manages ({1}).',
+        this.expected,
+        this.env.dir,
+      ),
       [SHOW_LOG],
     ).then((c) => this.act(c));
     return true;
@@ -186,7 +216,7 @@ export class FlowerSetup implements vscode.Disposable {
     return vscode.window.withProgress(
       {
         location: vscode.ProgressLocation.Notification,
-        title: `Flower: installing flower ${this.expected}`,
+        title: vscode.l10n.t('Flower: installing flower {0}', this.expected),
         cancellable: true,
       },
       async (progress, token) => {
@@ -194,9 +224,11 @@ export class FlowerSetup implements vscode.Disposable {
         try {
           const reuse = this.env.exists() && (await this.probeManaged()).pythonVersion !== undefined;
           await this.env.install(reuse ? undefined : await this.basePython(), reuse, hooks);
-          progress.report({ message: 'checking the environment' });
+          progress.report({ message: vscode.l10n.t('checking the environment') });
           const probe = await this.probeManaged();
-          return probe.problem ? `after pip finished, the environment ${probe.problem}.` : undefined;
+          return probe.problem
+            ? vscode.l10n.t('after pip finished, the environment {0}.', probe.problem)
+            : undefined;
         } catch (err) {
           if (err instanceof SetupError) return err.message;
           throw err;
@@ -230,8 +262,8 @@ export class FlowerSetup implements vscode.Disposable {
   /** Lets the user pick an interpreter; one that has flower becomes the flower.python setting. */
   async choose(): Promise<boolean> {
     const picked = await vscode.window.showOpenDialog({
-      title: `Flower: the Python interpreter that has flower ${this.expected}`,
-      openLabel: 'Use this Python',
+      title: vscode.l10n.t('Flower: the Python interpreter that has flower {0}', this.expected),
+      openLabel: vscode.l10n.t('Use this Python'),
       canSelectFiles: true,
       canSelectFolders: false,
       canSelectMany: false,
@@ -286,5 +318,7 @@ export class FlowerSetup implements vscode.Disposable {
 
 /** "python3 (the default) cannot import flower's server (...)", one per probe. */
 function tried(probes: readonly Probe[]): string[] {
-  return probes.map((p) => `${p.python.command} (${describeSource(p.python.source)}) ${p.problem}`);
+  return probes.map((p) =>
+    vscode.l10n.t('{0} ({1}) {2}', p.python.command, describeSource(p.python.source), p.problem ?? ''),
+  );
 }

@@ -4,6 +4,7 @@
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import * as l10n from '@vscode/l10n';
 import type * as vscode from 'vscode';
 import { SAFE_PATH } from './python';
 import { pipFailure, pipProgress } from './setupText';
@@ -56,16 +57,17 @@ export class ManagedEnv {
     fs.mkdirSync(cwd, { recursive: true });
     let created = false;
     if (!(reuse && this.exists())) {
-      if (!base) throw new SetupError('no Python 3.11 or newer was found to create the environment with.');
+      if (!base)
+        throw new SetupError(l10n.t('no Python 3.11 or newer was found to create the environment with.'));
       fs.rmSync(this.dir, { recursive: true, force: true });
-      hooks.progress('creating the environment');
+      hooks.progress(l10n.t('creating the environment'));
       const venv = await run(base, [SAFE_PATH, '-m', 'venv', this.dir], cwd, hooks);
       if (venv.code !== 0 || !this.exists()) {
         fs.rmSync(this.dir, { recursive: true, force: true });
         throw new SetupError(
           venv.cancelled
-            ? 'cancelled while creating the environment.'
-            : `\`${base} -m venv\` failed (exit code ${venv.code}): ${tail(venv.lines)}`,
+            ? l10n.t('cancelled while creating the environment.')
+            : l10n.t('`{0} -m venv` failed (exit code {1}): {2}', base, String(venv.code), tail(venv.lines)),
         );
       }
       created = true;
@@ -91,7 +93,7 @@ export class ManagedEnv {
     if (pip.code === 0) return;
     if (created) fs.rmSync(this.dir, { recursive: true, force: true });
     throw new SetupError(
-      pip.cancelled ? 'cancelled while pip was installing.' : pipFailure(pip.lines, pip.code),
+      pip.cancelled ? l10n.t('cancelled while pip was installing.') : pipFailure(pip.lines, pip.code),
     );
   }
 }
@@ -141,5 +143,5 @@ function run(command: string, args: string[], cwd: string, hooks: InstallHooks):
 
 function tail(lines: string[]): string {
   const said = lines.map((l) => l.trim()).filter(Boolean);
-  return said.slice(-3).join(' ') || 'no output';
+  return said.slice(-3).join(' ') || l10n.t('no output');
 }

@@ -1,6 +1,7 @@
 // The words of flower's setup, apart from VS Code so that they can be tested alone: what an
 // interpreter answered when asked for flower, what a failed pip run comes down to, and the
-// "Show me how" page.
+// "Show me how" page. Their words go through @vscode/l10n (see format.ts).
+import * as l10n from '@vscode/l10n';
 
 /**
  * Asks an interpreter for its version and flower's. It runs with -P (see SAFE_PATH in python.ts),
@@ -41,28 +42,33 @@ export interface ProbeResult {
 
 /** Reads a probe's output against the flower version the extension was built with. */
 export function readProbe(out: ProbeOutput, expected: string): ProbeResult {
-  if (out.errno === 'ENOENT') return { problem: 'was not found' };
-  if (out.errno === 'EACCES') return { problem: 'is not executable' };
-  if (out.errno === 'timeout') return { problem: 'did not answer within 30 s' };
-  if (out.errno) return { problem: `could not be started (${out.errno})` };
+  if (out.errno === 'ENOENT') return { problem: l10n.t('was not found') };
+  if (out.errno === 'EACCES') return { problem: l10n.t('is not executable') };
+  if (out.errno === 'timeout') return { problem: l10n.t('did not answer within 30 s') };
+  if (out.errno) return { problem: l10n.t('could not be started ({0})', out.errno) };
   if (/Unknown option: -P/.test(out.stderr))
-    return { problem: 'is older than Python 3.11, and flower needs 3.11 or newer' };
+    return { problem: l10n.t('is older than Python 3.11, and flower needs 3.11 or newer') };
   const answer = lastJsonLine(out.stdout);
   if (!answer || typeof answer.python !== 'string') {
     const said = lastLine(out.stderr) ?? lastLine(out.stdout);
-    return { problem: `did not answer (exit code ${out.exitCode}${said ? `: ${said}` : ''})` };
+    const code = String(out.exitCode);
+    return {
+      problem: said
+        ? l10n.t('did not answer (exit code {0}: {1})', code, said)
+        : l10n.t('did not answer (exit code {0})', code),
+    };
   }
   const ran = {
     pythonVersion: answer.python,
     ...(typeof answer.base === 'string' && answer.base ? { base: answer.base } : {}),
   };
   if (typeof answer.flower !== 'string')
-    return { ...ran, problem: `cannot import flower's server (${String(answer.error)})` };
+    return { ...ran, problem: l10n.t("cannot import flower's server ({0})", String(answer.error)) };
   if (answer.flower !== expected)
     return {
       ...ran,
       flower: answer.flower,
-      problem: `has flower ${answer.flower}, and this extension needs ${expected}`,
+      problem: l10n.t('has flower {0}, and this extension needs {1}', answer.flower, expected),
     };
   return { ...ran, flower: answer.flower };
 }
@@ -95,12 +101,13 @@ const UNREACHABLE =
 /** One sentence that says why pip failed, from its output lines (the log keeps all of them). */
 export function pipFailure(lines: readonly string[], exitCode: number | null): string {
   const errors = lines.filter((l) => l.startsWith('ERROR:')).map((l) => l.slice('ERROR:'.length).trim());
-  const last = errors.at(-1) ?? lastLine(lines.join('\n')) ?? 'no output';
-  let text = `pip exited with code ${exitCode}: ${last.replace(/\.$/, '')}.`;
+  const last = errors.at(-1) ?? lastLine(lines.join('\n')) ?? l10n.t('no output');
+  let text = l10n.t('pip exited with code {0}: {1}.', String(exitCode), last.replace(/\.$/, ''));
   for (const line of lines) {
     const m = UNREACHABLE.exec(line);
     if (m) {
-      text += ` pip could not reach the package index (${(m[1] ?? m[2]).trim()}): is this machine offline, or does it need a proxy?`;
+      const why = (m[1] ?? m[2]).trim();
+      text += ` ${l10n.t('pip could not reach the package index ({0}): is this machine offline, or does it need a proxy?', why)}`;
       break;
     }
   }
@@ -132,45 +139,70 @@ export interface GuideFacts {
 /** The "Show me how" page: what flower needs, and three ways to give it. */
 export function setupGuide(f: GuideFacts): string {
   const source = f.wheel ?? `flower-agents==${f.expected}`;
-  const tried = f.tried.length ? f.tried.map((t) => `- ${t}`).join('\n') : '- (no interpreter was tried)';
-  return `# Setting up flower ${f.expected} for the Flower extension
+  const tried = f.tried.length
+    ? f.tried.map((t) => `- ${t}`).join('\n')
+    : `- ${l10n.t('(no interpreter was tried)')}`;
+  const installed = f.wheel
+    ? l10n.t('the wheel that ships inside the extension')
+    : l10n.t('the package from the package index');
+  // One translatable string per paragraph; commands, paths and setting names are placeholders.
+  return `# ${l10n.t('Setting up flower {0} for the Flower extension', f.expected)}
 
-The extension runs flower's language server with a Python interpreter (3.11 or newer) that has
-flower ${f.expected} installed, the version this extension was built with. None of the interpreters
-it looked at has it:
+${l10n.t(
+  "The extension runs flower's language server with a Python interpreter (3.11 or newer) that has flower {0} installed, the version this extension was built with. None of the interpreters it looked at has it:",
+  f.expected,
+)}
 
 ${tried}
 
-It looks, in this order, at the \`flower.python\` setting, the environment it manages, the Python
-extension's interpreter (when that extension is installed), and \`python3\` on the PATH.
+${l10n.t(
+  "It looks, in this order, at the {0} setting, the environment it manages, the Python extension's interpreter (when that extension is installed), and {1} on the PATH.",
+  '`flower.python`',
+  '`python3`',
+)}
 
-## 1. Let the extension manage it
+## ${l10n.t('1. Let the extension manage it')}
 
-Run **Flower: Install flower into the Managed Environment** from the command palette (or pick
-"Install flower into an environment managed by the extension" in the notification). The
-extension creates a virtual environment in its own storage:
+${l10n.t(
+  'Run {0} from the command palette (or pick "{1}" in the notification). The extension creates a virtual environment in its own storage:',
+  `**Flower: ${l10n.t('Install flower into the Managed Environment')}**`,
+  l10n.t('Install flower into an environment managed by the extension'),
+)}
 
     ${f.managedDir}
 
-and installs into it, with pip, ${f.wheel ? 'the wheel that ships inside the extension' : 'the package from the package index'}
-(\`${source}\`). pip fetches flower's dependencies from your usual package index; its output
-goes to the "Flower" output channel. Nothing is installed in an untrusted workspace.
+${l10n.t(
+  'and installs into it, with pip, {0} ({1}). pip fetches flower\'s dependencies from your usual package index; its output goes to the "Flower" output channel. Nothing is installed in an untrusted workspace.',
+  installed,
+  `\`${source}\``,
+)}
 
-## 2. Install the \`flower\` command with pipx, and point the extension at it
+## ${l10n.t('2. Install the {0} command with pipx, and point the extension at it', '`flower`')}
 
     pipx install ${source}
 
-then set \`flower.python\` to the interpreter of pipx's environment for flower, which
-\`pipx environment --value PIPX_LOCAL_VENVS\` locates: \`<that folder>/flower-agents/bin/python\`.
+${l10n.t(
+  "then set {0} to the interpreter of pipx's environment for flower, which {1} locates: {2}.",
+  '`flower.python`',
+  '`pipx environment --value PIPX_LOCAL_VENVS`',
+  '`<that folder>/flower-agents/bin/python`',
+)}
 
-## 3. Use a virtual environment of your own
+## ${l10n.t('3. Use a virtual environment of your own')}
 
     python3 -m venv ~/.venvs/flower
     ~/.venvs/flower/bin/python -m pip install ${source}
 
-then set \`flower.python\` to \`~/.venvs/flower/bin/python\` (or pick "Choose an interpreter" in
-the notification).
+${l10n.t(
+  'then set {0} to {1} (or pick "{2}" in the notification).',
+  '`flower.python`',
+  '`~/.venvs/flower/bin/python`',
+  l10n.t('Choose an interpreter'),
+)}
 
-After any of these, the extension starts the server by itself; **Flower: Restart Server** asks again.
+${l10n.t(
+  'After any of these, the extension starts the server by itself; {0} asks again.',
+  `**Flower: ${l10n.t('Restart Server')}**`,
+)}
 `;
 }

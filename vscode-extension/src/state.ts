@@ -3,7 +3,7 @@ import * as vscode from 'vscode';
 import { renderState } from './format';
 import type { StateResult } from './protocol';
 
-export const STATE_URI = vscode.Uri.from({ scheme: 'flower', path: '/Flower State.md' });
+export const STATE_URI = vscode.Uri.from({ scheme: 'flower', path: `/${vscode.l10n.t('Flower State')}.md` });
 
 export class StateView implements vscode.TextDocumentContentProvider, vscode.Disposable {
   private text = renderState(undefined);

@@ -9,6 +9,9 @@
 //              the offer, the managed environment from the bundled wheel, a run, an update;
 //              a planted flower_lsp/ in the workspace must never run
 //   untrusted  the same, with workspace trust on and the folder untrusted: nothing installed
+//   l10n       VS Code set to each display language the extension speaks (zh-cn, en): the
+//              in-host suite of test/l10n/, then the packaged .vsix's offer and palette as seen
+//              by a person
 //   ui         headless Chromium driving that VS Code as a person would, with the packaged .vsix;
 //              its screenshots stay with the run's logs, and replace docs/*.png only with --screenshots
 // Every in-host suite file gets a VS Code, a workspace and a flower.sim of its own, so no suite
@@ -16,9 +19,10 @@
 // Expects the toolchain's environment (scripts/test-vscode.sh sets it up):
 //   FLOWER_CODE_SERVER, FLOWER_PLAYWRIGHT_CORE, FLOWER_CHROMIUM, FLOWER_PYTHON (default .venv),
 //   FLOWER_WHEELHOUSE (the wheel's dependencies, so that installs need no network).
-// Usage: node test/run.mjs [--only dist,unit,host,setup,untrusted,ui] [--file NAME.test.js] [--keep] [--verbose] [--screenshots]
+// Usage: node test/run.mjs [--only dist,unit,host,setup,untrusted,l10n,ui] [--file NAME.test.js] [--keep] [--verbose] [--screenshots]
 // (--file: of the in-host suites, only that file)
 import { spawn, execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { once } from 'node:events';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
@@ -39,11 +43,13 @@ const VSIX = path.join(REPO, `dist/flower-${VERSION}.vsix`);
 const WHEELHOUSE = process.env.FLOWER_WHEELHOUSE;
 const DOCS = path.join(REPO, 'docs');
 const REQUEST = '写一个 hello.py,运行时打印问候语';
+// VS Code's display languages the extension has strings for (l10n/, package.nls*.json).
+const LOCALES = ['zh-cn', 'en'];
 
 const argv = process.argv.slice(2);
 const flag = (name) => argv.includes(name);
 const onlyArg = argv.find((_, i) => argv[i - 1] === '--only');
-const KINDS = (onlyArg ?? 'dist,unit,host,setup,untrusted,ui').split(',');
+const KINDS = (onlyArg ?? 'dist,unit,host,setup,untrusted,l10n,ui').split(',');
 const FILE = argv.find((_, i) => argv[i - 1] === '--file');
 const KEEP = flag('--keep');
 const SCREENSHOTS = flag('--screenshots'); // the README's pictures: only on request, never by a test run
@@ -170,7 +176,9 @@ const USER_SETTINGS = {
 /**
  * One code-server with isolated XDG folders, user data, extensions and a sim of its own.
  * `flowerPython: false` leaves flower.python unset; `trust: true` turns workspace trust on (the
- * folder is then untrusted); `env` adds to the environment; `prepare(ws)` fills the workspace.
+ * folder is then untrusted); `locale` is VS Code's display language, set where "Configure
+ * Display Language" puts it (argv.json in the user data); `env` adds to the environment;
+ * `prepare(ws)` fills the workspace.
  */
 async function startVSCode(
   name,
@@ -179,6 +187,7 @@ async function startVSCode(
     install,
     flowerPython = true,
     trust = false,
+    locale,
     env: extraEnv = {},
     prepare,
     scenario,
@@ -196,6 +205,7 @@ async function startVSCode(
       'security.workspace.trust.emptyWindow': false,
     });
   fs.writeFileSync(path.join(dir, 'user-data/User/settings.json'), JSON.stringify(settings, null, 2));
+  if (locale) fs.writeFileSync(path.join(dir, 'user-data/User/argv.json'), JSON.stringify({ locale }));
   await prepare?.(ws);
   const port = await freePort();
   const config = path.join(dir, 'config.yaml');
@@ -219,12 +229,14 @@ async function startVSCode(
     '--extensions-dir',
     path.join(dir, 'extensions'),
   ];
-  if (install) {
-    const { stdout } = await promisify(execFile)(CODE_SERVER, [...common, '--install-extension', install], {
+  const pack = locale ? await displayLanguage(locale) : undefined;
+  for (const vsix of [install, pack?.vsix].filter(Boolean)) {
+    const { stdout } = await promisify(execFile)(CODE_SERVER, [...common, '--install-extension', vsix], {
       env,
     });
     if (VERBOSE) say(indent(stdout.trim(), `  [${name}] `));
   }
+  if (pack) pack.register(path.join(dir, 'user-data'), path.join(dir, 'extensions'));
   const args = [
     '--config',
     config,
@@ -254,6 +266,70 @@ async function startVSCode(
     await sim.stop();
   };
   return { dir, ws, port, base, env, stop };
+}
+
+/**
+ * What makes `locale` selectable as VS Code's display language: English is built in; any other
+ * needs a language pack installed, or VS Code falls back to English (vscode.env.language too).
+ * The tests fetch nothing from a marketplace, so this packs one that only declares the language
+ * (VS Code's own words stay English; the extension's l10n bundles are what is tested).
+ */
+const languagePacks = new Map();
+function displayLanguage(locale) {
+  if (locale === 'en') return undefined;
+  if (!languagePacks.has(locale))
+    languagePacks.set(
+      locale,
+      (async () => {
+        const dir = path.join(root, `language-pack-${locale}`);
+        fs.mkdirSync(path.join(dir, 'translations'), { recursive: true });
+        const manifest = {
+          name: `test-language-pack-${locale}`,
+          publisher: 'flower-tests',
+          version: '1.0.0',
+          engines: { vscode: '^1.91.0' },
+          categories: ['Language Packs'],
+          contributes: {
+            localizations: [
+              {
+                languageId: locale,
+                languageName: locale,
+                translations: [{ id: 'vscode', path: './translations/main.i18n.json' }],
+              },
+            ],
+          },
+        };
+        fs.writeFileSync(path.join(dir, 'package.json'), JSON.stringify(manifest, null, 2));
+        fs.writeFileSync(path.join(dir, 'README.md'), `Declares ${locale} as a display language.\n`);
+        fs.writeFileSync(
+          path.join(dir, 'translations/main.i18n.json'),
+          JSON.stringify({ version: '1.0.0', contents: {} }),
+        );
+        const vsix = path.join(root, `language-pack-${locale}.vsix`);
+        await promisify(execFile)(
+          path.join(EXT, 'node_modules/.bin/vsce'),
+          ['package', '--allow-missing-repository', '--skip-license', '--out', vsix],
+          { cwd: dir },
+        );
+        // VS Code lists the installed packs in languagepacks.json when it installs one itself;
+        // code-server's --install-extension does not, so write the entry VS Code would.
+        const id = `${manifest.publisher}.${manifest.name}`;
+        const register = (userData, extensions) => {
+          const folder = path.join(extensions, `${id}-${manifest.version}`);
+          if (!fs.existsSync(folder)) throw new Error(`the language pack is not installed in ${folder}`);
+          const hash = createHash('md5').update(id).update(manifest.version).digest('hex');
+          const entry = {
+            hash,
+            extensions: [{ extensionIdentifier: { id }, version: manifest.version }],
+            translations: { vscode: path.join(folder, 'translations/main.i18n.json') },
+            label: locale,
+          };
+          fs.writeFileSync(path.join(userData, 'languagepacks.json'), JSON.stringify({ [locale]: entry }));
+        };
+        return { vsix, register };
+      })(),
+    );
+  return languagePacks.get(locale);
 }
 
 let browserPromise;
@@ -485,6 +561,78 @@ async function runSetup() {
   await runInHost('setup', 'setup', options);
 }
 
+/**
+ * VS Code in each display language the extension speaks: the in-host suite with flower
+ * configured, then the packaged .vsix as a person meets it there (runL10nUi).
+ */
+async function runL10n() {
+  for (const locale of LOCALES) {
+    await runInHost(`l10n-${locale}`, 'l10n', { locale, env: { FLOWER_TEST_LOCALE: locale } });
+    await runL10nUi(locale);
+  }
+}
+
+// What a person reads of the extension's own words in each language: the setup's offer (a
+// notification and its buttons) and a command title in the palette.
+const L10N_UI = {
+  'zh-cn': {
+    offer: 'Flower:这里没有装有 flower',
+    buttons: ['把 flower 安装到扩展托管的环境', '选择解释器', '告诉我怎么做'],
+    command: 'Flower: 显示状态',
+  },
+  en: {
+    offer: 'Flower: no Python here has flower',
+    buttons: [
+      'Install flower into an environment managed by the extension',
+      'Choose an interpreter',
+      'Show me how',
+    ],
+    command: 'Flower: Show State',
+  },
+};
+
+/** The packaged .vsix in VS Code set to `locale`, in a folder with a run and no flower anywhere. */
+async function runL10nUi(locale) {
+  if (!fs.existsSync(VSIX)) throw new Error(`${VSIX} is missing: package the extension first`);
+  const kind = `l10n-${locale}`;
+  const words = L10N_UI[locale];
+  const options = await noFlowerAnywhere(`${kind}-ui`);
+  const { python3, prepare, ...rest } = options;
+  const vs = await startVSCode(`${kind}-ui`, {
+    ...rest,
+    locale,
+    install: VSIX,
+    prepare: (ws) => {
+      prepare(ws);
+      fs.mkdirSync(path.join(ws, '.flower/notes'), { recursive: true });
+      fs.writeFileSync(path.join(ws, '.flower/notes/需求.md'), '# 需求\n\n写一个 hello.py\n');
+    },
+  });
+  const { page, step, palette, toast, open, close } = await uiSession(kind, vs);
+  try {
+    // each step needs the one before it: the first failure ends the walk
+    const steps = [
+      [
+        `opening a folder with a run and no flower shows the offer in ${locale}, with its buttons`,
+        async () => {
+          await open();
+          const offer = toast(words.offer);
+          await offer.waitFor({ timeout: 60_000 });
+          for (const label of words.buttons)
+            await offer.locator('.monaco-button', { hasText: label }).waitFor({ timeout: 5_000 });
+          await page.waitForTimeout(700); // toasts fade in
+          await page.screenshot({ path: path.join(vs.dir, 'offer.png') });
+        },
+      ],
+      [`F1 lists "${words.command}"`, () => palette(words.command, { key: 'Escape' })],
+    ];
+    for (const [title, fn] of steps) if (!(await step(title, fn))) break;
+  } finally {
+    await close();
+    await vs.stop();
+  }
+}
+
 async function runUntrusted() {
   await runInHost('untrusted', 'untrusted', { ...(await noFlowerAnywhere('untrusted')), trust: true });
 }
@@ -519,9 +667,10 @@ async function uiSession(kind, vs) {
       return false;
     }
   };
-  // F1, type the title, Enter. Right after the workbench shows, installed extensions' commands
-  // may not be listed yet: like a person, close the palette and try again.
-  const palette = async (title) => {
+  // F1, type the title, Enter (or, with `key: 'Escape'`, only see it listed and close the
+  // palette). Right after the workbench shows, installed extensions' commands may not be listed
+  // yet: like a person, close the palette and try again.
+  const palette = async (title, { key = 'Enter' } = {}) => {
     const end = Date.now() + 30_000;
     for (;;) {
       await page.keyboard.press('F1');
@@ -531,7 +680,7 @@ async function uiSession(kind, vs) {
       const row = page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first();
       try {
         await row.waitFor({ timeout: 2_000 });
-        await page.keyboard.press('Enter');
+        await page.keyboard.press(key);
         return;
       } catch (err) {
         await page.keyboard.press('Escape');
@@ -934,11 +1083,15 @@ async function main() {
     host: runHost,
     setup: runSetup,
     untrusted: runUntrusted,
+    l10n: runL10n,
     ui: runUi,
   };
   const unknown = KINDS.filter((k) => !(k in kinds));
   if (unknown.length) throw new Error(`unknown test kinds: ${unknown.join(', ')}`);
-  if (KINDS.some((k) => ['host', 'setup', 'untrusted', 'ui'].includes(k)) && !(CODE_SERVER && PLAYWRIGHT)) {
+  if (
+    KINDS.some((k) => ['host', 'setup', 'untrusted', 'l10n', 'ui'].includes(k)) &&
+    !(CODE_SERVER && PLAYWRIGHT)
+  ) {
     throw new Error('FLOWER_CODE_SERVER and FLOWER_PLAYWRIGHT_CORE are not set: run scripts/test-vscode.sh');
   }
   for (const kind of KINDS) {

@@ -2,6 +2,8 @@
 // The context chart's page script (bundled into dist/chart.js for the webview): it holds the
 // folder's history, appends the turns the extension forwards, and draws chart.ts's SVG into the
 // page, with a tooltip per turn. It reports every drawing back (turns, series, marks drawn).
+// Its words come from the bundle the panel puts on <body data-l10n> (VS Code's display language).
+import * as l10n from '@vscode/l10n';
 import { chartSvg, esc, markLabel, scales, seriesLabel, seriesOf, summary, turnTooltip } from '../chart';
 import { applyUpdate } from '../history';
 import type { HistoryResult, HistoryTurn } from '../protocol';
@@ -16,6 +18,8 @@ type Message =
   | { type: 'turn'; turn: HistoryTurn; revision: number }
   | { type: 'empty' };
 
+const bundle = document.body.dataset.l10n;
+if (bundle) l10n.config({ contents: JSON.parse(bundle) });
 const vscode = acquireVsCodeApi();
 const chart = element('chart');
 const legend = element('legend');
@@ -52,8 +56,8 @@ function draw(): void {
   const size = { width: Math.max(320, chart.clientWidth), height: Math.max(220, chart.clientHeight) };
   drawn = { width: chart.clientWidth, height: chart.clientHeight };
   if (!history || history.turns.length === 0) {
-    caption.textContent = history ? summary(history) : 'No run in this folder yet.';
-    chart.innerHTML = '<p class="empty">The chart fills in as the run’s turns come.</p>';
+    caption.textContent = history ? summary(history) : l10n.t('No run in this folder yet.');
+    chart.innerHTML = `<p class="empty">${esc(l10n.t('The chart fills in as the run’s turns come.'))}</p>`;
     legend.innerHTML = '';
     report(0, 0, 0, size.width);
     return;
@@ -64,9 +68,9 @@ function draw(): void {
   const series = seriesOf(h.turns);
   legend.innerHTML = [
     ...series.map((s) => `<li><span class="swatch ${s.colour}"></span>${esc(seriesLabel(s))}</li>`),
-    '<li><span class="dash window"></span>window</li>',
-    '<li><span class="dash threshold"></span>handoff threshold</li>',
-    '<li><span class="dash warn"></span>handoff near</li>',
+    `<li><span class="dash window"></span>${esc(l10n.t('window'))}</li>`,
+    `<li><span class="dash threshold"></span>${esc(l10n.t('handoff threshold'))}</li>`,
+    `<li><span class="dash warn"></span>${esc(l10n.t('handoff near'))}</li>`,
   ].join('');
   const svg = chart.querySelector('svg');
   if (svg) hover(svg, h, size);

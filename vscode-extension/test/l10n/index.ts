@@ -1,0 +1,2 @@
+// This folder's suites, run by the same Mocha entry point as test/suite (it reads its own folder).
+export { run } from '../suite/index';
