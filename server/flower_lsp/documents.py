@@ -77,9 +77,10 @@ class Documents(Feature):
             self.server.client.log(f"flower: {message}", types.MessageType.Info)
             return p.CommandResult(False, message, uri=uri)
         try:
-            shown = await asyncio.wait_for(
-                self.server.window_show_document_async(types.ShowDocumentParams(uri=uri, take_focus=True)), 30
-            )
+            async with asyncio.timeout(30):
+                shown = await self.server.window_show_document_async(
+                    types.ShowDocumentParams(uri=uri, take_focus=True)
+                )
         except Exception as exc:
             log.info("showDocument failed", exc_info=True)
             return p.CommandResult(False, f"The editor could not open {path}: {exc}", uri=uri)

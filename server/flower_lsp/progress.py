@@ -35,7 +35,10 @@ class Progress(Feature):
         token = f"flower-run-{uuid.uuid4().hex}"
         progress = self.server.work_done_progress
         try:
-            await asyncio.wait_for(progress.create_async(token), 10)
+            # asyncio.timeout, not wait_for: on 3.11 wait_for swallows a cancellation (a stop)
+            # that lands as the client's answer does, and the run would go on
+            async with asyncio.timeout(10):
+                await progress.create_async(token)
             progress.begin(
                 token,
                 types.WorkDoneProgressBegin(

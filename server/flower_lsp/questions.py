@@ -306,7 +306,8 @@ class Questions(Feature):
                     return None if reply.dismissed else reply.answer
                 timeout = params.timeout_s if params.timeout_s is not None and params.timeout_s > 0 else None
                 try:
-                    await asyncio.wait_for(asyncio.shield(question.answer), timeout)
+                    async with asyncio.timeout(timeout):
+                        await asyncio.shield(question.answer)
                 except TimeoutError:
                     return None
             return question.answer.result()

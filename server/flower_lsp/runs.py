@@ -303,7 +303,8 @@ class Runs(Feature):
         if run.task is not None and not run.task.done():
             run.task.cancel()
         try:
-            await asyncio.wait_for(asyncio.shield(run.done.wait()), STOP_GRACE_S)
+            async with asyncio.timeout(STOP_GRACE_S):
+                await run.done.wait()
         except TimeoutError:
             return p.CommandResult(
                 False, f"The run in {run.folder.name} did not stop within {STOP_GRACE_S:.0f} s."

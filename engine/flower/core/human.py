@@ -288,9 +288,10 @@ class HumanChannel:
     async def _wait(self, waiting: _Waiting) -> tuple[str, str]:
         timeout = self.timeout_s
         try:
-            if timeout is None:
+            # asyncio.timeout, not wait_for: on 3.11 wait_for swallows a cancellation (a stop)
+            # that lands as the answer does
+            async with asyncio.timeout(timeout):
                 return await asyncio.shield(waiting.future)
-            return await asyncio.wait_for(asyncio.shield(waiting.future), timeout)
         except TimeoutError:
             with self._lock:
                 mine = self._waiting.pop(waiting.ask.id, None) is not None
@@ -322,10 +323,8 @@ class HumanChannel:
                 wake: asyncio.Future[None] = loop.create_future()
                 self._pullers.append(wake)
             try:
-                if deadline is None:
+                async with asyncio.timeout_at(deadline):  # None: no deadline
                     await wake
-                else:
-                    await asyncio.wait_for(wake, max(0.0, deadline - loop.time()))
             except TimeoutError:
                 return None
             finally:

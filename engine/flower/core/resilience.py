@@ -153,7 +153,8 @@ async def _handshake(host: str, port: int) -> bool:
 async def reachable(host: str, port: int, timeout: float = 5.0) -> bool:  # noqa: ASYNC109 (the reference fixes this signature)
     """DNS lookup plus a TCP handshake. Any exception counts as unreachable."""
     try:
-        return await asyncio.wait_for(_handshake(host, port), timeout)
+        async with asyncio.timeout(timeout):  # not wait_for: on 3.11 it can swallow a stop
+            return await _handshake(host, port)
     except Exception:
         return False
 
