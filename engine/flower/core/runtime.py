@@ -41,6 +41,7 @@ from .events import (
 )
 from .guard import merge_hooks, whitelist_guard, workbench_hooks
 from .handoff import HANDOFF_PROMPT, Handoff, degraded, is_overflow
+from .i18n import _
 from .reaper import contain
 from .recovery import damaged_store, manifest_problem, rebuilt_manifest, refill_store, store_error
 from .resilience import Resilience, classify
@@ -346,7 +347,9 @@ class Runtime:
                 emit(
                     Retry(
                         text=(
-                            f"第 {attempt} 次尝试失败({kind}):{first_line(result.error)};{delay:.0f} 秒后重试"
+                            _("第 {attempt} 次尝试失败({kind}):{error};{delay:.0f} 秒后重试").format(
+                                attempt=attempt, kind=kind, error=first_line(result.error), delay=delay
+                            )
                         ),
                         attempt=attempt,
                         failure=kind,
@@ -562,7 +565,9 @@ class Runtime:
             self._warned = True  # once per generation
             emit(
                 HandoffNear(
-                    text=f"上下文 {format_tokens(used)},接近换代阈值 {format_tokens(self.handoff.at)}",
+                    text=_("上下文 {used},接近换代阈值 {at}").format(
+                        used=format_tokens(used), at=format_tokens(self.handoff.at)
+                    ),
                     **figures,
                 )
             )
@@ -588,7 +593,7 @@ class Runtime:
     ) -> Handoff:
         """Write the handoff document; `overflowed`: the API refused this turn's context, so
         the session cannot write one and it is assembled mechanically (degraded)."""
-        emit(HandoffWriting(text="上下文快满了,正在写交接书", step=step, used=self._ctx))
+        emit(HandoffWriting(text=_("上下文快满了,正在写交接书"), step=step, used=self._ctx))
         why = ""
         doc: Handoff | None = None
         if overflowed:
@@ -619,7 +624,7 @@ class Runtime:
         path = self._spill_handoff(step, doc)
         emit(
             HandoffDone(
-                text=f"已换代({'降级' if doc.degraded else '正常'})",
+                text=_("已换代(降级)") if doc.degraded else _("已换代(正常)"),
                 degraded=doc.degraded,
                 path=str(path) if path else None,
                 sections=[s for s in ("doing", "decided", "deadends", "next", "scene") if getattr(doc, s)],
