@@ -16,6 +16,17 @@ await build({
 
 // The test bundles are rebuilt from scratch: a suite renamed or deleted must not run from a stale copy.
 rmSync('out/test', { recursive: true, force: true });
+// The context chart's page script, for the webview (a browser, no Node).
+await build({
+  ...common,
+  platform: 'browser',
+  format: 'iife',
+  target: 'chrome120',
+  entryPoints: ['src/webview/chart.ts'],
+  outfile: 'dist/chart.js',
+  minify: production,
+  sourcemap: production ? false : 'inline',
+});
 
 const tests = (dir) =>
   readdirSync(dir)

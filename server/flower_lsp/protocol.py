@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal, TypeVar, Union
 
 # the judge's conclusions are the engine's: one definition for the engine, the wire and TypeScript
-from flower.core.events import VerdictState
+from flower.core.events import AskState, VerdictState
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -434,6 +434,253 @@ ALIASES: dict[str, Any] = {
 COMMANDS: tuple[str, ...] = tuple(m.name for m in METHODS if m.kind == "command")
 
 
+# -- the history: flower/history and its live changes ------------------------------------------------
+#
+# The whole story of a folder's work (flower.workflow.history): wakes, steps, judged rounds with
+# their verdicts, questions, handoffs, the books, and the context after every main-thread turn.
+# flower/history is a standard request any client can send. flower/historyUpdate is an extension:
+# it goes only to a client that declares `history: true` under initialize's
+# `capabilities.experimental.flower`. A client without it asks again when it wants to (when the
+# run's work-done progress moves, or on a timer); `revision` says whether anything has changed.
+
+HISTORY = "flower/history"
+HISTORY_UPDATE = "flower/historyUpdate"
+
+# as flower.workflow.history spells them (tests/server/test_history.py holds the two together)
+RoundStatus = Literal["running", "done", "failed", "unfinished"]
+MarkKind = Literal["wake", "verdict", "handoff"]
+
+
+@dataclass
+class HistoryParams:
+    """Parameters of the flower/history request."""
+
+    folder: str | None = _doc("URI of the workspace folder; default: the first folder", default=None)
+
+
+@dataclass
+class HistoryTurn:
+    """One model turn of a main thread (a step's or a judge's, never a subagent's)."""
+
+    at: float = _doc("when, in epoch seconds")
+    used: int = _doc("tokens the model saw (input + cache reads + cache writes)")
+    session_id: str = _doc("the session")
+    step: str = _doc("the step name of its manifest row: 干活, 干活#round2, 干活·判定#1")
+    lane: str = _doc("the step it belongs to (干活), or its judge's (干活·判定): one chart line each")
+    generation: int = _doc("the lane's sessions up to this one (1 until the lane's first handoff)")
+    wake: int = _doc("the wake it happened in (1-based)")
+
+
+@dataclass
+class HistoryMark:
+    """A point worth marking on the chart."""
+
+    kind: MarkKind = _doc("a later wake began, a round was judged, or a session handed over")
+    turn: int = _doc("index into `turns` of the turn it sits at")
+    label: str = _doc('the step it happened in (a verdict: the round it ruled on), or "wake N"')
+    state: str = _doc("a verdict's state; empty otherwise")
+
+
+@dataclass
+class HistoryQuestion:
+    """A question to the person and how it settled."""
+
+    id: str = _doc("q1, q2 ... (counted per wake)")
+    question: str = _doc("the question (markdown)")
+    options: list[str] = _doc("the suggested answers")
+    state: AskState = _doc("asked (still waiting), answered, timeout, declined, over_budget, invalid")
+    answer: str = _doc("the answer; for a skipped question, the reason given, if any")
+    asked_at: float = _doc("epoch seconds")
+    waited_s: float | None = _doc("how long it waited for its answer; null while it waits")
+
+
+@dataclass
+class HistoryHandoff:
+    """A session that handed over to a fresh one near its window."""
+
+    step: str = _doc("the step name of the row it happened in")
+    retired: str = _doc("the session that handed over")
+    successor: str | None = _doc("the session that took over; null while the document is written")
+    generation: int = _doc("the successor's generation in its lane")
+    at: float = _doc("epoch seconds")
+    used: int = _doc("the retired session's context at its last turn")
+    path: str | None = _doc("the handoff document (交接-<step>.md), while it is on disk")
+    uri: str | None = _doc("the document's URI")
+    degraded: bool = _doc("flower wrote the document because the session could not")
+
+
+@dataclass
+class FailedCheck:
+    """A checklist item a verdict failed, and where it is in 目标.md."""
+
+    text: str = _doc("the item as the judge named it")
+    line: int | None = _doc("its 0-based line in 目标.md; null when it names no check there")
+
+
+@dataclass
+class HistoryVerdict:
+    """The judge's ruling on a round."""
+
+    state: VerdictState = _doc('"achieved", "not_yet", "unreachable", or "" when none was recognised')
+    reason: str = _doc("the judge's reason (what the worker is told)")
+    failed: list[FailedCheck] = _doc("the checklist items that did not pass")
+    round: int = _doc("the judge's count (restarts with every wake)")
+    step: str = _doc("the judge's step name: 干活·判定#2")
+    session_id: str | None = _doc("the judge's own session")
+    at: float = _doc("when it ruled, in epoch seconds")
+    cost_usd: float = _doc("the judge's own cost")
+    num_turns: int = _doc("the judge's turns")
+    duration_s: float = _doc("how long the judge took")
+
+
+@dataclass
+class HistoryRound:
+    """One manifest row of a step: its run, a judged round of work, or a retry."""
+
+    number: int = _doc("1-based within its step and wake")
+    step: str = _doc("the row's step name: 干活, 干活#round2")
+    status: RoundStatus = _doc("running now, done, failed, or unfinished (its process died in it)")
+    session_id: str | None = _doc("the session it ended in; null before its session started")
+    retired: list[str] = _doc("sessions it handed over from, in order")
+    started_at: float = _doc("epoch seconds")
+    ended_at: float = _doc("epoch seconds; 0 while it runs or when its process died")
+    duration_s: float = _doc("seconds (so far, while it runs)")
+    cost_usd: float = _doc("dollars (so far, while it runs); the judge's are in its verdict")
+    num_turns: int = _doc("the CLI's turn count")
+    attempts: int = _doc("attempts it took (retries are attempts - 1)")
+    errors: list[str] = _doc("what went wrong in the attempts that were retried")
+    error: str | None = _doc("why it failed, if it did")
+    resumed: bool = _doc("it continued an earlier session")
+    verdict: HistoryVerdict | None = _doc("the judge's ruling on it, when it was judged")
+    judge_error: str | None = _doc("the judge ran but could give no verdict (a fatal error)")
+    handoffs: list[HistoryHandoff] = _doc("handoffs during it")
+    questions: list[HistoryQuestion] = _doc("questions asked during it (or raised by its verdict)")
+
+
+@dataclass
+class HistoryStep:
+    """A workflow step in one wake: 确认需求, 设定目标, 干活."""
+
+    name: str = _doc("the step's name")
+    rounds: list[HistoryRound] = _doc("its rows in order: the first run, then each judged round")
+    sessions: list[str] = _doc("every session it ran in, handed-over ones included")
+    cost_usd: float = _doc("dollars, its judges' included")
+    num_turns: int = _doc("turns, its judges' included")
+    duration_s: float = _doc("seconds, its judges' included")
+    live: bool = _doc("it is in flight now")
+
+
+@dataclass
+class HistoryWake:
+    """One wake: a process that took the work up (a run, then each Continue)."""
+
+    number: int = _doc("1-based")
+    run: str = _doc("the run id its manifest rows carry")
+    started_at: float = _doc("epoch seconds")
+    ended_at: float = _doc("epoch seconds; 0 while it runs or when its process died in a step")
+    cost_usd: float = _doc("dollars")
+    num_turns: int = _doc("turns")
+    duration_s: float = _doc("seconds of steps")
+    live: bool = _doc("it is running now")
+    steps: list[HistoryStep] = _doc("its steps in order")
+
+
+@dataclass
+class HistoryCheck:
+    """One item of the goal's checklist."""
+
+    line: int = _doc("0-based line in 目标.md")
+    text: str = _doc("the item")
+
+
+@dataclass
+class HistoryResult:
+    """The whole story of a folder's current piece of work (work archived with `new` is left out)."""
+
+    folder: str = _doc("URI of the workspace folder")
+    revision: int = _doc("counts the changes this server has seen in the folder; updates carry the next")
+    workspace: str = _doc("absolute path of the workspace")
+    run_dir: str = _doc("absolute path of the run directory")
+    brief: str = _doc("absolute path of 需求.md")
+    goal: str = _doc("absolute path of 目标.md")
+    brief_uri: str = _doc("URI of 需求.md")
+    goal_uri: str = _doc("URI of 目标.md")
+    brief_exists: bool = _doc("需求.md is there")
+    goal_exists: bool = _doc("目标.md is there")
+    checks: list[HistoryCheck] = _doc("the goal's checklist, with lines")
+    woke: int = _doc("the lineage's count of wake-ups")
+    sessions: dict[str, str] = _doc("step name -> the session it continues, from the lineage")
+    wakes: list[HistoryWake] = _doc("the wakes in order")
+    turns: list[HistoryTurn] = _doc("every main-thread turn of every wake, in order")
+    marks: list[HistoryMark] = _doc("wakes, verdicts and handoffs on the turns")
+    window: int = _doc("the context window (a live reading's, else what runs here are configured with)")
+    at: int = _doc("the handoff threshold")
+    warn_at: int = _doc("past this, a handoff is near")
+    cost_usd: float = _doc("dollars, every wake")
+    num_turns: int = _doc("turns, every wake")
+    duration_s: float = _doc("seconds of steps, every wake")
+    live: bool = _doc("a run is in progress in this server")
+    live_step: str = _doc("the step name in flight; empty between steps")
+    elsewhere: str = _doc(
+        "who else is working on the folder now (a `flower` in a terminal: its command and pid), or empty"
+    )
+    earlier: int = _doc("wakes of earlier work archived with `new`, left out")
+    problems: list[str] = _doc("what could not be read (a damaged file), one line each")
+
+
+@dataclass
+class HistoryUpdateParams:
+    """A change of the history: one more turn (append it), or the whole history (replace yours).
+    A revision that does not follow yours means an update was missed: ask flower/history."""
+
+    folder: str = _doc("URI of the workspace folder")
+    revision: int = _doc("the revision after this change")
+    turn: HistoryTurn | None = _doc("a turn to append to `turns`", default=None)
+    history: HistoryResult | None = _doc("the whole history, replacing the one held", default=None)
+
+
+METHODS = (
+    *METHODS,
+    Method(
+        "HISTORY",
+        HISTORY,
+        "request",
+        "client->server",
+        HistoryParams,
+        HistoryResult,
+        "The whole story of a folder's work, from disk and from the run in progress.",
+    ),
+    Method(
+        "HISTORY_UPDATE",
+        HISTORY_UPDATE,
+        "notification",
+        "server->client",
+        HistoryUpdateParams,
+        None,
+        "A change of the history, to a client that declares experimental.flower.history: after every"
+        " main-thread turn (the turn) and whenever a step, round, verdict, question or handoff moves"
+        " (the whole history).",
+    ),
+)
+PAYLOADS = (
+    *PAYLOADS,
+    HistoryParams,
+    HistoryTurn,
+    HistoryMark,
+    HistoryQuestion,
+    HistoryHandoff,
+    FailedCheck,
+    HistoryVerdict,
+    HistoryRound,
+    HistoryStep,
+    HistoryWake,
+    HistoryCheck,
+    HistoryResult,
+    HistoryUpdateParams,
+)
+ALIASES = {**ALIASES, "AskState": AskState, "RoundStatus": RoundStatus, "MarkKind": MarkKind}
+
+
 # -- other editors: what a client declares, and what it gets when it does not -----------------------
 #
 # A client declares the flower extensions it handles under initialize's
@@ -462,6 +709,7 @@ class FlowerCapabilities:
         'offers a new run itself when a command answers offer: "start" (no window/showMessageRequest then)',
         default=False,
     )
+    history: bool = _doc("handles flower/historyUpdate (the history's live changes)", default=False)
 
 
 REFUSED = "A refusal (ok: false) is also shown with window/showMessage, unless the client declares `results`."
@@ -481,6 +729,9 @@ FALLBACKS: dict[str, str] = {
     ASIDE: "The answer is the result (AsideResult); a client that does not declare `results` is also"
     " shown its first line with window/showMessage and the whole answer with window/logMessage.",
     STATE: "A standard request any client can send; params may be left out, null, {} or [].",
+    HISTORY: "A standard request any client can send; params may be left out, null, {} or [].",
+    HISTORY_UPDATE: "Sent only to a client that declares `history`; any other asks flower/history again"
+    " when it wants to (when the run's work-done progress moves, or on a timer) and compares `revision`.",
     BANNER: "window/showMessage (Info) with the same text.",
     CONTEXT: "A window/logMessage line per reading (the terminal's `上下文 80.2K/1M`), and the reading in"
     " the message of the run's work-done progress when the client supports it.",

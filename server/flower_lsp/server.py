@@ -18,6 +18,7 @@ from .diagnostics import VerdictDiagnostics
 from .documents import Documents
 from .engine import Engine
 from .events import EventLog
+from .history import RunHistory
 from .host import Feature, FlowerServer
 from .negotiation import Negotiated
 from .progress import Progress
@@ -41,6 +42,7 @@ FEATURES: tuple[type[Feature], ...] = (
     State,
     Documents,
     Asides,
+    RunHistory,
     Runs,
     Settings,
 )

@@ -2,6 +2,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
+import { ContextChart } from './chartPanel';
+import { Histories } from './historyClient';
+import { FlowerView, SHOW_CHART } from './historyView';
 import { Meter } from './meter';
 import { asideText } from './format';
 import {
@@ -32,6 +35,8 @@ export interface FlowerApi {
   stateView: StateView;
   setup: FlowerSetup;
   log: vscode.LogOutputChannel;
+  /** The run's history (the Flower view) and the context growth chart. */
+  history: { histories: Histories; view: FlowerView; chart: ContextChart };
 }
 
 export function activate(context: vscode.ExtensionContext): FlowerApi | Promise<FlowerApi> {
@@ -42,6 +47,8 @@ export function activate(context: vscode.ExtensionContext): FlowerApi | Promise<
   const setup = new FlowerSetup(context, log);
   const server = new FlowerServer(log, meter, questions, setup);
   context.subscriptions.push(log, meter, questions, stateView, setup, server);
+  const histories = new Histories();
+  server.extend(histories.attach);
 
   const trusted = (): boolean => {
     if (vscode.workspace.isTrusted) return true;
@@ -67,6 +74,10 @@ export function activate(context: vscode.ExtensionContext): FlowerApi | Promise<
   };
   const register = (id: string, fn: Parameters<typeof vscode.commands.registerCommand>[1]) =>
     context.subscriptions.push(vscode.commands.registerCommand(id, fn));
+  const view = new FlowerView(histories, runServerCommand);
+  const chart = new ContextChart(context.extensionUri, histories);
+  context.subscriptions.push(histories, view, chart);
+  register(SHOW_CHART, (folder?: unknown) => chart.show(typeof folder === 'string' ? folder : undefined));
 
   register('flower.newRun', async (ask?: string) => {
     if (!trusted()) return;
@@ -97,7 +108,7 @@ export function activate(context: vscode.ExtensionContext): FlowerApi | Promise<
     const args: SayArgs = { text: text.trim() };
     return runServerCommand(SAY, args);
   });
-  register('flower.askAside', async (question?: string) => {
+  register('flower.askAside', async (question?: string, folder?: string) => {
     if (!trusted()) return;
     const text =
       typeof question === 'string'
@@ -110,7 +121,7 @@ export function activate(context: vscode.ExtensionContext): FlowerApi | Promise<
             ignoreFocusOut: true,
           });
     if (!text?.trim()) return;
-    const args: AsideArgs = { question: text.trim() };
+    const args: AsideArgs = { question: text.trim(), folder: folder ?? null };
     const result = await runServerCommand<AsideResult>(ASIDE, args);
     // the answer goes where the question was asked; a refusal the server's warning already shows
     if (result?.ok) {
@@ -155,7 +166,15 @@ export function activate(context: vscode.ExtensionContext): FlowerApi | Promise<
     if (server.interpreter?.source === 'python-extension') void server.restart();
   }).then((d) => d && context.subscriptions.push(d));
 
-  const api: FlowerApi = { server, meter, questions, stateView, setup, log };
+  const api: FlowerApi = {
+    server,
+    meter,
+    questions,
+    stateView,
+    setup,
+    log,
+    history: { histories, view, chart },
+  };
   current = server;
   if (!vscode.workspace.isTrusted) {
     meter.restricted();

@@ -24,7 +24,7 @@ export function meterText(ctx: ContextParams | undefined): string {
 
 /** Tooltip lines: what the context is and where the run stands. */
 export function meterTooltip(ctx: ContextParams | undefined): string {
-  if (!ctx) return 'Flower: no run has reported its context yet. Click for the state.';
+  if (!ctx) return 'Flower: no run has reported its context yet. Click for the context chart.';
   const pct = ctx.window > 0 ? Math.round((100 * ctx.used) / ctx.window) : 0;
   const lines = [
     `Context: ${ctx.used.toLocaleString('en-US')} of ${ctx.window.toLocaleString('en-US')} tokens (${pct}%)`,
@@ -38,7 +38,7 @@ export function meterTooltip(ctx: ContextParams | undefined): string {
   if (ctx.handing_off) lines.push('Handing off to a fresh session.');
   else if (ctx.near)
     lines.push(`Near the handoff threshold: a fresh session takes over at ${formatTokens(ctx.at)}.`);
-  lines.push('Click for the state.');
+  lines.push('Click for the context chart.');
   return lines.join('\n\n');
 }
 

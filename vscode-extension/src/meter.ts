@@ -1,7 +1,10 @@
-// The context meter in the status bar: `Flower 80.2K / 1M`, warning colour near the handoff.
+// The context meter in the status bar: `Flower 80.2K / 1M`, warning colour near the handoff;
+// a click opens the context growth chart.
 import * as vscode from 'vscode';
 import { meterText, meterTooltip } from './format';
 import type { ContextParams } from './protocol';
+
+const CHART_COMMAND = 'flower.showContextChart';
 
 export class Meter implements vscode.Disposable {
   readonly item: vscode.StatusBarItem;
@@ -13,7 +16,7 @@ export class Meter implements vscode.Disposable {
   constructor() {
     this.item = vscode.window.createStatusBarItem('flower.meter', vscode.StatusBarAlignment.Left, 50);
     this.item.name = 'Flower context meter';
-    this.item.command = 'flower.showState';
+    this.item.command = CHART_COMMAND;
     this.update(undefined);
     this.item.show();
   }
@@ -49,7 +52,7 @@ export class Meter implements vscode.Disposable {
   }
 
   ready(): void {
-    this.item.command = 'flower.showState';
+    this.item.command = CHART_COMMAND;
     this.update(this.last);
   }
 

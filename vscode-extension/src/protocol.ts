@@ -9,6 +9,12 @@ export type VerdictState = "achieved" | "not_yet" | "unreachable" | "";
 
 export type Offer = "start";
 
+export type AskState = "asked" | "answered" | "timeout" | "declined" | "over_budget" | "invalid";
+
+export type RoundStatus = "running" | "done" | "failed" | "unfinished";
+
+export type MarkKind = "wake" | "verdict" | "handoff";
+
 /** initializationOptions the server understands; every field is optional and a bad value is reported and replaced by its default, never a failed initialize. */
 export interface InitOptions {
   /** the run directory, relative to each workspace folder (the CLI's `-r`) */
@@ -239,6 +245,272 @@ export interface EventParams {
   payload: Record<string, unknown>;
 }
 
+/** Parameters of the flower/history request. */
+export interface HistoryParams {
+  /** URI of the workspace folder; default: the first folder */
+  folder?: string | null;
+}
+
+/** One model turn of a main thread (a step's or a judge's, never a subagent's). */
+export interface HistoryTurn {
+  /** when, in epoch seconds */
+  at: number;
+  /** tokens the model saw (input + cache reads + cache writes) */
+  used: number;
+  /** the session */
+  session_id: string;
+  /** the step name of its manifest row: 干活, 干活#round2, 干活·判定#1 */
+  step: string;
+  /** the step it belongs to (干活), or its judge's (干活·判定): one chart line each */
+  lane: string;
+  /** the lane's sessions up to this one (1 until the lane's first handoff) */
+  generation: number;
+  /** the wake it happened in (1-based) */
+  wake: number;
+}
+
+/** A point worth marking on the chart. */
+export interface HistoryMark {
+  /** a later wake began, a round was judged, or a session handed over */
+  kind: MarkKind;
+  /** index into `turns` of the turn it sits at */
+  turn: number;
+  /** the step it happened in (a verdict: the round it ruled on), or "wake N" */
+  label: string;
+  /** a verdict's state; empty otherwise */
+  state: string;
+}
+
+/** A question to the person and how it settled. */
+export interface HistoryQuestion {
+  /** q1, q2 ... (counted per wake) */
+  id: string;
+  /** the question (markdown) */
+  question: string;
+  /** the suggested answers */
+  options: string[];
+  /** asked (still waiting), answered, timeout, declined, over_budget, invalid */
+  state: AskState;
+  /** the answer; for a skipped question, the reason given, if any */
+  answer: string;
+  /** epoch seconds */
+  asked_at: number;
+  /** how long it waited for its answer; null while it waits */
+  waited_s: number | null;
+}
+
+/** A session that handed over to a fresh one near its window. */
+export interface HistoryHandoff {
+  /** the step name of the row it happened in */
+  step: string;
+  /** the session that handed over */
+  retired: string;
+  /** the session that took over; null while the document is written */
+  successor: string | null;
+  /** the successor's generation in its lane */
+  generation: number;
+  /** epoch seconds */
+  at: number;
+  /** the retired session's context at its last turn */
+  used: number;
+  /** the handoff document (交接-<step>.md), while it is on disk */
+  path: string | null;
+  /** the document's URI */
+  uri: string | null;
+  /** flower wrote the document because the session could not */
+  degraded: boolean;
+}
+
+/** A checklist item a verdict failed, and where it is in 目标.md. */
+export interface FailedCheck {
+  /** the item as the judge named it */
+  text: string;
+  /** its 0-based line in 目标.md; null when it names no check there */
+  line: number | null;
+}
+
+/** The judge's ruling on a round. */
+export interface HistoryVerdict {
+  /** "achieved", "not_yet", "unreachable", or "" when none was recognised */
+  state: VerdictState;
+  /** the judge's reason (what the worker is told) */
+  reason: string;
+  /** the checklist items that did not pass */
+  failed: FailedCheck[];
+  /** the judge's count (restarts with every wake) */
+  round: number;
+  /** the judge's step name: 干活·判定#2 */
+  step: string;
+  /** the judge's own session */
+  session_id: string | null;
+  /** when it ruled, in epoch seconds */
+  at: number;
+  /** the judge's own cost */
+  cost_usd: number;
+  /** the judge's turns */
+  num_turns: number;
+  /** how long the judge took */
+  duration_s: number;
+}
+
+/** One manifest row of a step: its run, a judged round of work, or a retry. */
+export interface HistoryRound {
+  /** 1-based within its step and wake */
+  number: number;
+  /** the row's step name: 干活, 干活#round2 */
+  step: string;
+  /** running now, done, failed, or unfinished (its process died in it) */
+  status: RoundStatus;
+  /** the session it ended in; null before its session started */
+  session_id: string | null;
+  /** sessions it handed over from, in order */
+  retired: string[];
+  /** epoch seconds */
+  started_at: number;
+  /** epoch seconds; 0 while it runs or when its process died */
+  ended_at: number;
+  /** seconds (so far, while it runs) */
+  duration_s: number;
+  /** dollars (so far, while it runs); the judge's are in its verdict */
+  cost_usd: number;
+  /** the CLI's turn count */
+  num_turns: number;
+  /** attempts it took (retries are attempts - 1) */
+  attempts: number;
+  /** what went wrong in the attempts that were retried */
+  errors: string[];
+  /** why it failed, if it did */
+  error: string | null;
+  /** it continued an earlier session */
+  resumed: boolean;
+  /** the judge's ruling on it, when it was judged */
+  verdict: HistoryVerdict | null;
+  /** the judge ran but could give no verdict (a fatal error) */
+  judge_error: string | null;
+  /** handoffs during it */
+  handoffs: HistoryHandoff[];
+  /** questions asked during it (or raised by its verdict) */
+  questions: HistoryQuestion[];
+}
+
+/** A workflow step in one wake: 确认需求, 设定目标, 干活. */
+export interface HistoryStep {
+  /** the step's name */
+  name: string;
+  /** its rows in order: the first run, then each judged round */
+  rounds: HistoryRound[];
+  /** every session it ran in, handed-over ones included */
+  sessions: string[];
+  /** dollars, its judges' included */
+  cost_usd: number;
+  /** turns, its judges' included */
+  num_turns: number;
+  /** seconds, its judges' included */
+  duration_s: number;
+  /** it is in flight now */
+  live: boolean;
+}
+
+/** One wake: a process that took the work up (a run, then each Continue). */
+export interface HistoryWake {
+  /** 1-based */
+  number: number;
+  /** the run id its manifest rows carry */
+  run: string;
+  /** epoch seconds */
+  started_at: number;
+  /** epoch seconds; 0 while it runs or when its process died in a step */
+  ended_at: number;
+  /** dollars */
+  cost_usd: number;
+  /** turns */
+  num_turns: number;
+  /** seconds of steps */
+  duration_s: number;
+  /** it is running now */
+  live: boolean;
+  /** its steps in order */
+  steps: HistoryStep[];
+}
+
+/** One item of the goal's checklist. */
+export interface HistoryCheck {
+  /** 0-based line in 目标.md */
+  line: number;
+  /** the item */
+  text: string;
+}
+
+/** The whole story of a folder's current piece of work (work archived with `new` is left out). */
+export interface HistoryResult {
+  /** URI of the workspace folder */
+  folder: string;
+  /** counts the changes this server has seen in the folder; updates carry the next */
+  revision: number;
+  /** absolute path of the workspace */
+  workspace: string;
+  /** absolute path of the run directory */
+  run_dir: string;
+  /** absolute path of 需求.md */
+  brief: string;
+  /** absolute path of 目标.md */
+  goal: string;
+  /** URI of 需求.md */
+  brief_uri: string;
+  /** URI of 目标.md */
+  goal_uri: string;
+  /** 需求.md is there */
+  brief_exists: boolean;
+  /** 目标.md is there */
+  goal_exists: boolean;
+  /** the goal's checklist, with lines */
+  checks: HistoryCheck[];
+  /** the lineage's count of wake-ups */
+  woke: number;
+  /** step name -> the session it continues, from the lineage */
+  sessions: Record<string, string>;
+  /** the wakes in order */
+  wakes: HistoryWake[];
+  /** every main-thread turn of every wake, in order */
+  turns: HistoryTurn[];
+  /** wakes, verdicts and handoffs on the turns */
+  marks: HistoryMark[];
+  /** the context window (a live reading's, else what runs here are configured with) */
+  window: number;
+  /** the handoff threshold */
+  at: number;
+  /** past this, a handoff is near */
+  warn_at: number;
+  /** dollars, every wake */
+  cost_usd: number;
+  /** turns, every wake */
+  num_turns: number;
+  /** seconds of steps, every wake */
+  duration_s: number;
+  /** a run is in progress in this server */
+  live: boolean;
+  /** the step name in flight; empty between steps */
+  live_step: string;
+  /** who else is working on the folder now (a `flower` in a terminal: its command and pid), or empty */
+  elsewhere: string;
+  /** wakes of earlier work archived with `new`, left out */
+  earlier: number;
+  /** what could not be read (a damaged file), one line each */
+  problems: string[];
+}
+
+/** A change of the history: one more turn (append it), or the whole history (replace yours). A revision that does not follow yours means an update was missed: ask flower/history. */
+export interface HistoryUpdateParams {
+  /** URI of the workspace folder */
+  folder: string;
+  /** the revision after this change */
+  revision: number;
+  /** a turn to append to `turns` */
+  turn?: HistoryTurn | null;
+  /** the whole history, replacing the one held */
+  history?: HistoryResult | null;
+}
+
 /** The flower extensions a client handles (initialize's `capabilities.experimental.flower`). Every field defaults to false: a client that declares nothing gets the standard fallbacks. */
 export interface FlowerCapabilities {
   /** handles the flower/ask request; it may reply {} at once and answer later with flower.answer */
@@ -253,6 +525,8 @@ export interface FlowerCapabilities {
   results?: boolean;
   /** offers a new run itself when a command answers offer: "start" (no window/showMessageRequest then) */
   offer?: boolean;
+  /** handles flower/historyUpdate (the history's live changes) */
+  history?: boolean;
 }
 
 /** command, client->server. Wake and go on; with nothing to continue, says so and offers to start (offer: "start"). (params: ContinueArgs; result: CommandResult) */
@@ -279,6 +553,10 @@ export const CONTEXT = "flower/context";
 export const EVENT = "flower/event";
 /** request, server->client. A question for the person. Answer, dismiss, or leave it: the engine's timeout then applies. (params: AskParams; result: AskResult) */
 export const ASK = "flower/ask";
+/** request, client->server. The whole story of a folder's work, from disk and from the run in progress. (params: HistoryParams; result: HistoryResult) */
+export const HISTORY = "flower/history";
+/** notification, server->client. A change of the history, to a client that declares experimental.flower.history: after every main-thread turn (the turn) and whenever a step, round, verdict, question or handoff moves (the whole history). (params: HistoryUpdateParams; result: none) */
+export const HISTORY_UPDATE = "flower/historyUpdate";
 
 export const EXPERIMENTAL_KEY = "flower";
 export const SETTINGS_SECTION = "flower";
@@ -300,4 +578,6 @@ export interface MethodTypes {
   "flower/context": { params: ContextParams; result: void };
   "flower/event": { params: EventParams; result: void };
   "flower/ask": { params: AskParams; result: AskResult };
+  "flower/history": { params: HistoryParams; result: HistoryResult };
+  "flower/historyUpdate": { params: HistoryUpdateParams; result: void };
 }

@@ -49,6 +49,7 @@ export const EXTENSIONS: FlowerCapabilities = {
   context: true,
   event: true,
   results: true,
+  history: true,
 };
 
 /** Declares EXTENSIONS under initialize's capabilities.experimental. */
@@ -85,6 +86,8 @@ export class FlowerServer implements vscode.Disposable {
   /** Banners and events as they arrive (the UI shows them; tests also listen). */
   readonly onBanner = this.banners.event;
   readonly onEvent = this.events.event;
+  /** Parts that wire themselves into every client this server starts (features, handlers). */
+  private readonly parts: ((client: LanguageClient) => void)[] = [];
 
   constructor(
     private readonly log: vscode.LogOutputChannel,
@@ -92,6 +95,11 @@ export class FlowerServer implements vscode.Disposable {
     private readonly questions: Questions,
     private readonly setup: FlowerSetup,
   ) {}
+
+  /** Add a part to every language client started from now on (before it starts). */
+  extend(part: (client: LanguageClient) => void): void {
+    this.parts.push(part);
+  }
 
   get languageClient(): LanguageClient | undefined {
     return this.client;
@@ -227,6 +235,7 @@ export class FlowerServer implements vscode.Disposable {
     client.onNotification(CONTEXT, (p: ContextParams) => this.meter.update(p));
     client.onNotification(EVENT, (p: EventParams) => this.logEvent(p));
     client.onRequest(ASK, (p: AskParams, token: vscode.CancellationToken) => this.questions.ask(p, token));
+    for (const part of this.parts) part(client);
     client.onDidChangeState((e) => {
       if (e.newState === State.Stopped && this.client === client) {
         void vscode.commands.executeCommand('setContext', 'flower.serverReady', false);

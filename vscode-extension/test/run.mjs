@@ -16,7 +16,8 @@
 // Expects the toolchain's environment (scripts/test-vscode.sh sets it up):
 //   FLOWER_CODE_SERVER, FLOWER_PLAYWRIGHT_CORE, FLOWER_CHROMIUM, FLOWER_PYTHON (default .venv),
 //   FLOWER_WHEELHOUSE (the wheel's dependencies, so that installs need no network).
-// Usage: node test/run.mjs [--only dist,unit,host,setup,untrusted,ui] [--keep] [--verbose] [--screenshots]
+// Usage: node test/run.mjs [--only dist,unit,host,setup,untrusted,ui] [--file NAME.test.js] [--keep] [--verbose] [--screenshots]
+// (--file: of the in-host suites, only that file)
 import { spawn, execFile } from 'node:child_process';
 import { once } from 'node:events';
 import * as fs from 'node:fs';
@@ -43,6 +44,7 @@ const argv = process.argv.slice(2);
 const flag = (name) => argv.includes(name);
 const onlyArg = argv.find((_, i) => argv[i - 1] === '--only');
 const KINDS = (onlyArg ?? 'dist,unit,host,setup,untrusted,ui').split(',');
+const FILE = argv.find((_, i) => argv[i - 1] === '--file');
 const KEEP = flag('--keep');
 const SCREENSHOTS = flag('--screenshots'); // the README's pictures: only on request, never by a test run
 const VERBOSE = flag('--verbose') || process.env.FLOWER_TEST_VERBOSE === '1';
@@ -101,7 +103,7 @@ async function freePort() {
 }
 
 /** flower.sim in its own process; its URL is the first line it prints. */
-async function startSim(dir) {
+async function startSim(dir, scenario = 'starter') {
   const proc = startGroup(
     PYTHON,
     [
@@ -109,7 +111,7 @@ async function startSim(dir) {
       'flower.sim',
       'serve',
       '--scenario',
-      'starter',
+      scenario,
       '--port',
       '0',
       '--log',
@@ -172,7 +174,15 @@ const USER_SETTINGS = {
  */
 async function startVSCode(
   name,
-  { vscodeOptions = [], install, flowerPython = true, trust = false, env: extraEnv = {}, prepare } = {},
+  {
+    vscodeOptions = [],
+    install,
+    flowerPython = true,
+    trust = false,
+    env: extraEnv = {},
+    prepare,
+    scenario,
+  } = {},
 ) {
   const dir = path.join(root, name);
   const ws = path.join(dir, 'workspace');
@@ -191,7 +201,7 @@ async function startVSCode(
   const config = path.join(dir, 'config.yaml');
   fs.writeFileSync(config, `bind-addr: 127.0.0.1:${port}\nauth: none\ncert: false\n`);
 
-  const sim = await startSim(dir);
+  const sim = await startSim(dir, scenario);
   cleanups.push(sim.stop);
   const { env: cliEnv, remove } = await simEnv(sim.url, dir);
   const env = { ...process.env, ...cliEnv };
@@ -344,15 +354,19 @@ async function runDist() {
 async function runInHost(kind, suites, options = {}) {
   const files = fs
     .readdirSync(path.join(EXT, 'out/test', suites))
-    .filter((f) => f.endsWith('.test.js'))
+    .filter((f) => f.endsWith('.test.js') && (!FILE || f === FILE))
     .sort();
   if (files.length === 0) throw new Error(`no in-host suites in out/test/${suites}: build the tests first`);
   for (const file of files) await runInHostFile(kind, suites, file, options);
 }
 
+// The scenario flower.sim plays for a suite file, when it is not the starter run.
+const SUITE_SCENARIOS = { 'history.test.js': 'history' };
+
 async function runInHostFile(kind, suites, file, options) {
   const started = Date.now();
   const vs = await startVSCode(`${kind}-${path.basename(file, '.test.js')}`, {
+    scenario: SUITE_SCENARIOS[file],
     ...options,
     env: { ...options.env, FLOWER_TEST_FILE: file },
     vscodeOptions: ['enable-smoke-test-driver'],
@@ -643,6 +657,158 @@ async function runUi() {
     await vs.stop();
   }
   await runUiFirstRun();
+  await runUiHistory();
+}
+
+/**
+ * A folder whose 20-round run (a handoff at round 15, under a 200K window) the `flower` command
+ * did in a terminal: the real CLI against flower.sim's "twenty-rounds" scenario, its questions
+ * answered on stdin. Returns what the engine reads back from it, for the checks.
+ */
+async function runTwentyRounds(ws, dir, env) {
+  const sim = await startSim(dir, 'twenty-rounds');
+  try {
+    const { env: cliEnv, remove } = await simEnv(sim.url, dir);
+    const childEnv = { ...process.env, ...cliEnv, ...env };
+    for (const v of remove) if (!(v in env)) delete childEnv[v];
+    const child = spawn(PYTHON, ['-m', 'flower', 'go', '写一个 hello.py', '--rounds', '20', '-r', 'runs'], {
+      cwd: ws,
+      env: childEnv,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    const log = fs.createWriteStream(path.join(dir, 'flower-go.log'));
+    let buf = '';
+    child.stdout.on('data', (d) => {
+      log.write(d);
+      buf += d;
+      const lines = buf.split('\n');
+      buf = lines.pop();
+      // a question is printed as "  ? <question>" with numbered options: take the first
+      for (const line of lines) if (/^\s+\? /.test(line)) child.stdin.write('1\n');
+    });
+    child.stderr.on('data', (d) => log.write(d));
+    const [code] = await once(child, 'exit');
+    log.end();
+    if (code !== 0) throw new Error(`flower go exited with ${code} (see ${dir}/flower-go.log)`);
+  } finally {
+    await sim.stop();
+  }
+  const read =
+    'import json, sys\n' +
+    'from flower.workflow.history import read_history\n' +
+    'h = read_history(sys.argv[1])\n' +
+    'print(json.dumps({"turns": len(h.turns), "marks": len(h.marks), "rounds": sum(len(s.rounds) for w in h.wakes for s in w.steps if s.name == "干活"), "handoffs": [r.number for w in h.wakes for s in w.steps for r in s.rounds if r.handoffs]}))';
+  const { stdout } = await promisify(execFile)(PYTHON, ['-c', read, ws], { env: { ...process.env, ...env } });
+  return JSON.parse(stdout);
+}
+
+/** The Flower view and the context chart of that 20-round run, as a person opens them. */
+async function runUiHistory() {
+  if (!fs.existsSync(VSIX)) throw new Error(`${VSIX} is missing: package the extension first`);
+  // a 200K window, as the run had: the server draws the window the folder's runs are configured with
+  const env = { ANTHROPIC_MODEL: 'claude-haiku-4-5' };
+  let story;
+  const vs = await startVSCode('ui-history', {
+    install: VSIX,
+    env,
+    prepare: async (ws) => {
+      story = await runTwentyRounds(ws, path.join(root, 'ui-history'), env);
+    },
+  });
+  const { page, step, palette, open, close } = await uiSession('ui', vs);
+  const picture = async (name) => {
+    // the resume banner's toast would cover the view: the pictures show what the view shows
+    for (const button of await page.locator('.notification-toast .codicon-notifications-clear').all())
+      await button.click().catch(() => undefined);
+    await page.waitForTimeout(700); // hovers fade in
+    const dir = SCREENSHOTS ? DOCS : vs.dir;
+    fs.mkdirSync(dir, { recursive: true });
+    await page.screenshot({ path: path.join(dir, name) });
+  };
+  const row = (text) => page.locator('.monaco-list-row', { hasText: text }).first();
+  const chartFrame = () => page.frameLocator('iframe.webview.ready').last().frameLocator('#active-frame');
+  try {
+    const steps = [
+      ['the workbench opens the folder of a finished 20-round run', open],
+      [
+        'the Flower icon in the activity bar opens the view: the wake, its steps, the 20 judged rounds',
+        async () => {
+          if (story.rounds !== 20 || story.handoffs.length !== 1)
+            throw new Error(`the prepared run is not what the scenario scripts: ${JSON.stringify(story)}`);
+          await page.locator('.activitybar .action-item a[aria-label^="Flower"]').first().click();
+          await row('Wake 1').waitFor({ timeout: 60_000 });
+          await row('Context growth').waitFor({ timeout: 10_000 });
+          // a wider side bar, as a person reading the story would drag it
+          const bar = await page.locator('.part.sidebar').boundingBox();
+          if (bar) {
+            await page.mouse.move(bar.x + bar.width + 1, bar.y + 300);
+            await page.mouse.down();
+            await page.mouse.move(bar.x + 470, bar.y + 300, { steps: 5 });
+            await page.mouse.up();
+          }
+          await row('确认需求').click(); // its question and answer
+          await row('hello.py 要打印什么?').waitFor({ timeout: 10_000 });
+          await row('干活').click(); // the work, round by round
+          await row('Round 20').waitFor({ timeout: 10_000 });
+          await row(`Round ${story.handoffs[0]}`).click();
+          await row('Handoff → generation 2').waitFor({ timeout: 10_000 });
+          // a failed check opens 目标.md at its line
+          await page
+            .locator('.monaco-list-row', { hasText: 'README.md 写明了 Python 的最低版本' })
+            .first()
+            .click();
+          await page.locator('.tab.active', { hasText: '目标.md' }).waitFor({ timeout: 15_000 });
+          await page.mouse.move(1000, 700);
+          await picture('vscode-history.png');
+        },
+      ],
+      [
+        'the chart draws every turn, its marks, the window and the threshold; a point shows its tooltip',
+        async () => {
+          await page.locator('a.action-label[aria-label="Show Context Chart"]').first().click();
+          const frame = chartFrame();
+          await frame.locator('svg.chart').waitFor({ timeout: 60_000 });
+          const points = await frame.locator('svg.chart circle.point').count();
+          const marks = await frame.locator('svg.chart g.mark').count();
+          if (points !== story.turns || marks !== story.marks)
+            throw new Error(
+              `drawn ${points} points and ${marks} marks, the history has ${story.turns} and ${story.marks}`,
+            );
+          await frame.locator('svg.chart line.window').waitFor({ state: 'attached' });
+          await frame.locator('svg.chart line.threshold').waitFor({ state: 'attached' });
+          const legend = await frame.locator('#legend').textContent();
+          if (!/generation 2/.test(legend ?? ''))
+            throw new Error(`the legend has no second generation: ${legend}`);
+          const point = frame.locator('svg.chart circle.point.c2').nth(12);
+          await point.hover();
+          const tip = frame.locator('#tooltip');
+          await tip.waitFor({ state: 'visible', timeout: 5_000 });
+          const said = (await tip.textContent()) ?? '';
+          if (!/^Turn \d+ · 干活/.test(said)) throw new Error(`the tooltip says: ${said}`);
+          await picture('vscode-context-chart.png');
+        },
+      ],
+      [
+        'the status-bar meter opens the chart too',
+        async () => {
+          await palette('View: Close All Editors');
+          await page
+            .locator('.tab', { hasText: 'Context ·' })
+            .waitFor({ state: 'detached', timeout: 10_000 });
+          await page
+            .locator('.statusbar-item', { hasText: /^Flower/ })
+            .first()
+            .click();
+          await page.locator('.tab', { hasText: 'Context ·' }).waitFor({ timeout: 15_000 });
+          await chartFrame().locator('svg.chart').waitFor({ timeout: 30_000 });
+        },
+      ],
+    ];
+    for (const [title, fn] of steps) if (!(await step(title, fn))) break;
+  } finally {
+    await close();
+    await vs.stop();
+  }
 }
 
 /**

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import re
 import threading
 import time
 from collections import deque
@@ -502,3 +503,56 @@ def _call_soon(loop: asyncio.AbstractEventLoop, fn: Callable[..., Any], *args: A
     except RuntimeError:  # loop closed: nobody is waiting any more
         return False
     return True
+
+
+# -- reading the log back ------------------------------------------------------------------------
+
+_LOG_HEADER = re.compile(
+    r"^## (?P<id>\S+) · (?P<state>\w+) · (?P<when>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)[ \t]*$", re.M
+)
+_LOG_FIELD = re.compile(r"^- (?P<name>问|选项|答):", re.M)
+_LOG_WAITED = re.compile(r"\n- 等了 (?P<s>\d+(?:\.\d+)?)s\s*$")
+
+
+def read_log(path: str | Path) -> list[Ask]:
+    """The settled asks a Q&A log (问答记录.md) holds, in order; [] when there is none.
+
+    The inverse of what ``HumanChannel`` appends: ``asked_at`` has the log's one-second
+    precision (local time), ``waited_s`` what the log says. Entries it cannot read are skipped."""
+    try:
+        text = Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    heads = list(_LOG_HEADER.finditer(text))
+    asks: list[Ask] = []
+    for i, head in enumerate(heads):
+        body = text[head.end() : heads[i + 1].start() if i + 1 < len(heads) else len(text)].strip("\n")
+        try:
+            state = ask_state(head["state"])
+            asked_at = time.mktime(time.strptime(head["when"], "%Y-%m-%d %H:%M:%S"))
+        except ValueError:
+            continue
+        waited = _LOG_WAITED.search(body)
+        if waited is not None:
+            body = body[: waited.start()]
+        fields: dict[str, str] = {}
+        marks = list(_LOG_FIELD.finditer(body))
+        for j, mark in enumerate(marks):
+            end = marks[j + 1].start() if j + 1 < len(marks) else len(body)
+            fields[mark["name"]] = body[mark.end() : end].rstrip("\n")
+        answer = fields.get("答", "")
+        if state != "answered":
+            label = _LOG_STATE.get(state, state)
+            answer = answer[len(label) :].strip() if answer.startswith(label) else answer
+        question = fields.get("问", "")
+        ask = Ask(
+            id=head["id"],
+            question="" if question == "(空)" else question,
+            options=[o for o in fields.get("选项", "").split(" / ") if o],
+            asked_at=asked_at,
+            state=state,
+            answer=answer,
+        )
+        ask._settled_at = asked_at + float(waited["s"]) if waited is not None else asked_at
+        asks.append(ask)
+    return asks

@@ -11,9 +11,12 @@ import signal
 import sys
 import threading
 
+from .long_run import NAMED as LONG_RUNS
 from .scenario import Scenario, ScenarioError
 from .scenarios import NAMED
 from .server import SimServer
+
+SCENARIOS = {**NAMED, **LONG_RUNS}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -23,13 +26,13 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     serve = sub.add_parser("serve", help="serve a scenario until stdin closes or SIGTERM")
     source = serve.add_mutually_exclusive_group(required=True)
-    source.add_argument("--scenario", choices=sorted(NAMED), help="a built-in scenario")
+    source.add_argument("--scenario", choices=sorted(SCENARIOS), help="a built-in scenario")
     source.add_argument("--file", help="a scenario file (.json, .yaml)")
     serve.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (0 = any free port)")
     serve.add_argument("--log", help="write every recorded request as JSON lines here on exit")
     args = parser.parse_args(argv)
     try:
-        scenario = NAMED[args.scenario]() if args.scenario else Scenario.load(args.file)
+        scenario = SCENARIOS[args.scenario]() if args.scenario else Scenario.load(args.file)
         sim = SimServer(scenario, port=args.port).start()
     except (ScenarioError, RuntimeError) as exc:
         print(f"flower.sim: {exc}", file=sys.stderr)

@@ -6,6 +6,7 @@ Entries are the JSONL lines the CLI writes (and the SDK mirrors into the store).
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 __all__ = [
@@ -17,6 +18,7 @@ __all__ = [
     "plain_text",
     "replace_block",
     "result_text",
+    "timestamp_of",
     "tool_result_positions",
 ]
 
@@ -25,6 +27,16 @@ Entry = dict[str, Any]
 SYNTHETIC_MODEL = "<synthetic>"
 # Entry types the CLI threads on the parentUuid chain.
 _CHAINED = ("user", "assistant", "attachment", "system")
+
+
+def timestamp_of(stamp: object) -> float | None:
+    """An entry's `timestamp` (ISO 8601, `Z` for UTC) in epoch seconds; None if it is not one."""
+    if not isinstance(stamp, str):
+        return None
+    try:
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
 
 
 def blocks_of(entry: Entry) -> list[Any] | None:

@@ -31,7 +31,6 @@ import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -47,6 +46,7 @@ from .transcript import (
     live_chain,
     plain_text,
     replace_block,
+    timestamp_of,
     tool_result_positions,
 )
 
@@ -95,13 +95,7 @@ def _short_command(cmd: str) -> str:
 
 
 def _timestamp(entry: Entry) -> float | None:
-    stamp = entry.get("timestamp")
-    if not isinstance(stamp, str):
-        return None
-    try:
-        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
+    return timestamp_of(entry.get("timestamp"))
 
 
 @dataclass(frozen=True)

@@ -115,6 +115,6 @@ suite('language server', () => {
       await config.update('python', good, vscode.ConfigurationTarget.Global);
     }
     await waitFor('the server to run again', () => api.server.running && !api.server.problem);
-    assert.equal(api.meter.item.command, 'flower.showState');
+    assert.equal(api.meter.item.command, 'flower.showContextChart'); // a click opens the context chart
   });
 });

@@ -1,0 +1,346 @@
+// The Flower view's tree, built from a folder's history: wake -> step -> round -> verdict (its
+// failed checks as children), questions with their answers, handoffs, retries; costs and times
+// as descriptions; the live step marked. Pure (no `vscode` import): the view maps these nodes to
+// TreeItems, and plain Node tests read them.
+import { formatTokens } from './format';
+import { firstLine, formatCost, formatDuration, formatTime, questionWord, verdictWord } from './history';
+import type {
+  HistoryHandoff,
+  HistoryQuestion,
+  HistoryResult,
+  HistoryRound,
+  HistoryStep,
+  HistoryVerdict,
+  HistoryWake,
+} from './protocol';
+
+export type NodeKind =
+  | 'folder'
+  | 'chart'
+  | 'wake'
+  | 'step'
+  | 'round'
+  | 'verdict'
+  | 'failed'
+  | 'question'
+  | 'handoff'
+  | 'retries'
+  | 'error'
+  | 'empty';
+
+export interface Node {
+  /** Stable across updates, so that the tree keeps what was expanded. */
+  id: string;
+  kind: NodeKind;
+  /** URI of the workspace folder the node belongs to. */
+  folder: string;
+  label: string;
+  description?: string;
+  tooltip?: string;
+  /** A codicon id, with a theme colour id. */
+  icon?: { id: string; color?: string };
+  expanded?: boolean;
+  /** What clicking it opens: a document, at a 0-based line. */
+  open?: { path: string; line?: number };
+  /** Whether the run it belongs to is in progress (the view's actions depend on it). */
+  live?: boolean;
+  children: Node[];
+}
+
+const JUDGED_ICON: Record<string, { id: string; color: string }> = {
+  achieved: { id: 'pass', color: 'testing.iconPassed' },
+  not_yet: { id: 'warning', color: 'list.warningForeground' },
+  unreachable: { id: 'error', color: 'list.errorForeground' },
+  '': { id: 'warning', color: 'list.warningForeground' },
+};
+const LIVE_ICON = { id: 'sync~spin', color: 'charts.blue' };
+
+/** The nodes of one folder: the context chart entry, then its wakes (the latest first). */
+export function folderNodes(h: HistoryResult): Node[] {
+  if (!h.wakes.length) return [];
+  const nodes = [chartNode(h)];
+  for (const wake of [...h.wakes].reverse()) nodes.push(wakeNode(h, wake));
+  return nodes;
+}
+
+/** Several folders: one node each, its history below (or what to do when it has none). */
+export function workspaceNodes(folders: { uri: string; name: string; history?: HistoryResult }[]): Node[] {
+  return folders.map(({ uri, name, history }) => {
+    const children = history ? folderNodes(history) : [];
+    const node: Node = {
+      id: uri,
+      kind: 'folder',
+      folder: uri,
+      label: name,
+      description: history ? describeTotals(history) : undefined,
+      icon: { id: 'root-folder' },
+      expanded: true,
+      live: history?.live,
+      children,
+    };
+    if (!children.length)
+      children.push({
+        id: `${uri}|empty`,
+        kind: 'empty',
+        folder: uri,
+        label: history ? 'No run in this folder' : 'Reading the history…',
+        description: history ? 'New Run starts one' : undefined,
+        children: [],
+      });
+    return node;
+  });
+}
+
+function describeTotals(h: HistoryResult): string | undefined {
+  if (!h.wakes.length) return undefined;
+  return [h.live ? 'running' : undefined, formatCost(h.cost_usd), formatDuration(h.duration_s)]
+    .filter(Boolean)
+    .join(' · ');
+}
+
+function chartNode(h: HistoryResult): Node {
+  const last = h.turns[h.turns.length - 1];
+  const handoffs = h.marks.filter((m) => m.kind === 'handoff').length;
+  const parts = [
+    last ? `${formatTokens(last.used)} of ${formatTokens(h.window)}` : 'no turns yet',
+    `${h.turns.length} turns`,
+  ];
+  if (handoffs) parts.push(`${handoffs} handoff${handoffs === 1 ? '' : 's'}`);
+  return {
+    id: `${h.folder}|chart`,
+    kind: 'chart',
+    folder: h.folder,
+    label: 'Context growth',
+    description: parts.join(' · '),
+    tooltip: `The context after every main-thread turn, against the ${formatTokens(h.window)} window and the ${formatTokens(h.at)} handoff threshold. Click to open the chart.`,
+    icon: { id: 'graph-line' },
+    live: h.live,
+    children: [],
+  };
+}
+
+function wakeNode(h: HistoryResult, wake: HistoryWake): Node {
+  const id = `${h.folder}|w${wake.number}`;
+  const elsewhere = h.elsewhere && wake.number === h.wakes.length ? h.elsewhere : '';
+  const state = wake.live
+    ? 'running'
+    : elsewhere
+      ? 'running elsewhere'
+      : wake.ended_at
+        ? undefined
+        : 'unfinished';
+  return {
+    id,
+    kind: 'wake',
+    folder: h.folder,
+    label: `Wake ${wake.number}`,
+    description: join(state, formatCost(wake.cost_usd), formatDuration(wake.duration_s)),
+    tooltip: lines(
+      `Started ${formatTime(wake.started_at)}`,
+      wake.ended_at ? `Ended ${formatTime(wake.ended_at)}` : undefined,
+      state === 'unfinished' ? 'Its process ended inside a step: Continue picks it up.' : undefined,
+      elsewhere ? `Working on it now: ${elsewhere}` : undefined,
+      `${wake.num_turns} turns · run ${wake.run}`,
+    ),
+    icon: wake.live || elsewhere ? LIVE_ICON : state ? { id: 'debug-pause' } : { id: 'history' },
+    expanded: wake.live || wake.number === h.wakes.length,
+    live: wake.live,
+    children: wake.steps.map((step, i) => stepNode(h, wake, step, `${id}|s${i}`)),
+  };
+}
+
+function stepNode(h: HistoryResult, wake: HistoryWake, step: HistoryStep, id: string): Node {
+  const last = step.rounds[step.rounds.length - 1];
+  const judged = step.rounds.some((r) => r.verdict);
+  const flat = step.rounds.length === 1 && !judged;
+  const children = flat
+    ? roundChildren(h, last, `${id}|r0`)
+    : step.rounds.map((r, i) => roundNode(h, r, `${id}|r${i}`));
+  return {
+    id,
+    kind: 'step',
+    folder: h.folder,
+    label: step.name,
+    description: join(
+      step.live ? 'running' : undefined,
+      judged ? `${step.rounds.filter((r) => r.verdict).length} judged` : undefined,
+      formatCost(step.cost_usd),
+      formatDuration(step.duration_s),
+    ),
+    tooltip: lines(
+      `${step.num_turns} turns`,
+      step.sessions.length
+        ? `Session${step.sessions.length > 1 ? 's' : ''}: ${step.sessions.join(', ')}`
+        : undefined,
+    ),
+    icon: step.live ? LIVE_ICON : stepIcon(last),
+    expanded: step.live || (wake.live && step === wake.steps[wake.steps.length - 1]),
+    live: wake.live,
+    children,
+  };
+}
+
+function stepIcon(last: HistoryRound | undefined): { id: string; color?: string } {
+  if (!last) return { id: 'circle-outline' };
+  if (last.verdict) return JUDGED_ICON[last.verdict.state] ?? JUDGED_ICON[''];
+  if (last.status === 'done') return { id: 'pass', color: 'testing.iconPassed' };
+  if (last.status === 'failed') return { id: 'error', color: 'list.errorForeground' };
+  if (last.status === 'unfinished') return { id: 'debug-pause' };
+  return LIVE_ICON;
+}
+
+function roundNode(h: HistoryResult, round: HistoryRound, id: string): Node {
+  const running = round.status === 'running';
+  return {
+    id,
+    kind: 'round',
+    folder: h.folder,
+    label: `Round ${round.number}`,
+    description: join(
+      running ? 'running' : round.verdict ? verdictWord(round.verdict.state) : statusWord(round),
+      formatCost(round.cost_usd + (round.verdict?.cost_usd ?? 0)),
+      formatDuration(round.duration_s + (round.verdict?.duration_s ?? 0)),
+    ),
+    tooltip: roundTooltip(round),
+    icon: running ? LIVE_ICON : round.verdict ? JUDGED_ICON[round.verdict.state] : stepIcon(round),
+    expanded: running,
+    live: running,
+    children: roundChildren(h, round, id),
+  };
+}
+
+function statusWord(round: HistoryRound): string | undefined {
+  if (round.status === 'failed') return 'failed';
+  if (round.status === 'unfinished') return 'unfinished';
+  return round.judge_error ? 'judge failed' : undefined;
+}
+
+function roundTooltip(round: HistoryRound): string {
+  return lines(
+    `${round.step} · ${round.num_turns} turns · ${formatCost(round.cost_usd)} · ${formatDuration(round.duration_s)}`,
+    round.session_id ? `Session ${round.session_id}${round.resumed ? ' (continued)' : ''}` : undefined,
+    round.retired.length ? `Handed over from ${round.retired.join(', ')}` : undefined,
+    round.verdict
+      ? `Judged ${verdictWord(round.verdict.state)} by ${round.verdict.step}: ${formatCost(round.verdict.cost_usd)} · ${formatDuration(round.verdict.duration_s)}`
+      : undefined,
+    `Started ${formatTime(round.started_at)}`,
+  );
+}
+
+function roundChildren(h: HistoryResult, round: HistoryRound, id: string): Node[] {
+  const out: Node[] = [];
+  if (round.verdict) out.push(verdictNode(h, round.verdict, `${id}|v`));
+  if (round.judge_error)
+    out.push(errorNode(h, `${id}|je`, `Judge failed: ${firstLine(round.judge_error)}`, round.judge_error));
+  round.questions.forEach((q, i) => {
+    out.push(questionNode(h, q, `${id}|q${i}`));
+  });
+  round.handoffs.forEach((handoff, i) => {
+    out.push(handoffNode(h, handoff, `${id}|h${i}`));
+  });
+  if (round.attempts > 1) {
+    const retries = round.attempts - 1;
+    out.push({
+      id: `${id}|retries`,
+      kind: 'retries',
+      folder: h.folder,
+      label: `${retries} ${retries === 1 ? 'retry' : 'retries'}`,
+      description: round.errors.length ? firstLine(round.errors[round.errors.length - 1], 80) : undefined,
+      icon: { id: 'debug-restart' },
+      children: round.errors.map((e, i) => errorNode(h, `${id}|e${i}`, firstLine(e), e)),
+    });
+  }
+  if (round.error && round.status !== 'running')
+    out.push(errorNode(h, `${id}|err`, firstLine(round.error), round.error));
+  return out;
+}
+
+function verdictNode(h: HistoryResult, verdict: HistoryVerdict, id: string): Node {
+  return {
+    id,
+    kind: 'verdict',
+    folder: h.folder,
+    label: `Judged: ${verdictWord(verdict.state)}`,
+    description: firstLine(verdict.reason, 100),
+    tooltip: lines(
+      verdict.reason,
+      verdict.failed.length
+        ? `Not passed:\n${verdict.failed.map((f) => `- ${f.text}`).join('\n')}`
+        : undefined,
+    ),
+    icon: JUDGED_ICON[verdict.state] ?? JUDGED_ICON[''],
+    expanded: verdict.failed.length > 0,
+    children: verdict.failed.map((failed, i) => ({
+      id: `${id}|f${i}`,
+      kind: 'failed',
+      folder: h.folder,
+      label: failed.text,
+      description: failed.line != null ? `目标.md:${failed.line + 1}` : undefined,
+      tooltip: `Not passed: ${failed.text}\nClick to open 目标.md${failed.line != null ? ` at line ${failed.line + 1}` : ''}.`,
+      icon: { id: 'close', color: 'list.errorForeground' },
+      open: { path: h.goal, line: failed.line ?? undefined },
+      children: [],
+    })),
+  };
+}
+
+function questionNode(h: HistoryResult, q: HistoryQuestion, id: string): Node {
+  const waiting = q.state === 'asked';
+  return {
+    id,
+    kind: 'question',
+    folder: h.folder,
+    label: firstLine(q.question, 100) || '(empty question)',
+    description: q.state === 'answered' ? `→ ${firstLine(q.answer, 80)}` : questionWord(q.state),
+    tooltip: lines(
+      q.question,
+      q.options.length ? `Options: ${q.options.join(' / ')}` : undefined,
+      q.state === 'answered'
+        ? `Answer: ${q.answer}`
+        : `${questionWord(q.state)}${q.answer ? `: ${q.answer}` : ''}`,
+      `Asked ${formatTime(q.asked_at)}${q.waited_s != null ? `, waited ${formatDuration(q.waited_s)}` : ''}`,
+    ),
+    icon: waiting ? { id: 'question', color: 'list.warningForeground' } : { id: 'comment-discussion' },
+    live: waiting,
+    children: [],
+  };
+}
+
+function handoffNode(h: HistoryResult, handoff: HistoryHandoff, id: string): Node {
+  const name = handoff.path ? handoff.path.split('/').pop() : undefined;
+  return {
+    id,
+    kind: 'handoff',
+    folder: h.folder,
+    label: `Handoff → generation ${handoff.generation || '?'}`,
+    description: join(`at ${formatTokens(handoff.used)}`, handoff.degraded ? 'degraded' : undefined, name),
+    tooltip: lines(
+      `${handoff.retired} handed over${handoff.successor ? ` to ${handoff.successor}` : ''} at ${formatTokens(handoff.used)} tokens (${formatTime(handoff.at)})`,
+      handoff.degraded ? 'The session could not write it: flower assembled it (degraded).' : undefined,
+      handoff.path ? `Click to open ${handoff.path}` : 'Its document is no longer on disk.',
+    ),
+    icon: { id: 'arrow-swap', color: handoff.degraded ? 'list.warningForeground' : undefined },
+    open: handoff.path ? { path: handoff.path } : undefined,
+    children: [],
+  };
+}
+
+function errorNode(h: HistoryResult, id: string, label: string, tooltip: string): Node {
+  return {
+    id,
+    kind: 'error',
+    folder: h.folder,
+    label,
+    tooltip,
+    icon: { id: 'error', color: 'list.errorForeground' },
+    children: [],
+  };
+}
+
+function join(...parts: (string | undefined)[]): string {
+  return parts.filter((p) => p).join(' · ');
+}
+
+function lines(...parts: (string | undefined)[]): string {
+  return parts.filter((p) => p).join('\n');
+}

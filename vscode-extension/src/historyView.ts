@@ -1,0 +1,162 @@
+// The Flower view: a tree of the run's history in the activity bar (see historyTree.ts for what
+// it shows), its context-menu actions (Continue, Say, Stop, Ask Aside, Open Brief / Goal) and
+// the empty states (package.json's viewsWelcome, chosen by the `flower.view` context key).
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { type Histories, workspaceFolders } from './historyClient';
+import { folderNodes, type Node, workspaceNodes } from './historyTree';
+import {
+  CONTINUE,
+  type CommandResult,
+  type ContinueArgs,
+  OPEN_DOCUMENT,
+  type OpenDocumentArgs,
+  SAY,
+  type SayArgs,
+  STOP,
+  type StopArgs,
+} from './protocol';
+
+export const VIEW_ID = 'flower.history';
+export const SHOW_CHART = 'flower.showContextChart';
+
+/** Runs a server command with its arguments; undefined when the server is not there. */
+export type ServerCommand = (command: string, ...args: unknown[]) => Promise<CommandResult | undefined>;
+
+export class FlowerView implements vscode.TreeDataProvider<Node>, vscode.Disposable {
+  readonly view: vscode.TreeView<Node>;
+  private readonly changed = new vscode.EventEmitter<Node | undefined>();
+  readonly onDidChangeTreeData = this.changed.event;
+  private readonly subscriptions: vscode.Disposable[] = [];
+  private roots: Node[] = [];
+
+  constructor(
+    private readonly histories: Histories,
+    private readonly run: ServerCommand,
+  ) {
+    this.view = vscode.window.createTreeView(VIEW_ID, { treeDataProvider: this, showCollapseAll: true });
+    this.subscriptions.push(
+      this.view,
+      histories.onDidChange(() => this.rebuild()),
+      ...this.commands(),
+    );
+    this.rebuild();
+  }
+
+  /** The top-level nodes as shown now (the tests read the tree through these). */
+  get nodes(): readonly Node[] {
+    return this.roots;
+  }
+
+  getTreeItem(node: Node): vscode.TreeItem {
+    const state = node.children.length
+      ? node.expanded
+        ? vscode.TreeItemCollapsibleState.Expanded
+        : vscode.TreeItemCollapsibleState.Collapsed
+      : vscode.TreeItemCollapsibleState.None;
+    const item = new vscode.TreeItem(node.label, state);
+    item.id = node.id;
+    item.description = node.description;
+    item.tooltip = node.tooltip;
+    if (node.icon)
+      item.iconPath = new vscode.ThemeIcon(
+        node.icon.id,
+        node.icon.color ? new vscode.ThemeColor(node.icon.color) : undefined,
+      );
+    const running = this.histories.get(node.folder)?.live ?? false;
+    item.contextValue = `flower.${node.kind}.${running ? 'running' : 'idle'}`;
+    if (node.kind === 'chart')
+      item.command = { command: SHOW_CHART, title: 'Show Context Chart', arguments: [node.folder] };
+    else if (node.open) item.command = openCommand(node.open);
+    return item;
+  }
+
+  getChildren(node?: Node): Node[] {
+    return node ? node.children : this.roots;
+  }
+
+  private rebuild(): void {
+    const folders = vscode.workspace.workspaceFolders ?? [];
+    if (folders.length > 1) {
+      this.roots = workspaceNodes(
+        folders.map((f) => ({
+          uri: f.uri.toString(),
+          name: f.name,
+          history: this.histories.get(f.uri.toString()),
+        })),
+      );
+    } else {
+      const only = workspaceFolders()[0];
+      const history = only ? this.histories.get(only) : undefined;
+      this.roots = history ? folderNodes(history) : [];
+    }
+    // the empty states of package.json's viewsWelcome show while the tree has no items
+    void vscode.commands.executeCommand('setContext', 'flower.view', this.histories.state);
+    this.changed.fire(undefined);
+  }
+
+  private commands(): vscode.Disposable[] {
+    const register = (id: string, fn: (node?: Node, text?: string) => unknown) =>
+      vscode.commands.registerCommand(id, fn);
+    // the menus pass the node; the words may come as a second argument (a keybinding, a test)
+    const words = async (given: string | undefined, title: string, prompt: string) =>
+      typeof given === 'string' ? given : vscode.window.showInputBox({ title, prompt, ignoreFocusOut: true });
+    return [
+      register('flower.view.continue', (node) =>
+        this.run(CONTINUE, { folder: folderOf(node) } satisfies ContinueArgs),
+      ),
+      register('flower.view.say', async (node, given) => {
+        const text = await words(
+          given,
+          'Flower: Say',
+          'Interrupt the running step with these words; the agent reads them next.',
+        );
+        if (text?.trim())
+          return this.run(SAY, { text: text.trim(), folder: folderOf(node) } satisfies SayArgs);
+        return undefined;
+      }),
+      register('flower.view.stop', (node) => this.run(STOP, { folder: folderOf(node) } satisfies StopArgs)),
+      register('flower.view.askAside', async (node, given) => {
+        const question = await words(
+          given,
+          'Flower: Ask Aside',
+          'A side question about the run; a read-only helper answers it without disturbing the run.',
+        );
+        // the extension's own command shows the answer where the person asked
+        if (question?.trim())
+          return vscode.commands.executeCommand('flower.askAside', question.trim(), folderOf(node));
+        return undefined;
+      }),
+      register('flower.view.openBrief', (node) =>
+        this.run(OPEN_DOCUMENT, { which: 'brief', folder: folderOf(node) } satisfies OpenDocumentArgs),
+      ),
+      register('flower.view.openGoal', (node) =>
+        this.run(OPEN_DOCUMENT, { which: 'goal', folder: folderOf(node) } satisfies OpenDocumentArgs),
+      ),
+      register('flower.view.refresh', () => this.histories.refresh()),
+    ];
+  }
+
+  dispose(): void {
+    for (const s of this.subscriptions) s.dispose();
+    this.changed.dispose();
+  }
+}
+
+/** The folder a context-menu action is about: the node's, else the first folder. */
+function folderOf(node: Node | undefined): string | undefined {
+  return node?.folder ?? workspaceFolders()[0];
+}
+
+function openCommand(open: { path: string; line?: number }): vscode.Command {
+  const options: vscode.TextDocumentShowOptions =
+    // the whole line: VS Code clamps the end to its length
+    open.line != null
+      ? { selection: new vscode.Range(open.line, 0, open.line, Number.MAX_SAFE_INTEGER) }
+      : {};
+  return {
+    command: 'vscode.open',
+    title: `Open ${path.basename(open.path)}`,
+    arguments: [vscode.Uri.file(open.path), options],
+  };
+}
