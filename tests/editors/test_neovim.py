@@ -33,6 +33,11 @@ WARNING = 2  # vim.diagnostic.severity.WARN
 LEVELS = {"ERROR": 4, "WARN": 3, "INFO": 2}  # vim.log.levels
 
 
+OFFER = {
+    "C.UTF-8": "ws 里没有可以接着做的。开一个新的运行?",
+    "en_US.UTF-8": "Nothing to continue in ws. Start a new run?",
+}
+ENDED = {"C.UTF-8": "^ws 里的运行:", "en_US.UTF-8": "^run in ws: "}
 # the server's own process locale says Chinese: whatever English it speaks, the editor asked for
 SERVER_CMD = ["env", "-u", "LC_ALL", "-u", "LC_MESSAGES", "-u", "FLOWER_LANG", "LANG=C.UTF-8"]
 
@@ -58,6 +63,9 @@ def nvim(
         "FLOWER_TEST_WS": str(workspace),
         "FLOWER_TEST_CMD": json.dumps([*SERVER_CMD, sys.executable, "-m", "flower_lsp"]),
         "LANG": lang,
+        # the offer the stock script accepts: the server's words in the language it speaks
+        "FLOWER_TEST_OFFER": OFFER[lang],
+        "FLOWER_TEST_ENDED": ENDED[lang],  # a Lua pattern: the log line that says the run ended
         "FLOWER_TEST_REQUEST": REQUEST,
         "FLOWER_TEST_OUT": str(out),
         # Neovim's own state (lsp.log, shada, swap) stays in the test's folder
@@ -93,7 +101,7 @@ def test_a_whole_run_with_the_neovim_plugin(sim_factory, workspace, claude_root,
     seen = nvim("plugin_run.lua", workspace, sim, claude_root, tmp_path, plugin=True, lang="en_US.UTF-8")
 
     # nothing to continue: the plugin asked what to do, then the clarifier's question came to vim.ui.select
-    assert seen["inputs"] == ["What should be done? One sentence is enough. "]
+    assert seen["inputs"] == ["要做什么?一句话就够。 "]  # the plugin's own prompt, not the server's
     [select] = seen["selects"]
     assert select["prompt"] == f"Flower asks: {scenarios.QUESTION}"
     assert select["items"] == [*scenarios.OPTIONS, "Answer in my own words…", "Skip (the agent decides)"]
@@ -134,7 +142,7 @@ def test_a_whole_run_with_no_flower_code_in_neovim(sim_factory, workspace, claud
     # clarifier's question as a message request with its options
     assert seen["continued"]["offer"] == "start"
     offer, what, question = seen["requests"]
-    assert offer["message"] == "ws 里没有可以接着做的。开一个新的运行?"
+    assert offer["message"] == OFFER["C.UTF-8"]
     assert what["message"].startswith("Flower 提问(start-") and "flower.answer" in what["message"]
     assert [a["title"] for a in what["actions"]] == ["跳过(让它自己判断)"]
     assert seen["answered"].startswith("回答了 start-")
