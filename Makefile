@@ -35,7 +35,8 @@ messages: $(VENV)/.test
 	else $(BIN)/pybabel --quiet init -i $(VENV)/flower.pot -d $(LOCALE) -D flower -l en; fi
 	$(BIN)/pybabel compile --statistics -d $(LOCALE) -D flower -l en
 
-# Operating-system tools the tests use (strace proves the CLI only talks to 127.0.0.1).
+# Operating-system tools the tests use (strace proves the CLI only talks to 127.0.0.1;
+# bubblewrap and socat are the CLI's Bash sandbox).
 system-deps:
 	@sh scripts/system-deps.sh
 

@@ -55,7 +55,8 @@ async def main(rounds: int) -> None:
         {"default": TURNS[1], "rules": [{"when": {"last_user_contains": "say hi"}, "reply": TURNS[0]}]}
     ) as sim:
         os.environ.update(isolated_env(sim.base_url, root))
-        rt = Runtime(workspace=ws, run_dir=root / "runs")
+        # like for like: the bare query has no sandbox (its cost: benchmarks/bench_sandbox.py)
+        rt = Runtime(workspace=ws, run_dir=root / "runs", sandbox="off")
         spec = AgentSpec(name="bench", instructions="", allowed_tools=["Bash", "Read"])
         await bare(ws)  # warm the page cache for the 356 MiB CLI binary
         await flower_step(rt, spec)

@@ -33,6 +33,10 @@ def main(argv: list[str] | None = None) -> int:
         logging.basicConfig(level=level, filename=args.log_file)
     else:
         logging.basicConfig(level=level, stream=sys.stderr)
+    from flower.core.secrets import RedactingFilter
+
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(RedactingFilter())  # the log file is flower's too: no credential in it
     channel = _claim_stdout()
     from .server import build_server
     from .transport import serve

@@ -15,6 +15,8 @@ from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
+from flower.core.secrets import redact, redact_value
+
 from . import protocol as p
 from .negotiation import Negotiated
 from .protocol import Payload
@@ -151,15 +153,19 @@ class Client:
     def shut_down(self) -> bool:
         return bool(self.lsp.protocol._shutdown)
 
+    # Everything below leaves the server through these three: no credential goes with it.
+
     def send(self, method: str, params: object) -> None:
         """A notification (a payload dataclass or an lsprotocol object)."""
-        self.guarded(f"notify {method}", self.lsp.protocol.notify, method, p.to_json(params))
+        self.guarded(f"notify {method}", self.lsp.protocol.notify, method, redact_value(p.to_json(params)))
 
     def log(self, text: str, kind: types.MessageType = types.MessageType.Log) -> None:
-        self.guarded("log to the client", self.lsp.window_log_message, types.LogMessageParams(kind, text))
+        message = types.LogMessageParams(kind, redact(text))
+        self.guarded("log to the client", self.lsp.window_log_message, message)
 
     def show(self, text: str, kind: types.MessageType = types.MessageType.Info) -> None:
-        self.guarded("show a message", self.lsp.window_show_message, types.ShowMessageParams(kind, text))
+        message = types.ShowMessageParams(kind, redact(text))
+        self.guarded("show a message", self.lsp.window_show_message, message)
 
     def reply(self, result: p.CommandResult) -> object:
         """A command's result for the wire. A client that does not show results itself is shown a

@@ -78,6 +78,7 @@ class Engine(Protocol):
         new: bool,
         timeout_s: float | None,
         window: int | None,
+        sandbox: str = "auto",
     ) -> EngineRun:
         """Build a run (slow: called off the event loop); nothing runs until `run()`."""
 
@@ -140,6 +141,7 @@ class FlowerEngine:
         new: bool,
         timeout_s: float | None,
         window: int | None,
+        sandbox: str = "auto",
     ) -> StarterRun:
         from flower.core.agent import HandoffPolicy
         from flower.core.human import HumanChannel
@@ -152,7 +154,12 @@ class FlowerEngine:
         handoff = HandoffPolicy(window=window) if window else True
         # trim on, as on the `flower go` path
         runtime = Runtime(
-            workspace=workspace, run_dir=run_dir, workbench=flow.workbench, trim=True, handoff=handoff
+            workspace=workspace,
+            run_dir=run_dir,
+            workbench=flow.workbench,
+            trim=True,
+            handoff=handoff,
+            sandbox=sandbox,
         )
         return StarterRun(flow, flow.channel, runtime)
 

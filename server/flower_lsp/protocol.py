@@ -22,6 +22,9 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar, Union
 # the judge's conclusions are the engine's: one definition for the engine, the wire and TypeScript
 from flower.core.events import AskState, VerdictState
 
+# how Bash commands are confined: the engine's modes, the CLI's --sandbox
+from flower.core.sandbox import SandboxMode
+
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
@@ -73,6 +76,11 @@ class InitOptions:
     )
     window: int | None = _doc(
         "the model's context window for handoffs; null = inferred from the model", default=None
+    )
+    sandbox: SandboxMode = _doc(
+        "how Bash commands are confined (the CLI's `--sandbox`): require = no run without the "
+        "sandbox, auto = the sandbox where it works, else one line says why not, off = unconfined",
+        default="auto",
     )
     folders: dict[str, InitOptions] = _doc(
         "per workspace folder (keyed by its URI): that folder's own options, replacing these for it",

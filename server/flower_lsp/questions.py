@@ -34,6 +34,7 @@ from pygls.exceptions import JsonRpcMethodNotFound
 
 from flower.core.events import Event, Question
 from flower.core.i18n import N_, _
+from flower.core.secrets import redact, redact_value
 
 from . import protocol as p
 from .host import Feature, FlowerServer
@@ -193,7 +194,9 @@ class Questions(Feature):
         self, params: p.AskParams, settled: asyncio.Future[Any] | None
     ) -> p.AskResult | None:
         try:
-            raw = await self._request(p.ASK, p.to_json(params), f"flower-ask-{params.id}", params, settled)
+            # a question quotes the agent: no credential leaves with it
+            payload = redact_value(p.to_json(params))
+            raw = await self._request(p.ASK, payload, f"flower-ask-{params.id}", params, settled)
         except NoReply:
             return None
         except JsonRpcMethodNotFound:
@@ -217,10 +220,12 @@ class Questions(Feature):
             where = self.server.folder(params.folder).name
         except p.ProtocolError:
             where = params.folder
+        # a question quotes the agent: no credential leaves with it (the titles map back to the options)
+        shown = {redact(title): title for title in [*params.options, _(SKIP)]}
         request = types.ShowMessageRequestParams(
             type=types.MessageType.Info,
-            message=prompt(params, where),
-            actions=[types.MessageActionItem(title=title) for title in [*params.options, _(SKIP)]],
+            message=redact(prompt(params, where)),
+            actions=[types.MessageActionItem(title=title) for title in shown],
         )
         try:
             chosen = await self._request(
@@ -230,7 +235,7 @@ class Questions(Feature):
             return None
         except Exception as exc:
             raise Unshown(f"window/showMessageRequest failed: {exc}") from exc
-        title = chosen.title if isinstance(chosen, types.MessageActionItem) else None
+        title = shown.get(chosen.title, chosen.title) if isinstance(chosen, types.MessageActionItem) else None
         if title is None:
             # closed without a choice: the question waits for an answer in words
             self.server.client.log(

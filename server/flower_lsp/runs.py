@@ -150,6 +150,7 @@ class Runs(Feature):
                 new=new,
                 timeout_s=timeout_s,
                 window=opts.window,
+                sandbox=opts.sandbox,
             )
             return work, banner
 
@@ -163,6 +164,8 @@ class Runs(Feature):
         run.lock = lock  # released when the run ends
         try:
             work.runtime.on_stderr = lambda line: self.server.client.log(f"[{folder.name}] {line}")
+            for notice in getattr(work.runtime, "warnings", []):  # no sandbox, a refused .env
+                self.server.client.log(f"[{folder.name}] {notice}", types.MessageType.Warning)
             if work.channel.on_event is None:
                 work.channel.on_event = run.emit  # questions and mail reach the same sink as the steps
         except Exception as exc:

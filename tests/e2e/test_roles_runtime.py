@@ -59,8 +59,11 @@ async def test_a_judge_without_can_run_cannot_write_or_run(use_sim, workspace, r
     r = await runtime_of().run(judge("判定者", ch), "judge this round")
 
     assert r.ok and not (workspace / "verdict.txt").exists() and not (workspace / "ran.txt").exists()
-    denials = [str(t["content"]) for t in sim.last().tool_results()]
-    assert len(denials) == 2 and all("判定者 没有" in d for d in denials)
+    # the judge is not even offered Write or Bash (the session's base tool set), so both calls fail
+    assert "Write" not in sim.last().tool_names and "Bash" not in sim.last().tool_names
+    results = sim.last().tool_results()
+    assert len(results) == 2 and all(t.get("is_error") for t in results)
+    assert all("No such tool available" in str(t["content"]) for t in results)
 
 
 async def test_a_judge_with_can_run_may_run_commands_but_still_not_write(use_sim, workspace, runtime_of):

@@ -92,13 +92,16 @@ def when_exists(path: Path, then: Any) -> threading.Thread:
     return thread
 
 
+# With the Bash sandbox on, the CLI itself sends its sandbox note as a system message after every
+# user turn (flower adds nothing there); with it off, nothing but the answer and the prompt.
+@pytest.mark.parametrize(("sandbox", "notes"), [("off", 0), ("require", 1)])
 async def test_the_cli_placeholder_is_sent_once_and_the_request_does_not_grow_by_itself(
-    use_sim: UseSim, workspace: Path, tmp_path: Path
+    use_sim: UseSim, workspace: Path, tmp_path: Path, sandbox: str, notes: int
 ) -> None:
     clock = SimClock()
     script = [bash("touch started && sleep 30"), "stopped as asked", "a done", "b done", "c done"]
     sim = use_sim(SimServer({"scripts": {"main": script}}, clock=clock).start(), max_retries=0)
-    rt = runtime(workspace, tmp_path, clock)
+    rt = runtime(workspace, tmp_path, clock, sandbox=sandbox)
     try:
         watcher = when_exists(workspace / "started", lambda: rt.interrupt("stop, that is enough"))
         first = await rt.run(SPEC, "start", step_name="干活")  # interrupted, then resumed by the Runtime
@@ -113,9 +116,13 @@ async def test_the_cli_placeholder_is_sent_once_and_the_request_does_not_grow_by
     resumes = [first_request_after(sim, w) for w in ("again a", "again b", "again c")]
     for rec in resumes:
         assert texts(rec).count(PLACEHOLDER) == 1
-    # each resume adds the previous answer and the new prompt, nothing else
+    # each resume adds the previous answer and the new prompt, and only the CLI's sandbox note
     sizes = [len(rec.messages) for rec in resumes]
-    assert sizes[1] - sizes[0] == 2 and sizes[2] - sizes[1] == 2
+    assert sizes[1] - sizes[0] == 2 + notes and sizes[2] - sizes[1] == 2 + notes
+    added = [m for m in resumes[2].messages[sizes[1] :] if m.get("role") == "system"]
+    assert len(added) == notes and all(
+        "Bash command sandbox" in json.dumps(m, ensure_ascii=False) for m in added
+    )
     for before, after in itertools.pairwise(resumes):
         assert normalized(after)[: len(normalized(before)) - 1] == normalized(before)[:-1]
         usage = after.usage or {}

@@ -57,6 +57,19 @@ class Session:
     async def request(self, method: str, params: Any = None, timeout: float = TIMEOUT) -> Any:  # noqa: ASYNC109 (a test's own deadline, as in wait_for)
         return await asyncio.wait_for(self.client.protocol.send_request_async(method, params), timeout)
 
+    def record_all(self) -> list[Any]:
+        """Every message the server sends from now on, as it arrives (notifications, log and show
+        messages, requests, responses)."""
+        sent: list[Any] = []
+        handle = self.client.protocol.handle_message
+
+        def record(message: Any) -> None:
+            sent.append(message)
+            handle(message)
+
+        self.client.protocol.handle_message = record  # type: ignore[method-assign]  # a tap on one instance
+        return sent
+
     async def state(self) -> dict[str, Any]:
         return await self.request("flower/state", {})
 
@@ -208,10 +221,13 @@ def fake_lsp(workspace: Path, script: Callable[..., Path], tmp_path: Path):
 
 @pytest.fixture
 def sim_lsp(workspace: Path, claude_root: Path):
-    """`async with sim_lsp(sim, options=...) as s:` a server running the real engine against the sim."""
+    """`async with sim_lsp(sim, options=...) as s:` a server running the real engine against the sim;
+    `env={...}` sets more of the server's environment, over the sim's."""
 
-    def start(sim: Any, **kw: Any) -> Any:
-        return open_session(workspace, server_env(**isolated_env(sim.base_url, claude_root)), **kw)
+    def start(sim: Any, *, env: dict[str, str] | None = None, **kw: Any) -> Any:
+        return open_session(
+            workspace, server_env(**{**isolated_env(sim.base_url, claude_root), **(env or {})}), **kw
+        )
 
     return start
 

@@ -254,6 +254,7 @@ class FakeEngine:
         new: bool,
         timeout_s: float | None,
         window: int | None,
+        sandbox: str = "auto",
     ) -> FakeRun:
         notes = notes_of(workspace)
         notes.mkdir(parents=True, exist_ok=True)  # an unwritable workspace fails here, as the real flow does

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from clients import vscode_capabilities
+from clients import VSCODE_EXTENSIONS, vscode_capabilities
 
 from flower.core.lineage import Lineage
 from flower.sim import scenarios
@@ -38,7 +38,7 @@ SCENARIO = long_run_scenario(rounds=3, threshold=150_000, start=110_000, growth=
 def declaring(history: bool) -> Any:
     """The VS Code extension's capabilities, with or without `history`."""
     caps = vscode_capabilities()
-    caps.experimental[p.EXPERIMENTAL_KEY]["history"] = history
+    caps.experimental = {p.EXPERIMENTAL_KEY: {**VSCODE_EXTENSIONS, "history": history}}
     return caps
 
 

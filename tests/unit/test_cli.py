@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import io
 import os
+import platform
 import stat
 import subprocess
 import sys
@@ -317,6 +318,34 @@ def test_go_uses_the_flows_workbench(here: Path):
     rt = runtime("x", workbench=wf.workbench)
     assert rt.workbench is wf.workbench and rt.workbench.root == here / ".flower"
     rt.close()
+
+
+@pytest.mark.parametrize("command", [["x"], ["once", "hi"], ["run", "flows:main"]])
+def test_every_run_command_takes_the_sandbox_mode_auto_by_default(here: Path, command: list[str]):
+    parsed = args(*command)
+    assert parsed.sandbox == "auto" and cli.runtime_options(parsed)["sandbox"] == "auto"
+    rt = runtime(*command, "--sandbox", "off")
+    assert rt.sandbox.policy.mode == "off" and rt.sandbox.active is False
+    rt.close()
+
+
+def test_an_unknown_sandbox_mode_is_a_usage_error(capsys: pytest.CaptureFixture[str]):
+    assert "invalid choice: 'maybe'" in usage_error(capsys, "--sandbox", "maybe", "x")
+
+
+def test_sandbox_require_without_bubblewrap_stops_before_any_run(
+    here: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+):
+    from flower.core import sandbox
+
+    sandbox._why.cache_clear()
+    monkeypatch.setenv("PATH", str(here / "no-tools"))
+    monkeypatch.setattr(platform, "system", lambda: "Linux")
+    code = cli.main(["once", "hi", "--sandbox", "require", "-w", str(here)])
+    err = capsys.readouterr().err
+    assert code == 1 and "the sandbox is required but bubblewrap (bwrap) and socat are missing" in err
+    assert not (here / "runs" / "manifest.json").exists()  # nothing ran, nothing was booked
+    sandbox._why.cache_clear()
 
 
 def test_window_and_no_handoff_reach_the_handoff_policy(here: Path):

@@ -23,6 +23,8 @@ export interface InitOptions {
   timeout_s?: number | null;
   /** the model's context window for handoffs; null = inferred from the model */
   window?: number | null;
+  /** how Bash commands are confined (the CLI's `--sandbox`): require = no run without the sandbox, auto = the sandbox where it works, else one line says why not, off = unconfined */
+  sandbox?: "require" | "auto" | "off";
   /** per workspace folder (keyed by its URI): that folder's own options, replacing these for it */
   folders?: Record<string, InitOptions>;
 }

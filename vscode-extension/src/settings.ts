@@ -11,6 +11,9 @@ export const SECTION = 'flower';
 
 export type Trace = 'off' | 'messages' | 'verbose';
 
+export type Sandbox = NonNullable<InitOptions['sandbox']>;
+const SANDBOX_MODES: readonly Sandbox[] = ['auto', 'require', 'off'];
+
 /** One folder's settings, as package.json declares them. */
 export interface FlowerSettings {
   /** flower.runDirectory: where a folder's runs live (relative to the folder, or absolute). */
@@ -19,6 +22,8 @@ export interface FlowerSettings {
   questionTimeout: number | null;
   /** flower.contextWindow: the model's context window for handoffs; null = from the model. */
   contextWindow: number | null;
+  /** flower.sandbox: how the agents' Bash commands are confined. */
+  sandbox: Sandbox;
   /** flower.trace.server: the LSP trace; the language client applies it itself, live. */
   trace: Trace;
 }
@@ -27,11 +32,12 @@ export const DEFAULTS: FlowerSettings = {
   runDirectory: 'runs',
   questionTimeout: 1800,
   contextWindow: null,
+  sandbox: 'auto',
   trace: 'off',
 };
 
 /** The settings the server takes (InitOptions): a change is sent to it, no restart. */
-export const SERVER_SETTINGS = ['runDirectory', 'questionTimeout', 'contextWindow'] as const;
+export const SERVER_SETTINGS = ['runDirectory', 'questionTimeout', 'contextWindow', 'sandbox'] as const;
 /** The settings whose change restarts the server (another interpreter runs it then). */
 export const RESTART_SETTINGS = ['python'] as const;
 /** The settings the language client applies itself. */
@@ -70,6 +76,7 @@ const number = (value: unknown, fallback: number | null): number | null =>
 export function readSettings(config: Reader, folder: Folder | undefined): FlowerSettings {
   const runDirectory = config.get<unknown>('runDirectory', DEFAULTS.runDirectory);
   const trace = config.get<unknown>('trace.server', DEFAULTS.trace);
+  const sandbox = config.get<unknown>('sandbox', DEFAULTS.sandbox);
   return {
     runDirectory:
       typeof runDirectory === 'string' && runDirectory.trim()
@@ -77,6 +84,7 @@ export function readSettings(config: Reader, folder: Folder | undefined): Flower
         : DEFAULTS.runDirectory,
     questionTimeout: number(config.get<unknown>('questionTimeout'), DEFAULTS.questionTimeout),
     contextWindow: number(config.get<unknown>('contextWindow'), DEFAULTS.contextWindow),
+    sandbox: SANDBOX_MODES.find((mode) => mode === sandbox) ?? DEFAULTS.sandbox,
     trace: trace === 'messages' || trace === 'verbose' ? trace : 'off',
   };
 }
@@ -87,6 +95,7 @@ export function toOptions(s: FlowerSettings): InitOptions {
     run_dir: s.runDirectory,
     timeout_s: s.questionTimeout,
     window: s.contextWindow === null ? null : Math.round(s.contextWindow),
+    sandbox: s.sandbox,
   };
 }
 

@@ -17,6 +17,7 @@ from ..core.i18n import N_, _
 COMMANDS = ("go", "run", "once", "setup", "demo")
 PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
 WAIT_HELP = N_("同一个 run 目录里已经有 flower 在跑这个流程时,排队等它跑完再开始(默认:说一句是谁在跑,就退出)")
+SANDBOX_MODES = ("require", "auto", "off")  # flower.core.sandbox.MODES, kept import-free here
 
 
 class _Parser(argparse.ArgumentParser):
@@ -95,6 +96,18 @@ def _add_global_flags(parser: argparse.ArgumentParser, *, copy: bool) -> None:
     )
 
 
+def _add_sandbox_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--sandbox",
+        choices=SANDBOX_MODES,
+        default="auto",
+        help=_(
+            "Bash 命令关进沙箱:require = 没有沙箱就不跑;auto = 能关就关,关不了说一句再照跑(默认);"
+            "off = 不关(docs/safety.md)"
+        ),
+    )
+
+
 def build_parser() -> _Parser:
     parser = _Parser(
         prog="flower",
@@ -157,6 +170,7 @@ def build_parser() -> _Parser:
         action="store_true",
         help=_("跑完不写给下一个工具的交接(默认写进工作区根目录 CLAUDE.md 和 AGENTS.md 的 flower 块)"),
     )
+    _add_sandbox_flag(go)
     _add_global_flags(go, copy=True)
     subs["go"] = go
 
@@ -165,6 +179,7 @@ def build_parser() -> _Parser:
         "target", help=_("例如 flows:main 或 flows.py:main;属性可以是 Workflow,或返回 Workflow 的函数")
     )
     run.add_argument("--wait", action="store_true", help=_(WAIT_HELP))
+    _add_sandbox_flag(run)
     _add_global_flags(run, copy=True)
     subs["run"] = run
 
@@ -196,6 +211,7 @@ def build_parser() -> _Parser:
     )
     once.add_argument("--resume", default=None, metavar="SESSION_ID", help=_("接着一个已有的会话"))
     once.add_argument("--fork", action="store_true", help=_("分叉而不是接着(要和 --resume 一起用)"))
+    _add_sandbox_flag(once)
     _add_global_flags(once, copy=True)
     subs["once"] = once
 

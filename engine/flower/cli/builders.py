@@ -42,7 +42,11 @@ def runtime_options(args: argparse.Namespace, *, workbench: Any = None) -> dict[
     """The keyword arguments every command passes to Runtime."""
     from ..core.agent import HandoffPolicy
 
-    options: dict[str, Any] = {"workspace": workspace_of(args), "run_dir": args.run_dir}
+    options: dict[str, Any] = {
+        "workspace": workspace_of(args),
+        "run_dir": args.run_dir,
+        "sandbox": getattr(args, "sandbox", "auto"),
+    }
     if args.command == "go":
         options["trim"] = not args.no_trim  # on by default on this path; -T only restates it
         options["workbench"] = workbench if workbench is not None else True

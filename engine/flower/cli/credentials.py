@@ -25,24 +25,18 @@ def mask(secret: str) -> str:
 
 def env_file_of(workspace: Path) -> Path | None:
     """The .env the Runtime reads: the workspace's, else the nearest one found (or None)."""
-    from dotenv import find_dotenv
+    from ..core.envfile import find_env_file
 
-    env = workspace / ".env"
-    if env.is_file():
-        return env
-    found = find_dotenv()
-    return Path(found) if found else None
+    return find_env_file(workspace)
 
 
 def load_env(workspace: Path) -> None:
-    """Load the .env the Runtime reads (see env_file_of)."""
-    from dotenv import load_dotenv
-
+    """The same .env the Runtime reads, the same way: only credentials and model settings."""
+    from ..core.envfile import load_workspace_env
     from .problems import quiet_dotenv
 
     quiet_dotenv()
-    env = workspace / ".env"
-    load_dotenv(env) if env.is_file() else load_dotenv()
+    load_workspace_env(workspace)
 
 
 def credential_problem(workspace: Path) -> str | None:

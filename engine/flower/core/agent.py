@@ -14,6 +14,8 @@ if TYPE_CHECKING:  # the SDK is slow to import; only build_options needs it at r
     from claude_agent_sdk import ClaudeAgentOptions
     from claude_agent_sdk.types import SessionStore
 
+    from .sandbox import SandboxPolicy
+
 _ONE_M = re.compile(r"(?:^|[^a-z0-9])1m(?:[^a-z0-9]|$)")
 
 
@@ -92,6 +94,9 @@ class AgentSpec:
     glance: bool = False
     workbench: bool = True
     delegate_only: bool = False
+    # how this agent's Bash commands are confined: a SandboxPolicy or its mode ("require",
+    # "auto", "off"); None = the Runtime's choice
+    sandbox: SandboxPolicy | str | bool | None = None
 
 
 def build_options(

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
 from .i18n import _
+from .secrets import redact_value
 
 EventKind = Literal[
     "text",
@@ -647,11 +648,12 @@ def _int(value: Any) -> int | None:
 
 
 def emitter(callback: Callable[[Event], None] | None) -> Callable[[Event], None]:
-    """Wrap an event callback so that a broken UI can never stop the work."""
+    """Wrap an event callback so that a broken UI can never stop the work, and so that no
+    credential a tool printed reaches a front end (its text, its payload, its raw message)."""
 
     def emit(event: Event) -> None:
         if callback is not None:
             with contextlib.suppress(Exception):
-                callback(event)
+                callback(redact_value(event))
 
     return emit

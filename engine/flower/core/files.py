@@ -7,6 +7,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from .secrets import redact
+
 
 def atomic_write(path: str | Path, text: str, *, durable: bool = False) -> Path:
     """Write `text` to `path` so that readers see the old file or the new one, never half.
@@ -15,6 +17,7 @@ def atomic_write(path: str | Path, text: str, *, durable: bool = False) -> Path:
     Raises OSError; callers that must never fail a run catch it themselves.
     """
     p = Path(path)
+    text = redact(text)  # everything flower writes whole passes here: no credential goes to disk
     p.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
     try:

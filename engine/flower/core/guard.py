@@ -2,7 +2,9 @@
 
 A prompt is a suggestion the model may ignore; a hook is not. Everything that decides which
 tools the main thread may touch, how long a tool result may stay in context and which roles
-get their own worktree lives here.
+get their own worktree lives here. `allowlist_guard` is the role's allowlist on the main thread
+(every tool not on it is denied); `walls.py` says how it and the SDK's other two layers (the
+base tool set, the permission callback) hold a role together.
 
 Measured with the bundled CLI 2.1.327 (tests/e2e/test_guards_cli.py):
 - ``tool_response`` in PostToolUse is a dict per tool: Bash ``{stdout, stderr, interrupted,
@@ -27,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..stores.ephemeral import is_ephemeral
+from .secrets import redact
 from .workbench import Workbench
 
 if TYPE_CHECKING:  # the SDK is slow to import; the factories import it when called
@@ -107,12 +110,16 @@ def whitelist_guard(allowed: list[str] | None, *, role: str = "这个角色") ->
         tool = data.get("tool_name", "")
         if not _is_main_thread(data) or tool not in banned:
             return {}
-        return _deny(
-            f"{role} 没有 {tool}。这是有意的,不是配置遗漏。"
-            "结论写在回复正文里,框架会从那里取 —— 不要换个写法绕过。"
-        )
+        return _deny(_not_for(role, tool))
 
     return _matcher("|".join(banned), hook, fail_closed=True)
+
+
+def _not_for(role: str, tool: str) -> str:
+    return (
+        f"{role} 没有 {tool}。这是有意的,不是配置遗漏。"
+        "结论写在回复正文里,框架会从那里取 —— 不要换个写法绕过。"
+    )
 
 
 # -- delegate_guard ------------------------------------------------------------------------
@@ -143,6 +150,64 @@ def delegate_guard(*, tools: str = HANDS_ON, allow_glance: bool = False) -> Hook
         return _deny(_DELEGATE.format(tool=tool))
 
     return _matcher(tools, hook, fail_closed=True)
+
+
+# -- allowlist_guard -----------------------------------------------------------------------
+
+
+def allowed_names(allowed: list[str] | None) -> set[str]:
+    """Tool names an `allowed_tools` list gives a role: "Bash(git status:*)" gives part of Bash."""
+    names = {entry.split("(", 1)[0].strip() for entry in allowed or [] if entry.strip()}
+    if names & set(_AGENT_TOOLS):
+        names.update(_AGENT_TOOLS)  # one tool under its two names
+    return names
+
+
+def allows(names: set[str], tool: object) -> bool:
+    """Whether `names` (from allowed_names) give `tool`: by its name, or for an MCP tool by its
+    server ("mcp__github" and "mcp__github__*" give every tool of that server, as in the CLI)."""
+    if not isinstance(tool, str) or not tool:
+        return False
+    if tool in names:
+        return True
+    if tool.startswith("mcp__"):
+        server = tool.split("__", 2)[1] if tool.count("__") >= 2 else ""
+        return bool(server) and (f"mcp__{server}" in names or f"mcp__{server}__*" in names)
+    return False
+
+
+def allowlist_guard(
+    allowed: list[str] | None,
+    *,
+    role: str = "这个角色",
+    leave: str = "",
+    delegate: bool = False,
+) -> HookMatcher:
+    """Deny, on the main thread, every tool that is not in `allowed`; subagents pass.
+
+    Matches every tool (matcher None): what holds is the list of what the role may use, not a
+    list of what it may not, so a tool revealed later through ToolSearch or added by a future
+    CLI is denied like any other. `leave` names tools another installed guard answers for with
+    its own words (the Runtime leaves the hands-on four to delegate_guard / whitelist_guard);
+    `delegate` words the denial as delegate_guard does, for a coordinator.
+    """
+    names = allowed_names(allowed)
+    left = {t for t in leave.split("|") if t}
+
+    async def hook(data: Mapping[str, Any], tool_use_id: str | None, context: object) -> SyncHookJSONOutput:
+        tool = data.get("tool_name")
+        if not _is_main_thread(data) or allows(names, tool) or tool in left:
+            return {}
+        return _deny(
+            refusal(tool if isinstance(tool, str) and tool else "这个工具", role=role, delegate=delegate)
+        )
+
+    return _matcher(None, hook, fail_closed=True)
+
+
+def refusal(tool: str, *, role: str, delegate: bool = False) -> str:
+    """What a role is told when it reaches for a tool it does not have."""
+    return _DELEGATE.format(tool=tool) if delegate else _not_for(role, tool)
 
 
 # -- spill_guard ---------------------------------------------------------------------------
@@ -182,6 +247,7 @@ def _trim(node: dict[str, Any], threshold: int, spill_dir: Path) -> bool:
     changed = False
     for key, value in node.items():
         if isinstance(value, str) and len(value) > threshold and key != "base64":
+            value = redact(value)  # the spill file is flower's: no credential goes into it
             path = _spill(spill_dir, value)
             if path is not None:  # never drop content we could not save
                 node[key] = _pointer(path, value)

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from .events import Event, MailNote, MailState, Question, ask_state
+from .secrets import redact, redact_value
 
 SERVER = "human"
 ASK_TOOL = "ask"
@@ -438,7 +439,7 @@ class HumanChannel:
                         fh.write(f"{header}\n\n")
                     elif not fresh:
                         fh.write("\n")
-                    fh.write(text)
+                    fh.write(redact(text))
         except OSError:
             # Losing a log line must never stop the run.
             return False
@@ -464,7 +465,7 @@ class HumanChannel:
         if sink is None:
             return
         try:
-            sink(event)
+            sink(redact_value(event))
         except Exception as exc:  # a broken UI must not take hours of work down with it
             self.ui_errors.append(f"{type(exc).__name__}: {exc}")
 

@@ -6,10 +6,12 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import logging
 import os
 import shutil
 import signal
 import sqlite3
+import tempfile
 import threading
 import time
 import uuid
@@ -24,6 +26,7 @@ from ..stores.prune import PrunePolicy, PruningSessionStore
 from ..stores.trim import TrimPolicy
 from .agent import AgentSpec, CompactPolicy, HandoffPolicy, build_options
 from .display import first_line, format_tokens
+from .envfile import load_workspace_env
 from .events import (
     ContextUpdate,
     Event,
@@ -39,16 +42,20 @@ from .events import (
     emitter,
     normalize,
 )
-from .guard import merge_hooks, whitelist_guard, workbench_hooks
+from .guard import delegate_guard, merge_hooks, whitelist_guard, workbench_hooks
 from .handoff import HANDOFF_PROMPT, Handoff, degraded, is_overflow
 from .i18n import _
 from .reaper import contain
 from .recovery import damaged_store, manifest_problem, rebuilt_manifest, refill_store, store_error
 from .resilience import Resilience, classify
 from .rundir import Repair, update_json
+from .sandbox import SandboxPolicy, SandboxState, decide
 from .secrets import redact
 from .transcripts import catch_up
+from .walls import role_walls
 from .workbench import Workbench
+
+log = logging.getLogger("flower")
 
 CREDENTIAL_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
 CLOUD_PROVIDER_VARS = ("CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX")
@@ -123,6 +130,7 @@ class Runtime:
         spill_threshold: int | None = 4000,
         resilience: Resilience | bool = True,
         handoff: HandoffPolicy | bool = True,
+        sandbox: SandboxPolicy | str | bool = "auto",
     ) -> None:
         self.workspace = Path(workspace).expanduser().resolve()
         self.workspace.mkdir(parents=True, exist_ok=True)
@@ -133,8 +141,12 @@ class Runtime:
         ephemeral_policy = (
             ephemeral if isinstance(ephemeral, EphemeralPolicy) else EphemeralPolicy(enabled=bool(ephemeral))
         )
-        # what was found damaged in the run_dir and what was done about it, one line each
+        # what was found damaged in the run_dir and what was done about it, one line each (a
+        # workflow turns them into Recovery events)
         self.notices: list[str] = []
+        # warnings a front end shows once, one line each: why there is no sandbox, what a .env was
+        # refused (the CLI has them from the `flower` logger, the server from here)
+        self.warnings: list[str] = []
         self._notify: Callable[[Event], None] | None = None
         db = self.run_dir / "sessions.db"
         # a store someone deleted is "start fresh" (silently); a store that lags behind the CLI's
@@ -181,9 +193,13 @@ class Runtime:
         self._interrupt_requested = False
         self._handoff_requested = False
         self._lock = threading.Lock()
-        from dotenv import load_dotenv
-
-        load_dotenv(self.workspace / ".env") if (self.workspace / ".env").is_file() else load_dotenv()
+        # require on a machine without the sandbox fails here, before anything is spent
+        self.sandbox: SandboxState = self._decide(sandbox)
+        self._tmp: Path | None = None  # the sandbox's private TMPDIR, made on first use
+        env_file = load_workspace_env(self.workspace)  # only credentials and model settings
+        refused = env_file.notice() if env_file is not None else None
+        if refused is not None:
+            self.warnings.append(refused)
         check_credentials()
 
     # -- public helpers ------------------------------------------------------------------
@@ -230,6 +246,43 @@ class Runtime:
 
     def close(self) -> None:
         self.store.close()
+        if self._tmp is not None:
+            shutil.rmtree(self._tmp, ignore_errors=True)
+            self._tmp = None
+
+    @property
+    def sandbox_tmp(self) -> Path | None:
+        """The private TMPDIR of this Runtime's sandboxed commands; None until one ran, and again
+        once `close()` removed it."""
+        return self._tmp
+
+    def _decide(self, value: SandboxPolicy | str | bool | None) -> SandboxState:
+        state = decide(SandboxPolicy.of(value))
+        if state.note is not None and state.note not in self.warnings:
+            self.warnings.append(state.note)
+            log.warning(state.note)
+        return state
+
+    def _sandbox_for(self, spec: AgentSpec) -> dict[str, Any] | None:
+        """The CLI's sandbox settings for this spec's session, or None when it runs unconfined."""
+        state = self.sandbox if spec.sandbox is None else self._decide(spec.sandbox)
+        if not state.active:
+            return None
+        writable: list[Path] = []
+        if self.workbench is not None and self.workbench.external:
+            writable.append(self.workbench.root)
+        protected: list[Path] = []
+        inside = self.run_dir.is_relative_to(self.workspace) and self.run_dir != self.workspace
+        if inside and not (self.workbench is not None and self.workbench.root.is_relative_to(self.run_dir)):
+            protected.append(self.run_dir)  # the books and the transcripts are flower's alone
+        return state.policy.settings(workspace=self.workspace, writable=writable, protected=protected)
+
+    def _private_tmp(self) -> Path:
+        # the CLI hands sandboxed commands "$TMPDIR/claude-<uid>": shared by every session of
+        # the user under /tmp, private to this Runtime under its own folder
+        if self._tmp is None:
+            self._tmp = Path(tempfile.mkdtemp(prefix="flower-"))
+        return self._tmp
 
     def interrupt(self, message: str = "") -> None:
         """Stop the current turn at a message boundary; the step resumes with `message`.
@@ -423,10 +476,15 @@ class Runtime:
                     allow_glance=spec.glance,
                 )
             )
+        elif spec.delegate_only:
+            # the role's wall, not the workbench's: a coordinator without one is walled the same
+            guards.append({"PreToolUse": [delegate_guard(allow_glance=spec.glance)]})
         if not spec.delegate_only:
             wall = whitelist_guard(spec.allowed_tools, role=spec.name)
             if wall is not None:
                 guards.append({"PreToolUse": [wall]})
+        walls = role_walls(spec)  # the allowlist, in its three layers (walls.py)
+        guards.append(walls.hooks)
         hooks = merge_hooks(spec.hooks, *guards)
         prelude = self.workbench.prompt_block() if (self.workbench is not None and spec.workbench) else ""
         add_dirs = (
@@ -445,6 +503,12 @@ class Runtime:
         )
         options.stderr = self._stderr
         contain(options)  # the tools' process trees end with the CLI, even if flower is killed
+        options.tools = walls.tools
+        options.can_use_tool = walls.can_use_tool
+        sandbox = self._sandbox_for(spec)
+        if sandbox is not None:
+            options.sandbox = sandbox  # type: ignore[assignment]  # failIfUnavailable: not in the TypedDict
+            options.env = {**options.env, "TMPDIR": str(self._private_tmp())}
         self._handoff_requested = False
         reported = 0.0  # the CLI's total_cost_usd is cumulative within one process, from zero
         outstanding: set[str] = set()

@@ -330,6 +330,20 @@ def gitlinks(index: Path, object_format: str = "sha1") -> list[str]:
     return links
 
 
+def _borrows(alternates: Path) -> bool:
+    """An alternates file that names a place. The CLI's sandbox leaves an empty one behind (the
+    mount point that keeps commands from writing it), and an empty file names nothing."""
+    if not os.path.lexists(alternates):
+        return False
+    if alternates.is_symlink() or not alternates.is_file():
+        return True
+    try:
+        with alternates.open("rb") as fh:
+            return bool(fh.read(1 << 16).strip()) or bool(fh.read(1))
+    except OSError:
+        return True
+
+
 def _inspect(repo: _Repository, root: Path, depth: int) -> None:
     if depth > _MAX_DEPTH:
         raise Refused("repositories nested too deep")
@@ -341,7 +355,7 @@ def _inspect(repo: _Repository, root: Path, depth: int) -> None:
     object_format = _check_config(common / "config", nested)
     _check_config(repo.gitdir / "config.worktree", nested)
     for name in ("alternates", "http-alternates"):
-        if (common / "objects" / "info" / name).exists():
+        if _borrows(common / "objects" / "info" / name):
             raise Refused("a repository borrowing objects from another (objects/info/alternates)")
     hooks = common / "hooks"
     if hooks.is_dir():

@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .scenarios import _delegate, starter_scenario
+from .scenarios import delegate as _delegate
+from .scenarios import starter_scenario
 
 CHECKS = (
     "运行 `python3 hello.py` 输出 hello",

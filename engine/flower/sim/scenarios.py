@@ -49,19 +49,27 @@ ASIDE_ANSWER = "现在在干活这一步:coder 写好了 hello.py,判定者在�
 HANDOVER_ASKED = "给下一个来接手这个工作区的工具"
 ORACLE_ROLE = "你的角色:旁路问答"
 
+# Each role of the starter flow, recognised by the rule text flower puts in its system prompt.
+STARTER_ACTORS: dict[str, dict[str, str]] = {
+    "clarifier": {"system": "你的角色:确认者"},
+    "goal_setter": {"system": "你的角色:判定者", "first_user_contains": "请据此设定目标"},
+    "judge": {"system": "你的角色:判定者", "first_user_contains": "判定这一轮"},
+    # before the coordinator: the handover turn resumes the coordinator's session
+    "handover": {"system": "你的角色:协调者", "last_user_contains": HANDOVER_ASKED},
+    "coordinator": {"system": "你的角色:协调者"},
+    "coder": {"system": "你负责实现"},
+    "oracle": {"system": ORACLE_ROLE},
+}
+
 
 def _bash(command: str) -> dict[str, Any]:
     return {"tool": {"name": "Bash", "input": {"command": command, "description": command[:40]}}}
 
 
-def _delegate(prompt: str) -> dict[str, Any]:
-    task = {
-        "subagent_type": "coder",
-        "description": prompt[:30],
-        "prompt": prompt,
-        "run_in_background": False,
-    }
-    return {"text": "派给 coder。", "tool": {"name": "Agent", "input": task}}
+def delegate(prompt: str, *, to: str = "coder") -> dict[str, Any]:
+    """A coordinator's turn that hands `prompt` to the subagent `to` and waits for its report."""
+    task = {"subagent_type": to, "description": prompt[:30], "prompt": prompt, "run_in_background": False}
+    return {"text": f"派给 {to}。", "tool": {"name": "Agent", "input": task}}
 
 
 def starter_scenario(
@@ -74,16 +82,7 @@ def starter_scenario(
     """
     return {
         "context_offset": context,
-        "actors": {
-            "clarifier": {"system": "你的角色:确认者"},
-            "goal_setter": {"system": "你的角色:判定者", "first_user_contains": "请据此设定目标"},
-            "judge": {"system": "你的角色:判定者", "first_user_contains": "判定这一轮"},
-            # before the coordinator: the handover turn resumes the coordinator's session
-            "handover": {"system": "你的角色:协调者", "last_user_contains": HANDOVER_ASKED},
-            "coordinator": {"system": "你的角色:协调者"},
-            "coder": {"system": "你负责实现"},
-            "oracle": {"system": ORACLE_ROLE},
-        },
+        "actors": dict(STARTER_ACTORS),
         "scripts": {
             "clarifier": [
                 {"tool": {"name": "mcp__human__ask", "input": {"question": QUESTION, "options": OPTIONS}}},
@@ -91,9 +90,9 @@ def starter_scenario(
             ],
             "goal_setter": [{"text": GOAL}, {"text": GOAL}],
             "coordinator": [
-                _delegate("写 hello.py:运行时打印 hello。写完跑一次确认输出。"),
+                delegate("写 hello.py:运行时打印 hello。写完跑一次确认输出。"),
                 {"text": "这一轮做完了:hello.py 已写好并验证输出 hello。"},
-                _delegate("补一个 README.md,写明运行方法:python3 hello.py。"),
+                delegate("补一个 README.md,写明运行方法:python3 hello.py。"),
                 {"text": "补上了 README.md。hello.py 与 README.md 都在工作区根目录。"},
                 {"text": "上次的活已经做完:hello.py 和 README.md 都在,判定清单逐条满足。"},
             ],
@@ -139,12 +138,52 @@ def resumable_starter_scenario(*, bash_seconds: float = 1.0) -> dict[str, Any]:
             rule("clarifier", ask),
             rule("goal_setter", {"text": GOAL}),
             rule("coordinator", {"text": "这一轮做完了:hello.py 已写好并验证输出 hello。"}, seen=report[:16]),
-            rule("coordinator", _delegate("写 hello.py:运行时打印 hello。写完跑一次确认输出。")),
+            rule("coordinator", delegate("写 hello.py:运行时打印 hello。写完跑一次确认输出。")),
             rule("coder", {"text": report}, seen="printf"),
             rule("coder", _bash(command)),
             rule("judge", {"text": VERDICTS["achieved"]}),
         ],
         "default": {"text": "(flower.sim: no rule for this request)"},
+    }
+
+
+def prying_scenario(*, echoed: tuple[str, ...] = (), judge_runs: bool = True) -> dict[str, Any]:
+    """A starter run whose worker (and judge, when `judge_runs`) print the environment and the
+    workspace's .env, and whose coordinator and worker repeat `echoed` in their own words: what
+    flower must keep out of everything it writes (tests of the redaction)."""
+    looks = [
+        _bash("env"),
+        _bash("printenv"),
+        _bash("printenv ANTHROPIC_API_KEY ANTHROPIC_AUTH_TOKEN"),
+        _bash("cat .env"),
+    ]
+    said = " ".join(echoed)
+    return {
+        "actors": dict(STARTER_ACTORS),
+        "scripts": {
+            "clarifier": [{"text": BRIEF}],
+            "goal_setter": [{"text": GOAL}],
+            "coordinator": [
+                delegate("看一眼环境"),
+                {"text": f"worker saw {said}"},
+                delegate("再看一眼"),
+                {"text": "done"},
+            ],
+            "coder": [
+                *looks,
+                _bash("env; seq 1 1500"),  # long enough to be spilled to the workbench
+                {"text": f"结论:看完了\n依据:printenv 打印了 {said}\n产物:无\n未验证:无"},
+                _bash("cat .env; printenv"),
+                {"text": "结论:又看了一遍\n依据:无\n产物:无\n未验证:无"},
+            ],
+            "judge": [
+                *(looks if judge_runs else []),
+                {"text": VERDICTS["not_yet"]},
+                *([_bash("cat .env && printenv")] if judge_runs else []),
+                {"text": VERDICTS["achieved"]},
+            ],
+        },
+        "default": {"text": "(flower.sim: this actor's script is used up)"},
     }
 
 

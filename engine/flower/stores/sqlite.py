@@ -30,6 +30,8 @@ from claude_agent_sdk.types import (
     SessionSummaryEntry,
 )
 
+from ..core.secrets import redact_value
+
 __all__ = ["SqliteSessionStore"]
 
 _T = TypeVar("_T")
@@ -249,8 +251,11 @@ class SqliteSessionStore(SessionStore):
         if not entries:
             return
         # Serialize on the caller's side so later mutation of its dicts cannot
-        # leak into what is stored.
-        rows = [(_uuid_of(e), json.dumps(e, ensure_ascii=False, separators=(",", ":"))) for e in entries]
+        # leak into what is stored; what a tool printed is stored without its credentials.
+        rows = [
+            (_uuid_of(e), json.dumps(redact_value(e), ensure_ascii=False, separators=(",", ":")))
+            for e in entries
+        ]
         await self._async(lambda: self._append(key, rows))
 
     def _append(self, key: SessionKey, rows: list[tuple[str | None, str]]) -> None:

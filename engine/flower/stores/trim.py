@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from ..core.i18n import _
+from ..core.secrets import redact
 from . import decisions
 from .ephemeral import EphemeralPolicy, is_ephemeral
 from .sqlite import SqliteSessionStore
@@ -475,7 +476,7 @@ class TrimmingSessionStore(SqliteSessionStore):
         A result is only trimmed once its full text is safely on disk, hence the atomic
         replace and the size check on an existing file.
         """
-        data = text.encode("utf-8", "surrogatepass")
+        data = redact(text).encode("utf-8", "surrogatepass")  # a spill file is flower's: no credential
         spill_dir = self._spill_dir
         path = self._spill_path(text)
         try:

@@ -483,6 +483,20 @@ def test_borrowed_objects_are_another_repository(tmp_path: Path) -> None:
         check_repository(tmp_path)
 
 
+def test_the_sandboxs_empty_alternates_stub_borrows_nothing(tmp_path: Path) -> None:
+    # the CLI's sandbox leaves an empty objects/info/alternates behind as a mount point
+    git("init", "-q", cwd=tmp_path)
+    stub = tmp_path / ".git" / "objects" / "info" / "alternates"
+    stub.write_text("")
+    check_repository(tmp_path)
+    stub.write_text("\n  \n")
+    check_repository(tmp_path)
+    stub.unlink()
+    stub.symlink_to(tmp_path / "elsewhere")  # a link is never taken as empty
+    with pytest.raises(Refused, match="alternates"):
+        check_repository(tmp_path)
+
+
 def test_a_hook_is_found(tmp_path: Path) -> None:
     git("init", "-q", cwd=tmp_path)
     check_repository(tmp_path)

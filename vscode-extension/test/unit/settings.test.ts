@@ -44,11 +44,18 @@ test("a folder's settings are read, checked and expanded", () => {
         runDirectory: '${workspaceFolder}/r',
         questionTimeout: 5,
         contextWindow: 200000,
+        sandbox: 'require',
         'trace.server': 'verbose',
       }),
       ws,
     ),
-    { runDirectory: '/work/proj/r', questionTimeout: 5, contextWindow: 200000, trace: 'verbose' },
+    {
+      runDirectory: '/work/proj/r',
+      questionTimeout: 5,
+      contextWindow: 200000,
+      sandbox: 'require',
+      trace: 'verbose',
+    },
   );
   // null is a value of its own (wait forever, infer the window); nonsense falls back
   assert.deepEqual(
@@ -57,7 +64,13 @@ test("a folder's settings are read, checked and expanded", () => {
   );
   assert.deepEqual(
     readSettings(
-      reader({ runDirectory: '  ', questionTimeout: -1, contextWindow: 'big', 'trace.server': 'x' }),
+      reader({
+        runDirectory: '  ',
+        questionTimeout: -1,
+        contextWindow: 'big',
+        sandbox: 'maybe',
+        'trace.server': 'x',
+      }),
       ws,
     ),
     DEFAULTS,
@@ -71,16 +84,17 @@ test("initializationOptions carry every folder's own options, the first one's at
   const b = folder('/work/b');
   const settings: Record<string, Record<string, unknown>> = {
     '/work/a': { questionTimeout: 60 },
-    '/work/b': { questionTimeout: 2, runDirectory: '${workspaceFolder}/.runs' },
+    '/work/b': { questionTimeout: 2, runDirectory: '${workspaceFolder}/.runs', sandbox: 'off' },
   };
   const options = initOptions([a, b], (f) => reader(f ? settings[f.uri.fsPath] : {}));
   assert.deepEqual(options, {
     run_dir: 'runs',
     timeout_s: 60,
     window: null,
+    sandbox: 'auto',
     folders: {
-      'file:///work/a': { run_dir: 'runs', timeout_s: 60, window: null },
-      'file:///work/b': { run_dir: '/work/b/.runs', timeout_s: 2, window: null },
+      'file:///work/a': { run_dir: 'runs', timeout_s: 60, window: null, sandbox: 'auto' },
+      'file:///work/b': { run_dir: '/work/b/.runs', timeout_s: 2, window: null, sandbox: 'off' },
     },
   });
 });
@@ -92,6 +106,7 @@ test('flower.python restarts the server, its options are sent to it, the trace i
       names.includes(setting);
   assert.equal(reaction(changed('flower.python')), 'restart');
   assert.equal(reaction(changed('flower.questionTimeout')), 'send');
+  assert.equal(reaction(changed('flower.sandbox')), 'send');
   assert.equal(reaction(changed('flower.runDirectory', 'flower.python')), 'restart');
   assert.equal(reaction(changed('flower.trace.server')), 'none');
   assert.equal(reaction(changed('editor.fontSize')), 'none');

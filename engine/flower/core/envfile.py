@@ -1,0 +1,111 @@
+"""What a workspace `.env` may hand the Claude Code CLI: credentials and model settings, nothing else.
+
+A `.env` lies in the folder the agents work on, so it is input, not configuration: whoever wrote
+the repository wrote it. Every variable flower puts into its own environment reaches the CLI and
+every command the CLI runs, so a `BASH_ENV`, `PYTHONSTARTUP`, `NODE_OPTIONS` or `LD_PRELOAD`
+there would run its author's code. Only the keys of `WORKSPACE_ENV_KEYS` are taken; the rest is
+ignored and said once, in one line. The process environment always wins over the file.
+
+An endpoint (`ANTHROPIC_BASE_URL`, `ANTHROPIC_CUSTOM_HEADERS`) is taken only together with the
+credential it is for: when the credential in use comes from the environment, a file in the
+repository must not send it to another address.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .secrets import HEADER_ENV, is_secret_name, remember
+
+log = logging.getLogger("flower")
+
+CREDENTIAL_KEYS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
+ENDPOINT_KEYS = ("ANTHROPIC_BASE_URL", "ANTHROPIC_CUSTOM_HEADERS")
+MODEL_KEYS = (
+    "ANTHROPIC_MODEL",
+    "ANTHROPIC_DEFAULT_OPUS_MODEL",
+    "ANTHROPIC_DEFAULT_SONNET_MODEL",
+    "ANTHROPIC_DEFAULT_HAIKU_MODEL",
+    "ANTHROPIC_SMALL_FAST_MODEL",
+    "CLAUDE_CODE_SUBAGENT_MODEL",
+)
+WORKSPACE_ENV_KEYS = CREDENTIAL_KEYS + ENDPOINT_KEYS + MODEL_KEYS
+
+_said: set[tuple[str, tuple[str, ...], tuple[str, ...]]] = set()
+_said_lock = threading.Lock()
+
+
+@dataclass
+class EnvFile:
+    """What one `.env` contributed: `applied` went into the environment, the rest did not."""
+
+    path: Path
+    applied: list[str] = field(default_factory=list)
+    ignored: list[str] = field(default_factory=list)  # not a credential or model setting
+    held: list[str] = field(default_factory=list)  # an endpoint whose credential comes from elsewhere
+
+    def notice(self) -> str | None:
+        """The one line that says what was left out, or None when nothing was."""
+        parts = []
+        if self.ignored:
+            names = ", ".join(self.ignored)
+            parts.append(f"ignored {names} (a workspace .env only gives credentials and model settings)")
+        if self.held:
+            parts.append(
+                f"kept {', '.join(self.held)} out (the credential in use comes from the environment, "
+                "not from this file)"
+            )
+        return f"flower: {self.path}: {'; '.join(parts)}" if parts else None
+
+
+def find_env_file(workspace: str | Path) -> Path | None:
+    """The workspace's `.env`, else the nearest one above the current directory."""
+    own = Path(workspace) / ".env"
+    if own.is_file():
+        return own
+    from dotenv import find_dotenv
+
+    found = find_dotenv(usecwd=True)
+    return Path(found) if found else None
+
+
+def load_workspace_env(workspace: str | Path) -> EnvFile | None:
+    """Put the allowed keys of the workspace's `.env` into os.environ (never over a set variable)
+    and say once, on the `flower` logger, what was left out. None when there is no file."""
+    path = find_env_file(workspace)
+    if path is None:
+        return None
+    from dotenv import dotenv_values
+
+    # no interpolation: "${HOME}" in a value must not pull other variables into it
+    values = {k: v for k, v in dotenv_values(path, interpolate=False).items() if v is not None}
+    result = EnvFile(path=path.resolve())
+    for key, value in values.items():
+        if key in CREDENTIAL_KEYS or is_secret_name(key):
+            remember(value)  # masked even where it never reaches the environment
+    for line in (values.get(HEADER_ENV) or "").splitlines():
+        remember(line.partition(":")[2].strip())
+    credential_here = any(values.get(k) for k in CREDENTIAL_KEYS) and not any(
+        os.environ.get(k) for k in CREDENTIAL_KEYS
+    )
+    for key, value in values.items():
+        if key not in WORKSPACE_ENV_KEYS:
+            result.ignored.append(key)
+        elif key in ENDPOINT_KEYS and not credential_here and key not in os.environ:
+            result.held.append(key)
+        elif key not in os.environ:
+            os.environ[key] = value
+            result.applied.append(key)
+    notice = result.notice()
+    if notice is not None:
+        said = (str(result.path), tuple(result.ignored), tuple(result.held))
+        with _said_lock:
+            fresh = said not in _said
+            _said.add(said)
+        if fresh:
+            log.warning(notice)
+    return result
