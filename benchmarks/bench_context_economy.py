@@ -207,7 +207,9 @@ def make_plan(rounds: int, seed: int, judge: tuple[float, float], ws: Path) -> P
 # -- one configuration ------------------------------------------------------------------------
 
 
-def make_store(kind: str, db: Path, ws: Path, clock: Callable[[], float]) -> SqliteSessionStore:
+def make_store(
+    kind: str, db: Path, ws: Path, clock: Callable[[], float]
+) -> SqliteSessionStore | TrimmingSessionStore:
     if kind == "sqlite":
         return SqliteSessionStore(db)
     if kind == "trim":

@@ -13,10 +13,16 @@ leaf through ``parentUuid`` (history before a compaction is stored, never sent a
 without the API-error entries CLI 2.1.327 leaves out of its request by itself. With
 ``--compactions N`` the transcript holds N compactions, as long real sessions do.
 
+The same rows are also written into a PostgresSessionStore on a throwaway PostgreSQL server
+(``flower.sim.postgres``: a temp data directory, a Unix socket), and both loads are timed there
+too, side by side with SQLite; the two backends must hand back the same entries, layered or
+not. ``--no-postgres`` leaves that part out.
+
 The money figure with the prompt cache in it comes from bench_context_economy.py, which
 runs the real CLI; this one is about load time and the content of one resume.
 
     .venv/bin/python benchmarks/bench_store_load.py [--rounds 70] [--runs 7] [--seed 1] [--compactions 0]
+        [--no-postgres]
 
 Figures only: nothing here asserts on time.
 """
@@ -36,9 +42,11 @@ import uuid as uuidlib
 from pathlib import Path
 from typing import Any, cast
 
-from claude_agent_sdk.types import SessionKey, SessionStoreEntry
+from claude_agent_sdk.types import SessionKey, SessionStore, SessionStoreEntry
 
+from flower.sim.postgres import LocalPostgres
 from flower.stores.ephemeral import EphemeralPolicy, is_ephemeral
+from flower.stores.postgres import PostgresSessionStore
 from flower.stores.prune import PrunePolicy, PruningSessionStore
 from flower.stores.sqlite import SqliteSessionStore
 from flower.stores.tokens import entry_tokens
@@ -411,7 +419,7 @@ def results(entries: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 
 def verify(
-    original: list[dict[str, Any]], loaded: list[dict[str, Any]], prune: PrunePolicy
+    original: list[dict[str, Any]], loaded: list[dict[str, Any]], prune: PrunePolicy, workspace: Path
 ) -> dict[str, int]:
     """Check every changed result is accounted for; return counts per kind of change."""
     commands = {
@@ -440,7 +448,7 @@ def verify(
             assert path.read_text(encoding="utf-8") == block["content"], f"spill file for {tool_id} differs"
             counts["spilled"] += 1
         elif "已过期" in text:
-            assert is_ephemeral(commands[tool_id]), tool_id
+            assert is_ephemeral(commands[tool_id], workspace=workspace), tool_id
             counts["expired"] += 1
         elif text == prune.orphan_text:
             counts["healed"] += 1
@@ -450,7 +458,7 @@ def verify(
     return counts
 
 
-async def load(store: SqliteSessionStore, key: SessionKey) -> list[dict[str, Any]]:
+async def load(store: SessionStore, key: SessionKey) -> list[dict[str, Any]]:
     entries = await store.load(key)
     assert entries is not None, "the benchmark transcript is missing"
     return cast("list[dict[str, Any]]", entries)
@@ -463,7 +471,15 @@ async def main() -> int:
     parser.add_argument("--runs", type=int, default=7)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--compactions", type=int, default=0, help="compactions in the transcript")
+    parser.add_argument("--no-postgres", action="store_true", help="time SQLite only")
     args = parser.parse_args()
+    if args.no_postgres:
+        return await measure(args, None)
+    with LocalPostgres() as server:
+        return await measure(args, server)
+
+
+async def measure(args: argparse.Namespace, server: LocalPostgres | None) -> int:
 
     t0 = time.perf_counter()
     entries = Generator(args.seed).build(args.rounds, args.calls, args.compactions)
@@ -478,6 +494,16 @@ async def main() -> int:
         await plain.append(KEY, cast("list[SessionStoreEntry]", entries))
         policy, prune, ephemeral = TrimPolicy(), PrunePolicy(), EphemeralPolicy()
         layered = PruningSessionStore(db, workspace, policy=policy, prune=prune, ephemeral=ephemeral)
+        pg: list[SessionStore] = []
+        if server is not None:
+            pg_plain = PostgresSessionStore(server.url())
+            t0 = time.perf_counter()
+            await pg_plain.append(KEY, cast("list[SessionStoreEntry]", entries))
+            pg_write = time.perf_counter() - t0
+            pg_layered = PruningSessionStore(
+                PostgresSessionStore(server.url()), workspace, policy=policy, prune=prune, ephemeral=ephemeral
+            )
+            pg = [pg_plain, pg_layered]
         try:
             stored = sum(f.stat().st_size for f in base.glob("sessions.db*"))  # noqa: ASYNC240 - a figure
             payload = sum(len(json.dumps(e, ensure_ascii=False).encode()) for e in entries)
@@ -489,6 +515,8 @@ async def main() -> int:
                 f"generated in {gen_s:.1f}s"
             )
             print(f"stored:     {payload / 1e6:.1f} MB of JSON, sessions.db {stored / 1e6:.1f} MB")
+            if pg:
+                print(f"            the same rows into PostgreSQL in one append: {pg_write * 1000:.0f} ms")
             print(
                 f"sent:       {len(sent(entries))} of {messages} messages are on the live chain and reach "
                 f"the model: {raw:,} chars, {sent_tokens(entries) / 1000:.1f}K tokens"
@@ -498,17 +526,22 @@ async def main() -> int:
             first = await load(layered, KEY)  # the transcript is old: its cache is gone, decide
             cold = time.perf_counter() - t0
             first_report = dict(layered.last_report)
-            plain_times, layered_times = [], []
+            pg_cold = 0.0
+            if pg:
+                t0 = time.perf_counter()
+                assert await load(pg[1], KEY) == first, "PostgreSQL's layered load differs from SQLite's"
+                pg_cold = time.perf_counter() - t0
+            stores: list[SessionStore] = [plain, layered, *pg]
+            times: list[list[float]] = [[] for _ in stores]
             for _ in range(args.runs):
-                gc.collect()  # both sides start from the same heap state
-                t0 = time.perf_counter()
-                await plain.load(KEY)
-                plain_times.append(time.perf_counter() - t0)
-                gc.collect()
-                t0 = time.perf_counter()
-                loaded = await load(layered, KEY)
-                layered_times.append(time.perf_counter() - t0)
-            assert loaded == first, "two loads of the same rows differ"
+                for store, runs in zip(stores, times, strict=True):
+                    gc.collect()  # every store starts from the same heap state
+                    t0 = time.perf_counter()
+                    loaded = await load(store, KEY)
+                    runs.append(time.perf_counter() - t0)
+                    assert loaded == (entries if store in (plain, *pg[:1]) else first), "loads differ"
+            plain_times, layered_times = times[0], times[1]
+            loaded = first
 
             p, q = statistics.median(plain_times), statistics.median(layered_times)
             print()
@@ -520,6 +553,19 @@ async def main() -> int:
                 print(f"{name}  median {median * 1000:8.1f} ms   (runs: {listed})")
             print(f"{'':28}first  {cold * 1000:8.1f} ms   (decides, writes the spill files)")
             print(f"ratio layered / plain:      {q / p:.2f}x  (+{(q - p) * 1000:.1f} ms per resume)")
+            if pg:
+                pp, pq = statistics.median(times[2]), statistics.median(times[3])
+                print()
+                rows = [
+                    ("plain store", p, pp),
+                    ("all layers (PruningSessionStore)", q, pq),
+                    ("first layered load (decides)", cold, pg_cold),
+                ]
+                print(
+                    f"load() at this scale, median of {args.runs} runs    SQLite   PostgreSQL   PG / SQLite"
+                )
+                for label, lite, post in rows:
+                    print(f"  {label:<34}{lite * 1000:7.1f} ms {post * 1000:8.1f} ms   {post / lite:8.2f}x")
 
             seen = visible_chars(loaded)
             print()
@@ -533,7 +579,7 @@ async def main() -> int:
                 "send is left out"
             )
 
-            counts = verify(entries, loaded, prune)
+            counts = verify(entries, loaded, prune, workspace)
             spill_dir = workspace / policy.spill_dirname
             spilled_bytes = (
                 sum(f.stat().st_size for f in spill_dir.glob("*.txt")) if spill_dir.exists() else 0
@@ -550,6 +596,8 @@ async def main() -> int:
         finally:
             layered.close()
             plain.close()
+            for store in pg:
+                cast("Any", store).close()
     return 0
 
 

@@ -1,7 +1,8 @@
 """flower: long, unattended Claude agent workflows that survive anything.
 
-The 62 public names are imported lazily: ``import flower`` stays cheap (the SDK alone costs
-about 1.6 s to import), so ``flower --help`` and the language server start fast.
+The public names (the reference's 62, and PostgresSessionStore) are imported lazily: ``import
+flower`` stays cheap (the SDK alone costs about 1.6 s to import), so ``flower --help`` and the
+language server start fast.
 """
 
 from __future__ import annotations
@@ -74,6 +75,7 @@ _EXPORTS: dict[str, str] = {
     "is_ephemeral": "stores.ephemeral",
     "PruningSessionStore": "stores.prune",
     "PrunePolicy": "stores.prune",
+    "PostgresSessionStore": "stores.postgres",
     # resilience
     "Resilience": "core.resilience",
     "classify": "core.resilience",

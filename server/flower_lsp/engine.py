@@ -117,6 +117,13 @@ class StarterRun:
 class FlowerEngine:
     """The real engine: `starter_flow` run by a `Runtime`, exactly as `flower go` does."""
 
+    def __init__(self) -> None:
+        self.store: str | None = None  # the editor's `flower.store` (None: $FLOWER_STORE or local)
+
+    def use_store(self, store: str | None) -> None:
+        """The shared store every run of this server uses (from InitOptions)."""
+        self.store = store or None
+
     def warm(self) -> None:
         # claude_agent_sdk is the slowest import of a run
         for module in ("claude_agent_sdk", "flower.core.runtime", "flower.workflow.starter"):
@@ -125,12 +132,12 @@ class FlowerEngine:
     def wake_state(self, workspace: Path, run_dir: Path) -> WakeState:
         from flower.workflow.starter import wake_state
 
-        return wake_state(workspace, run_dir=run_dir)
+        return wake_state(workspace, run_dir=run_dir, store=self.store)
 
     def banner(self, workspace: Path, run_dir: Path) -> str | None:
         from flower.workflow.starter import banner
 
-        return banner(workspace, run_dir=run_dir)
+        return banner(workspace, run_dir=run_dir, store=self.store)
 
     def start(
         self,
@@ -148,7 +155,9 @@ class FlowerEngine:
         from flower.core.runtime import Runtime
         from flower.workflow.starter import starter_flow
 
-        flow = starter_flow(ask, workspace=workspace, run_dir=run_dir, new=new, timeout_s=timeout_s)
+        flow = starter_flow(
+            ask, workspace=workspace, run_dir=run_dir, new=new, timeout_s=timeout_s, store=self.store
+        )
         if not isinstance(flow.channel, HumanChannel):
             raise TypeError("starter_flow made a workflow without its HumanChannel")
         handoff = HandoffPolicy(window=window) if window else True
@@ -160,6 +169,7 @@ class FlowerEngine:
             trim=True,
             handoff=handoff,
             sandbox=sandbox,
+            store=self.store,
         )
         return StarterRun(flow, flow.channel, runtime)
 

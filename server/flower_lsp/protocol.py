@@ -87,6 +87,14 @@ class InitOptions:
         default_factory=dict,
     )
 
+    # -- a shared store (issue 18) --------------------------------------------------------------
+    store: str | None = _doc(
+        "a shared session store's URL (postgresql://...), the editor's `flower.store`; null = the "
+        "server's $FLOWER_STORE, else each run directory's sessions.db. Never logged: messages show "
+        "it with the password masked",
+        default=None,
+    )
+
 
 # -- command arguments --------------------------------------------------------------------------
 

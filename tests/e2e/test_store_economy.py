@@ -284,7 +284,7 @@ async def test_only_api_errors_the_cli_would_send_are_taken_out(
         raw = await entries_of(SqliteSessionStore(tmp_path / "runs" / "sessions.db"), key)
         assert [e["message"]["model"] for e in raw if e.get("isApiErrorMessage")] == ["<synthetic>"]
 
-        async def resume_with(store: SqliteSessionStore, prompt: str) -> Recorded:
+        async def resume_with(store: SqliteSessionStore | PruningSessionStore, prompt: str) -> Recorded:
             rt.store.close()
             rt.store = store
             assert (await rt.run(SPEC, prompt, step_name="干活", resume=first.session_id)).ok

@@ -8,16 +8,14 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from claude_agent_sdk.types import SessionKey, SessionStoreEntry
-
-from flower.stores.sqlite import SqliteSessionStore
+from claude_agent_sdk.types import SessionKey, SessionStore, SessionStoreEntry
 
 
-async def put(store: SqliteSessionStore, key: SessionKey, entries: list[dict[str, Any]]) -> None:
+async def put(store: SessionStore, key: SessionKey, entries: list[dict[str, Any]]) -> None:
     await store.append(key, cast("list[SessionStoreEntry]", entries))
 
 
-async def get(store: SqliteSessionStore, key: SessionKey) -> list[dict[str, Any]]:
+async def get(store: SessionStore, key: SessionKey) -> list[dict[str, Any]]:
     """Load a transcript that exists."""
     loaded = await store.load(key)
     assert loaded is not None

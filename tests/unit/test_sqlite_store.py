@@ -16,7 +16,12 @@ from claude_agent_sdk.types import SessionKey, SessionStore, SessionStoreEntry
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from flower.stores.postgres import PostgresSessionStore
 from flower.stores.sqlite import SqliteSessionStore
+
+# The contract tests below take `store` and run against both backends: what holds for the
+# SQLite file holds for the PostgreSQL schema (a fresh database on the session's real server).
+Store = SqliteSessionStore | PostgresSessionStore
 
 MAIN: SessionKey = {"project_key": "-work-proj", "session_id": "s1"}
 SUB1: SessionKey = {**MAIN, "subpath": "subagents/agent-a1"}
@@ -35,7 +40,7 @@ def e(uuid: str | None = None, **fields: Any) -> SessionStoreEntry:
     return blob(entry)
 
 
-async def entries(store: SqliteSessionStore, key: SessionKey) -> list[dict[str, Any]]:
+async def entries(store: Store, key: SessionKey) -> list[dict[str, Any]]:
     """What load() gives back, as the plain JSON objects it keeps; a missing key fails the test."""
     loaded = await store.load(key)
     assert loaded is not None
@@ -84,14 +89,17 @@ def tool_result(uuid: str, text: str) -> SessionStoreEntry:
     )
 
 
-@pytest.fixture
-def store(tmp_path: Path):
-    s = SqliteSessionStore(tmp_path / "sessions.db")
+@pytest.fixture(params=["sqlite", "postgres"])
+def store(request: pytest.FixtureRequest, tmp_path: Path):
+    if request.param == "sqlite":
+        s: Store = SqliteSessionStore(tmp_path / "sessions.db")
+    else:
+        s = PostgresSessionStore(request.getfixturevalue("pg_url"))
     yield s
     s.close()
 
 
-async def mtime_of(store: SqliteSessionStore, key: SessionKey) -> int:
+async def mtime_of(store: Store, key: SessionKey) -> int:
     listed = {x["session_id"]: x["mtime"] for x in await store.list_sessions(key["project_key"])}
     return listed[key["session_id"]]
 
@@ -121,9 +129,7 @@ async def test_sdk_conformance_suite_runs_every_contract(tmp_path: Path) -> None
     assert len(made) == 15
 
 
-async def test_sdk_lists_sessions_through_summary_fast_path(
-    store: SqliteSessionStore, tmp_path: Path
-) -> None:
+async def test_sdk_lists_sessions_through_summary_fast_path(store: Store, tmp_path: Path) -> None:
     key: SessionKey = {"project_key": project_key_for_directory(tmp_path), "session_id": "abc"}
     await store.append(
         key,
@@ -150,14 +156,14 @@ async def test_sdk_lists_sessions_through_summary_fast_path(
 # --- append / load ------------------------------------------------------------
 
 
-async def test_load_unknown_key_is_none(store: SqliteSessionStore) -> None:
+async def test_load_unknown_key_is_none(store: Store) -> None:
     assert await store.load(MAIN) is None
     await store.append(MAIN, [])
     assert await store.load(MAIN) is None
     assert store.has_session(MAIN["project_key"], MAIN["session_id"]) is False
 
 
-async def test_entries_round_trip_deep_equal(store: SqliteSessionStore) -> None:
+async def test_entries_round_trip_deep_equal(store: Store) -> None:
     entry = blob(
         {
             "type": "user",
@@ -172,7 +178,7 @@ async def test_entries_round_trip_deep_equal(store: SqliteSessionStore) -> None:
     assert await store.load(MAIN) == [entry]
 
 
-async def test_order_follows_append_calls_not_uuid(store: SqliteSessionStore) -> None:
+async def test_order_follows_append_calls_not_uuid(store: Store) -> None:
     await store.append(MAIN, [e("z"), e("a")])
     await store.append(MAIN, [e(None, n=1), e("m")])
     await store.append(MAIN, [e("b")])
@@ -180,13 +186,13 @@ async def test_order_follows_append_calls_not_uuid(store: SqliteSessionStore) ->
     assert [x.get("uuid", "-") for x in loaded] == ["z", "a", "-", "m", "b"]
 
 
-async def test_concurrent_appends_keep_call_order(store: SqliteSessionStore) -> None:
+async def test_concurrent_appends_keep_call_order(store: Store) -> None:
     await asyncio.gather(*(store.append(MAIN, [e(f"u{i:03d}", i=i)]) for i in range(60)))
     loaded = await entries(store, MAIN)
     assert [x["i"] for x in loaded] == list(range(60))
 
 
-async def test_replayed_batch_is_ignored_entirely(store: SqliteSessionStore) -> None:
+async def test_replayed_batch_is_ignored_entirely(store: Store) -> None:
     batch = [
         e("u1", timestamp="2025-05-01T10:00:00.000Z", message={"content": "first prompt"}),
         e("u2", type="assistant"),
@@ -202,7 +208,7 @@ async def test_replayed_batch_is_ignored_entirely(store: SqliteSessionStore) -> 
     assert await store.list_session_summaries(MAIN["project_key"]) == summaries
 
 
-async def test_dedup_against_stored_then_within_batch(store: SqliteSessionStore) -> None:
+async def test_dedup_against_stored_then_within_batch(store: Store) -> None:
     await store.append(MAIN, [e("a", v=1), e("b", v=1)])
     await store.append(MAIN, [e("b", v=2), e("c", v=1), e("c", v=2), e("a", v=3), e("d", v=1)])
     loaded = await entries(store, MAIN)
@@ -214,13 +220,13 @@ async def test_dedup_against_stored_then_within_batch(store: SqliteSessionStore)
     ]
 
 
-async def test_stored_entries_are_never_rewritten(store: SqliteSessionStore) -> None:
+async def test_stored_entries_are_never_rewritten(store: Store) -> None:
     await store.append(MAIN, [e("a", text="original")])
     await store.append(MAIN, [e("a", text="edited")])
     assert await store.load(MAIN) == [e("a", text="original")]
 
 
-async def test_entries_without_uuid_always_append(store: SqliteSessionStore) -> None:
+async def test_entries_without_uuid_always_append(store: Store) -> None:
     title = e(type="custom-title", customTitle="t")
     await store.append(MAIN, [title, title])
     first = await mtime_of(store, MAIN)
@@ -229,7 +235,7 @@ async def test_entries_without_uuid_always_append(store: SqliteSessionStore) -> 
     assert await mtime_of(store, MAIN) > first
 
 
-async def test_uuid_dedup_is_per_transcript(store: SqliteSessionStore) -> None:
+async def test_uuid_dedup_is_per_transcript(store: Store) -> None:
     other: SessionKey = {"project_key": MAIN["project_key"], "session_id": "s2"}
     await store.append(MAIN, [e("shared")])
     await store.append(SUB1, [e("shared")])
@@ -238,7 +244,7 @@ async def test_uuid_dedup_is_per_transcript(store: SqliteSessionStore) -> None:
         assert await store.load(key) == [e("shared")]
 
 
-async def test_caller_mutation_after_append_does_not_leak(store: SqliteSessionStore) -> None:
+async def test_caller_mutation_after_append_does_not_leak(store: Store) -> None:
     entry: dict[str, Any] = {"type": "user", "uuid": "a", "text": "before"}
     await store.append(MAIN, [blob(entry)])
     entry["text"] = "after"
@@ -281,7 +287,7 @@ def test_dedup_matches_reference_model(batches: list[list[str | None]]) -> None:
 # --- summaries ----------------------------------------------------------------
 
 
-async def test_summary_stamped_with_list_sessions_clock(store: SqliteSessionStore) -> None:
+async def test_summary_stamped_with_list_sessions_clock(store: Store) -> None:
     await store.append(MAIN, [e("u1", timestamp="2020-01-01T00:00:00.000Z", customTitle="A")])
     await store.append(MAIN, [e("u2", customTitle="B")])
     (summary,) = await store.list_session_summaries(MAIN["project_key"])
@@ -290,14 +296,14 @@ async def test_summary_stamped_with_list_sessions_clock(store: SqliteSessionStor
     assert summary["data"]["custom_title"] == "B"
 
 
-async def test_subagent_appends_leave_main_summary_alone(store: SqliteSessionStore) -> None:
+async def test_subagent_appends_leave_main_summary_alone(store: Store) -> None:
     await store.append(MAIN, [e("u1", customTitle="main title")])
     before = await store.list_session_summaries(MAIN["project_key"])
     await store.append(SUB1, [e("s1", customTitle="subagent title")])
     assert await store.list_session_summaries(MAIN["project_key"]) == before
 
 
-async def test_subagent_only_session_has_no_summary(store: SqliteSessionStore) -> None:
+async def test_subagent_only_session_has_no_summary(store: Store) -> None:
     await store.append(SUB1, [e("s1")])
     assert await store.list_session_summaries(MAIN["project_key"]) == []
     assert await store.list_sessions(MAIN["project_key"]) == []
@@ -306,7 +312,7 @@ async def test_subagent_only_session_has_no_summary(store: SqliteSessionStore) -
 # --- subkeys and delete -------------------------------------------------------
 
 
-async def test_list_subkeys_and_main_only_listing(store: SqliteSessionStore) -> None:
+async def test_list_subkeys_and_main_only_listing(store: Store) -> None:
     await store.append(MAIN, [e("m")])
     await store.append(SUB2, [e("x")])
     await store.append(SUB1, [e("y")])
@@ -316,7 +322,7 @@ async def test_list_subkeys_and_main_only_listing(store: SqliteSessionStore) -> 
     assert await store.load(SUB1) == [e("y")]
 
 
-async def test_delete_main_cascades_to_subagents(store: SqliteSessionStore) -> None:
+async def test_delete_main_cascades_to_subagents(store: Store) -> None:
     sibling: SessionKey = {"project_key": MAIN["project_key"], "session_id": "s2"}
     await store.append(MAIN, [e("m")])
     await store.append(SUB1, [e("a")])
@@ -337,7 +343,7 @@ async def test_delete_main_cascades_to_subagents(store: SqliteSessionStore) -> N
     assert await store.load(MAIN) == [e("m", again=True)]
 
 
-async def test_delete_subpath_removes_only_that_transcript(store: SqliteSessionStore) -> None:
+async def test_delete_subpath_removes_only_that_transcript(store: Store) -> None:
     await store.append(MAIN, [e("m")])
     await store.append(SUB1, [e("a")])
     await store.append(SUB2, [e("b")])
@@ -351,7 +357,7 @@ async def test_delete_subpath_removes_only_that_transcript(store: SqliteSessionS
 # --- sync helpers ---------------------------------------------------------------
 
 
-async def test_projects_lists_distinct_existing_keys(store: SqliteSessionStore) -> None:
+async def test_projects_lists_distinct_existing_keys(store: Store) -> None:
     assert store.projects() == []
     await store.append({"project_key": "-b", "session_id": "1"}, [e("x")])
     await store.append({"project_key": "-a", "session_id": "1"}, [e("x")])
@@ -361,7 +367,7 @@ async def test_projects_lists_distinct_existing_keys(store: SqliteSessionStore) 
     assert store.projects() == ["-a"]
 
 
-async def test_has_session(store: SqliteSessionStore) -> None:
+async def test_has_session(store: Store) -> None:
     await store.append(MAIN, [e("m")])
     await store.append({**MAIN, "session_id": "only-sub", "subpath": "subagents/agent-1"}, [e("a")])
     assert store.has_session(MAIN["project_key"], "s1") is True
@@ -371,7 +377,7 @@ async def test_has_session(store: SqliteSessionStore) -> None:
     assert store.has_session(MAIN["project_key"], "only-sub") is False
 
 
-async def test_last_context_counts_all_three_input_terms(store: SqliteSessionStore) -> None:
+async def test_last_context_counts_all_three_input_terms(store: Store) -> None:
     await store.append(MAIN, [e("u0", message={"role": "user", "content": "go"})])
     await store.append(MAIN, [assistant("a1", inp=10, read=1000, create=200)])
     await store.append(MAIN, [tool_result("t1", "ok")])
@@ -380,7 +386,7 @@ async def test_last_context_counts_all_three_input_terms(store: SqliteSessionSto
     assert store.last_context(MAIN["project_key"], "s1") == 3 + 41_000 + 1_500
 
 
-async def test_last_context_scan_window(store: SqliteSessionStore) -> None:
+async def test_last_context_scan_window(store: Store) -> None:
     await store.append(MAIN, [assistant("a1", inp=5, read=500, create=0)])
     await store.append(MAIN, [tool_result(f"t{i}", "r") for i in range(10)])
     assert store.last_context(MAIN["project_key"], "s1", scan=10) == 0
@@ -388,13 +394,13 @@ async def test_last_context_scan_window(store: SqliteSessionStore) -> None:
     assert store.last_context(MAIN["project_key"], "s1") == 505
 
 
-async def test_last_context_skips_zero_usage_synthetic_errors(store: SqliteSessionStore) -> None:
+async def test_last_context_skips_zero_usage_synthetic_errors(store: Store) -> None:
     await store.append(MAIN, [assistant("a1", inp=7, read=9000, create=100)])
     await store.append(MAIN, [assistant("err", inp=0, read=0, create=0, out=0)])
     assert store.last_context(MAIN["project_key"], "s1") == 9107
 
 
-async def test_last_context_missing_is_zero(store: SqliteSessionStore) -> None:
+async def test_last_context_missing_is_zero(store: Store) -> None:
     assert store.last_context("-nope", "nope") == 0
     await store.append(MAIN, [e("u1")])
     await store.append(SUB1, [assistant("a1", inp=1, read=2, create=3)])
@@ -405,7 +411,7 @@ async def test_last_context_missing_is_zero(store: SqliteSessionStore) -> None:
 # --- clock --------------------------------------------------------------------
 
 
-async def test_mtimes_strictly_increase_under_rapid_appends(store: SqliteSessionStore) -> None:
+async def test_mtimes_strictly_increase_under_rapid_appends(store: Store) -> None:
     keys: list[SessionKey] = [{"project_key": "-p", "session_id": f"s{i}"} for i in range(3)]
     stamps = []
     for i in range(300):
@@ -478,8 +484,9 @@ async def test_creates_parent_directory_and_persists(tmp_path: Path) -> None:
         again.close()
 
 
-def test_wal_mode_is_on(store: SqliteSessionStore) -> None:
-    conn = sqlite3.connect(store.path)
+def test_wal_mode_is_on(tmp_path: Path) -> None:
+    SqliteSessionStore(tmp_path / "sessions.db").close()
+    conn = sqlite3.connect(tmp_path / "sessions.db")
     try:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     finally:

@@ -1,4 +1,5 @@
-"""Several OS processes sharing one sessions.db, as parallel flower runs do."""
+"""Several OS processes sharing one store, as parallel flower runs do: one sessions.db file, or
+one PostgreSQL database (a fresh one on the session's real server)."""
 
 from __future__ import annotations
 
@@ -12,8 +13,10 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import pytest
 from claude_agent_sdk.types import SessionKey
 
+from flower.stores.postgres import PostgresSessionStore
 from flower.stores.sqlite import SqliteSessionStore
 
 SHARED: SessionKey = {"project_key": "-work-proj", "session_id": "shared"}
@@ -24,6 +27,7 @@ OVERLAP = 10  # uuids every writer appends, to exercise cross-process dedup
 WRITER = r"""
 import asyncio, json, sys, time
 from pathlib import Path
+from flower.stores.postgres import PostgresSessionStore
 from flower.stores.sqlite import SqliteSessionStore
 
 db, name, go, out = sys.argv[1], sys.argv[2], Path(sys.argv[3]), Path(sys.argv[4])
@@ -32,7 +36,7 @@ shared = {"project_key": "-work-proj", "session_id": "shared"}
 own = {"project_key": "-work-proj", "session_id": "own-" + name}
 
 async def main():
-    store = SqliteSessionStore(db)
+    store = PostgresSessionStore(db) if db.startswith("postgresql://") else SqliteSessionStore(db)
     # Imports take a while; signal readiness so all writers start together.
     (go.parent / ("ready-" + name)).touch()
     deadline = time.monotonic() + 60
@@ -62,7 +66,19 @@ asyncio.run(main())
 """
 
 
-def start_writers(tmp_path: Path, db: Path, names: list[str]) -> tuple[Path, list]:
+def open_store(where: str) -> SqliteSessionStore | PostgresSessionStore:
+    return PostgresSessionStore(where) if where.startswith("postgresql://") else SqliteSessionStore(where)
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def where(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """Where the writers meet: a sessions.db not created yet, or a fresh database."""
+    if request.param == "sqlite":
+        return str(tmp_path / "runs" / "sessions.db")
+    return str(request.getfixturevalue("pg_url"))
+
+
+def start_writers(tmp_path: Path, db: str, names: list[str]) -> tuple[Path, list]:
     script = tmp_path / "writer.py"
     script.write_text(WRITER)
     go = tmp_path / "go"
@@ -105,15 +121,14 @@ def check_snapshot(entries: list[dict[str, Any]], names: list[str]) -> None:
         assert order == [(b, i) for b in range(len(order) // BATCH_SIZE) for i in range(BATCH_SIZE)]
 
 
-def test_parallel_writers_lose_and_duplicate_nothing(tmp_path: Path) -> None:
-    # No pre-created file: the writers also race to create the schema.
-    db = tmp_path / "runs" / "sessions.db"
+def test_parallel_writers_lose_and_duplicate_nothing(tmp_path: Path, where: str) -> None:
+    # No pre-created file or schema: the writers also race to create it.
     names = ["w1", "w2", "w3"]
-    go, procs = start_writers(tmp_path, db, names)
+    go, procs = start_writers(tmp_path, where, names)
     go.touch()
     finish(procs)
 
-    store = SqliteSessionStore(db)
+    store = open_store(where)
     try:
         loaded = asyncio.run(store.load(SHARED))
         assert loaded is not None
@@ -128,7 +143,7 @@ def test_parallel_writers_lose_and_duplicate_nothing(tmp_path: Path) -> None:
         assert switches >= len(names)
 
         # Every stamp any process received is unique and each process saw its
-        # own stamps strictly increase: the clock is shared through the file.
+        # own stamps strictly increase: the clock is shared through the store.
         stamps = {n: json.loads((tmp_path / f"{n}.json").read_text()) for n in names}
         for own in stamps.values():
             assert all(b > a for a, b in itertools.pairwise(own))
@@ -141,14 +156,13 @@ def test_parallel_writers_lose_and_duplicate_nothing(tmp_path: Path) -> None:
         store.close()
 
 
-def test_reader_sees_consistent_snapshots_while_writers_write(tmp_path: Path) -> None:
-    db = tmp_path / "sessions.db"
-    SqliteSessionStore(db).close()
+def test_reader_sees_consistent_snapshots_while_writers_write(tmp_path: Path, where: str) -> None:
+    open_store(where).close()
     names = ["w1", "w2"]
-    go, procs = start_writers(tmp_path, db, names)
+    go, procs = start_writers(tmp_path, where, names)
 
     async def read_while_writing() -> list[int]:
-        reader = SqliteSessionStore(db)
+        reader = open_store(where)
         sizes: list[int] = []
         try:
             go.touch()

@@ -27,6 +27,8 @@ export interface InitOptions {
   sandbox?: "require" | "auto" | "off";
   /** per workspace folder (keyed by its URI): that folder's own options, replacing these for it */
   folders?: Record<string, InitOptions>;
+  /** a shared session store's URL (postgresql://...), the editor's `flower.store`; null = the server's $FLOWER_STORE, else each run directory's sessions.db. Never logged: messages show it with the password masked */
+  store?: string | null;
 }
 
 /** Wake the folder's last run and go on (the "Flower: Continue" behaviour). */

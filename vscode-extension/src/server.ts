@@ -35,6 +35,7 @@ import {
   type StateResult,
 } from './protocol';
 import { describeSource, hasPythonExtension, type Python, SAFE_PATH } from './python';
+import { splitStore } from './store';
 import type { Questions } from './questions';
 import { changeParams, initOptions, SECTION } from './settings';
 import type { FlowerSetup } from './setup';
@@ -199,11 +200,16 @@ export class FlowerServer implements vscode.Disposable {
     const python = found.python;
     this.python = python;
 
+    // A shared session store (`flower.store`): its URL in the options (settings.ts), its password
+    // only in the server's environment, never in a message the client could trace.
+    const store = splitStore(vscode.workspace.getConfiguration(SECTION).get<string>('store', ''));
+    const env: NodeJS.ProcessEnv = { ...process.env, PYTHONUNBUFFERED: '1' };
+    if (store?.password !== undefined) env.PGPASSWORD = store.password;
     // -P and a working directory outside the workspace: nothing there can stand in for flower_lsp.
     const serverOptions: ServerOptions = {
       command: python.command,
       args: [SAFE_PATH, '-m', 'flower_lsp'],
-      options: { cwd: this.setup.workDir, env: { ...process.env, PYTHONUNBUFFERED: '1' } },
+      options: { cwd: this.setup.workDir, env },
     };
     const clientOptions: LanguageClientOptions = {
       // 目标.md and 需求.md: the server publishes verdict diagnostics and code actions on them.

@@ -6,6 +6,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type * as vscode from 'vscode';
 import { type InitOptions, SETTINGS_SECTION } from './protocol';
+import { splitStore } from './store';
 
 export const SECTION = 'flower';
 
@@ -39,7 +40,7 @@ export const DEFAULTS: FlowerSettings = {
 /** The settings the server takes (InitOptions): a change is sent to it, no restart. */
 export const SERVER_SETTINGS = ['runDirectory', 'questionTimeout', 'contextWindow', 'sandbox'] as const;
 /** The settings whose change restarts the server (another interpreter runs it then). */
-export const RESTART_SETTINGS = ['python'] as const;
+export const RESTART_SETTINGS = ['python', 'store'] as const;
 /** The settings the language client applies itself. */
 export const CLIENT_SETTINGS = ['trace.server'] as const;
 
@@ -101,7 +102,8 @@ export function toOptions(s: FlowerSettings): InitOptions {
 
 /**
  * initializationOptions for these folders: each folder's own options under `folders` (keyed by
- * its URI, as the client names it to the server), the first folder's also at the top level.
+ * its URI, as the client names it to the server), the first folder's also at the top level,
+ * with the window's shared store.
  */
 export function initOptions<F extends Folder>(
   folders: readonly F[],
@@ -110,7 +112,10 @@ export function initOptions<F extends Folder>(
   const top = toOptions(readSettings(read(folders[0]), folders[0]));
   const own: Record<string, InitOptions> = {};
   for (const folder of folders) own[folder.uri.toString()] = toOptions(readSettings(read(folder), folder));
-  return { ...top, folders: own };
+  // flower.store is the window's, read by the server once: at the top only, without its password
+  // (the server has that in its environment, PGPASSWORD: see server.ts)
+  const store = splitStore(read(undefined).get<string>('store', ''));
+  return { ...top, ...(store ? { store: store.url } : {}), folders: own };
 }
 
 /** workspace/didChangeConfiguration's params for these options. */

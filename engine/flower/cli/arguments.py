@@ -55,7 +55,7 @@ def _positive_float(name: str) -> Callable[[str], float]:
 
 
 def _add_global_flags(parser: argparse.ArgumentParser, *, copy: bool) -> None:
-    """The five global flags. Copies on subcommands default to SUPPRESS so that they may be
+    """The global flags. Copies on subcommands default to SUPPRESS so that they may be
     written before or after the subcommand without one overriding the other."""
 
     def default(value: Any) -> Any:
@@ -85,6 +85,15 @@ def _add_global_flags(parser: argparse.ArgumentParser, *, copy: bool) -> None:
         default=default(False),
         help=_(
             "run / once:开工作台(流程没自带时放在 <run-dir>/workbench);go 总带着自己的工作台,不收这个开关"
+        ),
+    )
+    parser.add_argument(
+        "--store",
+        default=default(None),
+        metavar="URL",
+        help=_(
+            "会话库放哪:postgresql://用户:密码@主机/库 = 多台机器共用一个库,换台机器也能接着"
+            "(默认:环境变量 FLOWER_STORE,没有就是 <run-dir>/sessions.db)"
         ),
     )
     parser.add_argument(
@@ -282,4 +291,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
             sub.error(_("-T/--trim 和 --no-trim 只能给一个"))
     if args.command == "once" and args.fork and not args.resume:
         sub.error(_("--fork 要和 --resume SESSION_ID 一起用:没有会话可分叉"))
+    store = getattr(args, "store", None)
+    if store:
+        from ..stores.urls import StoreURLError, check_store_url
+
+        try:
+            check_store_url(store)
+        except StoreURLError as exc:
+            sub.error(_("--store:{error}").format(error=exc))
     return args

@@ -29,6 +29,7 @@ def flow_options(args: argparse.Namespace, *, new: bool) -> dict[str, Any]:
         "judge_can_run": args.judge_can_run,
         "max_asks": None if args.asks < 0 else args.asks,
         "timeout_s": max(0.0, args.timeout),
+        "store": store_of(args),
     }
 
 
@@ -36,6 +37,12 @@ def build_flow(args: argparse.Namespace, ask: str, *, new: bool) -> Any:
     from ..workflow.starter import starter_flow
 
     return starter_flow(ask, **flow_options(args, new=new))
+
+
+def store_of(args: argparse.Namespace) -> str | None:
+    """``--store`` as given, or None (the Runtime then reads ``$FLOWER_STORE``)."""
+    store = getattr(args, "store", None)
+    return store if isinstance(store, str) and store else None
 
 
 def runtime_options(args: argparse.Namespace, *, workbench: Any = None) -> dict[str, Any]:
@@ -47,6 +54,9 @@ def runtime_options(args: argparse.Namespace, *, workbench: Any = None) -> dict[
         "run_dir": args.run_dir,
         "sandbox": getattr(args, "sandbox", "auto"),
     }
+    store = store_of(args)
+    if store is not None:
+        options["store"] = store
     if args.command == "go":
         options["trim"] = not args.no_trim  # on by default on this path; -T only restates it
         options["workbench"] = workbench if workbench is not None else True

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
 from ..core.display import first_line
 from ..core.i18n import N_, _
-from .builders import build_flow, build_runtime, once_call, once_spec, workspace_of
+from .builders import build_flow, build_runtime, once_call, once_spec, store_of, workspace_of
 from .credentials import credential_problem, describe_credentials, env_file_of, looks_like_auth
 from .driver import QUIT_NOTE, Driver, drive
 from .problems import EnvFileError, check_env_file, unwritable
@@ -31,6 +32,7 @@ BROKEN_BRIEF = N_(
     '{path} 没法接着用:{problem}。补好它再跑 `flower`,或者 flower "一句诉求" 重新确认(旧文件会先备份)。'
 )
 STARTER = "starter"  # the name of the flow `go` runs (starter_flow)
+STORE_LINE = N_(". 会话库 {where};这份工作认的是:{why}")
 CLOSING = N_("总花费 ${cost:.4f} · 清单 {manifest}")
 QUIT_ONCE = N_('! 退出。这一次没跑完;会话还在库里,接着聊:flower once --resume {session} "…"')
 QUIT_ONCE_FRESH = N_("! 退出。这一次没跑完,也还没开出会话:没有可以接的,再跑一次 flower once 就是。")
@@ -67,23 +69,38 @@ def _ready(args: argparse.Namespace, screen: Screen, *, verbose: bool) -> Path |
     return ws
 
 
-def _claim(args: argparse.Namespace, flow: str, screen: Screen, who: str) -> Any:
-    """Hold the flow's lock in this run_dir (waiting with --wait); None, said why, if not."""
+def _claim(args: argparse.Namespace, flow: str, screen: Screen, who: str) -> ExitStack | None:
+    """Hold the flow's lock in this run_dir (waiting with --wait) and, with a shared store, the
+    flow of this work on every machine; None, said why, if not. Closing the stack releases them."""
     from ..core.rundir import FlowBusy, FlowLock
+    from ..core.shared import SharedFlowLock, shared_run
 
+    held = ExitStack()
     lock = FlowLock(args.run_dir, flow, who=who)
     try:
         lock.acquire(
             wait=bool(getattr(args, "wait", False)),
             waiting=lambda busy: screen.say(_(WAITING).format(busy=busy), err=True),
         )
+        held.callback(lock.release)
+        shared = shared_run(store_of(args), workspace_of(args))
+        if shared is not None:
+            claim = SharedFlowLock(shared, flow, run_dir=args.run_dir, who=who)
+            claim.acquire()
+            held.callback(claim.release)
     except FlowBusy as busy:
+        held.close()
         screen.say(_("x {busy}。{hint}").format(busy=busy, hint=_(BUSY_HINT)), err=True)
         return None
     except OSError as exc:
+        held.close()
         screen.say(unwritable(exc, Path(args.run_dir).expanduser().resolve()), err=True)
         return None
-    return lock
+    except (ValueError, RuntimeError) as exc:  # a store URL that is not one, a store out of reach
+        held.close()
+        screen.say(_("x 打不开会话库:{exc}").format(exc=exc), err=True)
+        return None
+    return held
 
 
 def go_command(
@@ -94,15 +111,17 @@ def go_command(
     ws = _ready(args, screen, verbose=args.verbose)
     if ws is None:
         return 1
-    held: list[Any] = []
+    held: list[ExitStack] = []
     try:
         return _go(args, ws, screen=screen, source=source, held=held)
     finally:
-        for lock in held:
-            lock.release()
+        for claims in held:
+            claims.close()
 
 
-def _go(args: argparse.Namespace, ws: Path, *, screen: Screen, source: LineSource, held: list[Any]) -> int:
+def _go(
+    args: argparse.Namespace, ws: Path, *, screen: Screen, source: LineSource, held: list[ExitStack]
+) -> int:
     from ..workflow.starter import banner_line, wake_state
 
     if getattr(args, "wait", False):
@@ -112,7 +131,7 @@ def _go(args: argparse.Namespace, ws: Path, *, screen: Screen, source: LineSourc
         if lock is None:
             return 1
         held.append(lock)
-    state = wake_state(ws, run_dir=args.run_dir, isolate=args.isolate)
+    state = wake_state(ws, run_dir=args.run_dir, isolate=args.isolate, store=store_of(args))
     new = bool(args.new)
     ask = args.ask
     if ask is None:
@@ -155,6 +174,7 @@ def _go(args: argparse.Namespace, ws: Path, *, screen: Screen, source: LineSourc
     runtime = _runtime(args, screen, workbench=flow.workbench)
     if runtime is None:
         return 1
+    _say_store(screen, runtime)
     try:
         if waking:
             sid = state["steps"].get(WORK_STEP)
@@ -178,6 +198,13 @@ def _runtime(args: argparse.Namespace, screen: Screen, *, workbench: Any = None)
     except (OSError, sqlite3.Error) as exc:
         screen.say(unwritable(exc, Path(args.run_dir).expanduser().resolve()), err=True)
     return None
+
+
+def _say_store(screen: Screen, runtime: Any) -> None:
+    """Which shared store the run keeps its books in, and what names this work there."""
+    shared = getattr(runtime, "shared", None)
+    if shared is not None:
+        screen.say(_(STORE_LINE).format(where=shared.where, why=shared.identity.why), err=True)
 
 
 def _run_workflow(
@@ -323,7 +350,7 @@ def run_command(
         finally:
             runtime.close()
     finally:
-        lock.release()
+        lock.close()
 
 
 def once_command(

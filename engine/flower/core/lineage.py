@@ -5,20 +5,31 @@ silently means "start fresh", and a failed write never fails the run. A damaged 
 "does not fit": it is moved aside, the step -> session map is rebuilt from the manifest, and
 `repair` says so. Every write re-reads the file under the run_dir lock and merges into it, so
 processes sharing a run_dir never lose each other's entries or wake-ups.
+
+With a shared store (`shared`), the lineage is also kept in the store, under the workspace's
+identity, and the store's copy is the one that counts (another machine may have gone on since
+this folder's file was written); the file counts only while the store has none (a run begun
+before the store). Every write goes to the store first (under its row lock, merged into what
+is there) and the file then mirrors the result. A store that cannot be
+reached leaves the file working alone: continuity is a bonus there too.
 """
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .i18n import _
 from .recovery import read_manifest, sessions_by_step, wakes_in
 from .rundir import Damaged, Repair, read_json, run_dir_lock, update_json
+
+if TYPE_CHECKING:
+    from .shared import SharedRun
 
 FILENAME = "lineage.json"
 
@@ -33,19 +44,29 @@ class Lineage:
     damage: str | None = field(default=None, compare=False)
     # the repair this object made: where the damaged file went and what was rebuilt
     repair: Repair | None = field(default=None, compare=False)
+    # the shared store that keeps this lineage too (None: the file alone)
+    shared: SharedRun | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         self.path = Path(self.path)
         self.workspace = Path(self.workspace).expanduser().resolve()
 
     @classmethod
-    def open(cls, run_dir: str | Path, workspace: str | Path) -> Lineage:
-        """Read `<run_dir>/lineage.json`, writing nothing; never raises.
+    def open(cls, run_dir: str | Path, workspace: str | Path, *, shared: SharedRun | None = None) -> Lineage:
+        """Read `<run_dir>/lineage.json` (and the shared store's entry), writing nothing; never raises.
 
         Missing, unreadable or from another workspace: empty. Damaged: `damage` says why, and
         steps/woke are rebuilt from the manifest (the file itself is left to `repair_now`).
         """
-        empty = cls(Path(run_dir) / FILENAME, Path(workspace))
+        found = cls._open_file(Path(run_dir) / FILENAME, Path(workspace))
+        found.shared = shared
+        if shared is not None:
+            found._merge_shared()
+        return found
+
+    @classmethod
+    def _open_file(cls, path: Path, workspace: Path) -> Lineage:
+        empty = cls(path, workspace)
         try:
             data = read_json(empty.path)
         except Damaged as exc:
@@ -58,6 +79,17 @@ class Lineage:
         if problem is not None:
             return empty._rebuilt(problem)
         return cls(empty.path, empty.workspace, dict(data.get("steps", {})), data.get("woke", 0))
+
+    def _merge_shared(self) -> None:
+        shared = self.shared
+        assert shared is not None
+        try:
+            data = shared.book.lineage(shared.identity.key)
+        except Exception:  # an unreachable store: the file alone, as for a local run
+            return
+        if data is None or _problem(data) is not None:
+            return  # the store has none: the file (a run from before the store) stands
+        self.steps, self.woke = dict(data.get("steps", {})), int(data.get("woke", 0))
 
     def _rebuilt(self, problem: str) -> Lineage:
         rows, _ = read_manifest(self.path.parent)
@@ -103,15 +135,48 @@ class Lineage:
         self.steps = {}
         self.woke = 0
         self.damage = None
+        if self.shared is not None:
+            # the store's copy is archived with the file: no other checkout continues it now
+            with contextlib.suppress(Exception):
+                self.shared.book.update_lineage(self.shared.identity.key, lambda data: self._record())
         return dest
 
+    def _record(self) -> dict[str, Any]:
+        return {"workspace": str(self.workspace), "woke": self.woke, "steps": dict(self.steps)}
+
     def _update(self, change: Callable[[dict[str, Any]], None]) -> None:
+        """Apply `change` to the shared store's entry (if any) and to the file, each re-read first."""
+        merged = self._update_shared(change)
+        if merged is not None:
+            # the file mirrors what the store now holds
+            def mirror(data: dict[str, Any]) -> None:
+                data["steps"], data["woke"] = dict(merged["steps"]), merged["woke"]
+
+            change = mirror
+        self._update_file(change)
+
+    def _update_shared(self, change: Callable[[dict[str, Any]], None]) -> dict[str, Any] | None:
+        shared = self.shared
+        if shared is None:
+            return None
+
+        def merge(data: dict[str, Any] | None) -> dict[str, Any]:
+            if data is None or _problem(data) is not None:
+                base = self._record()  # the store's first copy: what this process knows
+            else:
+                base = {"woke": data.get("woke", 0), "steps": dict(data.get("steps", {}))}
+            base["workspace"] = str(self.workspace)  # the folder that wrote last
+            change(base)
+            return base
+
+        try:
+            return shared.book.update_lineage(shared.identity.key, merge)
+        except Exception:  # losing the shared copy must not take the run down with it
+            return None
+
+    def _update_file(self, change: Callable[[dict[str, Any]], None]) -> None:
         """Re-read under the run_dir lock, apply `change` to what is on disk, write it back."""
-        ours: dict[str, Any] = {
-            "workspace": str(self.workspace),
-            "woke": self.woke,
-            "steps": dict(self.steps),
-        }
+        ours = self._record()
 
         def merge(disk: Any, repair: Repair | None) -> dict[str, Any]:
             if disk is None or _foreign(disk, self.workspace):

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from .files import atomic_write
 from .i18n import _
@@ -153,9 +153,40 @@ def update_json(
 
 # The flow locks taken in this context: a Workflow.run inside a front end that already claimed
 # its flow must not claim it a second time and refuse itself. Other tasks do not inherit it.
-_CLAIMED: contextvars.ContextVar[tuple[FlowLock, ...]] = contextvars.ContextVar(
-    "flower_flow_claims", default=()
-)
+_CLAIMED: contextvars.ContextVar[tuple[Claim, ...]] = contextvars.ContextVar("flower_flow_claims", default=())
+
+
+class Claim(Protocol):
+    """An exclusive claim on a flow: this run_dir's lock, or a shared store's (core/shared.py)."""
+
+    @property
+    def key(self) -> str:
+        """What is claimed: two claims with one key exclude each other."""
+
+    @property
+    def held(self) -> bool: ...
+
+    def acquire(self) -> None: ...
+
+    def release(self) -> None: ...
+
+
+def note_claim(claim: Claim) -> None:
+    """Remember in this context that ``claim`` is held (``holding`` then does not take it again)."""
+    _CLAIMED.set((*_CLAIMED.get(), claim))
+
+
+@contextmanager
+def holding(claim: Claim) -> Iterator[None]:
+    """Hold ``claim`` for the block, unless this context already holds its key (then do nothing)."""
+    if any(held.held and held.key == claim.key for held in _CLAIMED.get()):
+        yield
+        return
+    claim.acquire()
+    try:
+        yield
+    finally:
+        claim.release()
 
 
 @dataclass
@@ -210,6 +241,10 @@ class FlowLock:
     def held(self) -> bool:
         return self._fd is not None
 
+    @property
+    def key(self) -> str:
+        return str(self.path)
+
     def holder(self) -> Holder:
         """Who holds it now, as far as the file says (best effort: it may be mid-write)."""
         try:
@@ -252,7 +287,7 @@ class FlowLock:
             os.close(fd)
             raise
         self._fd = fd
-        _CLAIMED.set((*_CLAIMED.get(), self))
+        note_claim(self)
 
     def release(self) -> None:
         fd, self._fd = self._fd, None
@@ -273,24 +308,20 @@ class FlowLock:
 @contextmanager
 def claim_flow(run_dir: str | Path, flow: str) -> Iterator[None]:
     """Hold the flow for the block, unless this context already holds it (then do nothing)."""
-    lock = FlowLock(run_dir, flow)
-    if any(held.held and held.path == lock.path for held in _CLAIMED.get()):
+    with holding(FlowLock(run_dir, flow)):
         yield
-        return
-    lock.acquire()
-    try:
-        yield
-    finally:
-        lock.release()
 
 
 __all__ = [
+    "Claim",
     "Damaged",
     "FlowBusy",
     "FlowLock",
     "Holder",
     "Repair",
     "claim_flow",
+    "holding",
+    "note_claim",
     "read_json",
     "run_dir_lock",
     "set_aside",

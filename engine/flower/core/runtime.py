@@ -19,11 +19,13 @@ from collections.abc import Callable
 from contextlib import suppress
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..stores.ephemeral import EphemeralPolicy
+from ..stores.layer import FlowerStore
 from ..stores.prune import PrunePolicy, PruningSessionStore
 from ..stores.trim import TrimPolicy
+from ..stores.workspace import WorkspaceStore
 from .agent import AgentSpec, CompactPolicy, HandoffPolicy, build_options
 from .display import first_line, format_tokens
 from .envfile import load_workspace_env
@@ -46,14 +48,25 @@ from .guard import delegate_guard, merge_hooks, whitelist_guard, workbench_hooks
 from .handoff import HANDOFF_PROMPT, Handoff, degraded, is_overflow
 from .i18n import _
 from .reaper import contain
-from .recovery import damaged_store, manifest_problem, rebuilt_manifest, refill_store, store_error
+from .recovery import (
+    StoreError,
+    damaged_store,
+    manifest_problem,
+    rebuilt_manifest,
+    refill_store,
+    store_error,
+)
 from .resilience import Resilience, classify
 from .rundir import Repair, update_json
 from .sandbox import SandboxPolicy, SandboxState, decide
 from .secrets import redact
+from .shared import SharedRun, shared_key, store_setting
 from .transcripts import catch_up
 from .walls import role_walls
 from .workbench import Workbench
+
+if TYPE_CHECKING:
+    from claude_agent_sdk.types import SessionStore
 
 log = logging.getLogger("flower")
 
@@ -131,7 +144,13 @@ class Runtime:
         resilience: Resilience | bool = True,
         handoff: HandoffPolicy | bool = True,
         sandbox: SandboxPolicy | str | bool = "auto",
+        store: str | SessionStore | None = None,
     ) -> None:
+        """``store`` (keyword-only, after the seeds' parameters): where the transcripts live.
+        None: ``$FLOWER_STORE`` if set, else ``<run_dir>/sessions.db`` (a plain local run). A
+        URL (``postgresql://...``) or a ``PostgresSessionStore``: a shared store, keyed by the
+        workspace's identity, which keeps the lineage and the manifest too (``core/shared.py``).
+        Any other ``SessionStore``: used as it is, under the same resume-time layers."""
         self.workspace = Path(workspace).expanduser().resolve()
         self.workspace.mkdir(parents=True, exist_ok=True)
         self.run_dir = Path(run_dir).expanduser().resolve()
@@ -148,23 +167,22 @@ class Runtime:
         # refused (the CLI has them from the `flower` logger, the server from here)
         self.warnings: list[str] = []
         self._notify: Callable[[Event], None] | None = None
-        db = self.run_dir / "sessions.db"
-        # a store someone deleted is "start fresh" (silently); a store that lags behind the CLI's
-        # own transcripts after a kill is caught up from them
-        self._store_kept = db.exists()
-        damaged = damaged_store(db)  # moved aside if SQLite cannot read it; StoreError if unusable
-        try:
-            self.store = PruningSessionStore(
-                db,
-                workspace=self.workspace,
-                policy=trim_policy,
-                prune=PrunePolicy(keep_denials=keep_denials),
-                ephemeral=ephemeral_policy,
-            )
-        except sqlite3.Error as exc:
-            raise store_error(db, exc) from None
-        if damaged is not None:
-            self.notice(refill_store(damaged, self.store, self.project_key))
+        # the books of this run in a shared store (None: the run_dir's files alone)
+        self.shared: SharedRun | None = None
+        layers: dict[str, Any] = {
+            "workspace": self.workspace,
+            "policy": trim_policy,
+            "prune": PrunePolicy(keep_denials=keep_denials),
+            "ephemeral": ephemeral_policy,
+        }
+        chosen = store_setting(store) if store is None or isinstance(store, str) else store
+        if chosen is None:
+            self.store = self._local_store(layers)
+            self.store_where = str(self.run_dir / "sessions.db")
+        else:
+            under, self.shared, self.store_where = self._given_store(chosen)
+            self._store_kept = True
+            self.store = PruningSessionStore(under, **layers)
         self.resilience = (
             resilience if isinstance(resilience, Resilience) else Resilience(enabled=bool(resilience))
         )
@@ -201,6 +219,55 @@ class Runtime:
         if refused is not None:
             self.warnings.append(refused)
         check_credentials()
+
+    def _local_store(self, layers: dict[str, Any]) -> PruningSessionStore:
+        """The run_dir's sessions.db, as the seeds build it; damage is repaired and said."""
+        db = self.run_dir / "sessions.db"
+        # a store someone deleted is "start fresh" (silently); a store that lags behind the CLI's
+        # own transcripts after a kill is caught up from them
+        self._store_kept = db.exists()
+        damaged = damaged_store(db)  # moved aside if SQLite cannot read it; StoreError if unusable
+        try:
+            built = PruningSessionStore(db, **layers)
+        except sqlite3.Error as exc:
+            raise store_error(db, exc) from None
+        if damaged is not None:
+            self.notice(refill_store(damaged, built, self.project_key))
+        return built
+
+    def _given_store(self, chosen: str | SessionStore) -> tuple[SessionStore, SharedRun | None, str]:
+        """(the store under the layers, the shared books or None, how the store may be shown)."""
+        from ..stores.urls import StoreURLError, check_store_url
+
+        if isinstance(chosen, str):
+            from ..stores.postgres import PostgresSessionStore, PostgresStoreError
+
+            try:
+                backend: SessionStore = PostgresSessionStore(check_store_url(chosen))
+            except (PostgresStoreError, StoreURLError) as exc:
+                raise StoreError(_("打不开会话库:{exc}").format(exc=exc)) from None
+        else:
+            backend = chosen
+            if not isinstance(backend, FlowerStore):
+                raise TypeError(
+                    f"Runtime(store=...) needs a store that also answers flower's questions without an "
+                    f"event loop (has_session, last_context, projects, add, uuids); {type(backend).__name__} "
+                    "does not: use a SqliteSessionStore, a PostgresSessionStore or a layer over one"
+                )
+        book = getattr(backend, "run_book", None)
+        where = str(getattr(backend, "where", type(backend).__name__))
+        if not callable(book):
+            return backend, None, where  # a store of the caller's own: used as it is
+        shared = SharedRun.of(self.workspace, book(), where)
+        from claude_agent_sdk import project_key_for_directory
+
+        under = WorkspaceStore(
+            backend,
+            workspace=self.workspace,
+            shared_key=shared_key(shared.identity),
+            local_keys=[self.project_key, project_key_for_directory(self.workspace)],
+        )
+        return under, shared, where
 
     # -- public helpers ------------------------------------------------------------------
     @property
@@ -726,6 +793,11 @@ class Runtime:
             kept = rebuilt_manifest(repair) if repair is not None else (rows or [])
             return [r for r in kept if not (isinstance(r, dict) and r.get("run") == self.run_id)] + mine
 
+        shared = self.shared
+        if shared is not None:
+            # beside the file: another checkout of this work reads the books there
+            with contextlib.suppress(Exception):
+                shared.book.put_manifest(shared.identity.key, self.run_id, mine)
         try:
             _, repair = update_json(self.manifest_path, merge, check=manifest_problem)
         except OSError:

@@ -3,6 +3,11 @@
 Load with ``pytest_plugins = ["flower.sim.fixtures"]``. Every test gets its own workspace,
 CLI config dir and CLI temp dir under pytest's tmp_path; host variables that would point the
 CLI at a real model are removed for the whole session.
+
+``postgres`` is a real PostgreSQL server for the whole test session (``flower.sim.postgres``:
+initdb + pg_ctl in a temp dir, Unix socket only, run as an unprivileged account when the tests
+run as root); ``pg_url`` is the URL of a fresh database on it, one per test. A server that
+cannot start fails the tests that need it, with the reason: it is never a skip.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from typing import Any
 import pytest
 
 from .env import isolated_env, scrub_host_model_vars
+from .postgres import LocalPostgres, PostgresUnavailable
 from .server import SimServer
 
 
@@ -128,3 +134,24 @@ def use_sim(monkeypatch: pytest.MonkeyPatch, claude_root: Path) -> Iterator[Call
     yield start
     for server in started:
         server.stop()
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[LocalPostgres]:
+    """One real PostgreSQL server for the test session, stopped (and removed) at its end."""
+    server = LocalPostgres()
+    try:
+        server.start()
+    except PostgresUnavailable as exc:
+        pytest.fail(f"PostgreSQL could not start for the tests: {exc}", pytrace=False)
+    yield server
+    server.stop()
+
+
+_databases = iter(range(1, 1 << 30))
+
+
+@pytest.fixture
+def pg_url(postgres: LocalPostgres) -> str:
+    """The URL of a fresh, empty database on the session's server (with its password)."""
+    return postgres.create_database(f"test_{next(_databases)}")

@@ -1,4 +1,4 @@
-"""The ledger of resume-time decisions, kept next to the transcripts in sessions.db.
+"""The SQLite decision ledger: resume-time decisions kept next to the transcripts in sessions.db.
 
 A trim, an expiry or a dropped denial changes the prompt the model is resumed with. Made
 once, such a decision must hold at every later load, or the prompt would change again and
@@ -12,17 +12,37 @@ rows themselves are never rewritten, so the decisions live in tables of their ow
   how many loads in a row found the cache warm and decided nothing.
 
 Every function takes the store's connection and runs inside the store's own lock; writes
-run inside the caller's write transaction.
+run inside the caller's write transaction. ``SqliteLedger`` is the ``DecisionLedger``
+(``ledger.py``) a ``SqliteSessionStore`` hands the layers: the same functions, each call one
+short transaction on the store's connection.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from typing import TYPE_CHECKING, TypeVar
 
 from claude_agent_sdk.types import SessionKey
 
-__all__ = ["SCHEMA", "count_warm_load", "decided", "forget", "last_activity", "record", "touch"]
+from .ledger import items_of
+from .ledger import where as _where
+
+if TYPE_CHECKING:
+    from .sqlite import SqliteSessionStore
+
+__all__ = [
+    "SCHEMA",
+    "SqliteLedger",
+    "count_warm_load",
+    "decided",
+    "forget",
+    "last_activity",
+    "record",
+    "touch",
+]
+
+_T = TypeVar("_T")
 
 SCHEMA = (
     """CREATE TABLE IF NOT EXISTS flower_decisions (
@@ -44,11 +64,6 @@ SCHEMA = (
         PRIMARY KEY (project_key, session_id, subpath)
     )""",
 )
-
-
-def _where(key: SessionKey) -> tuple[str, str, str]:
-    sub = key.get("subpath")
-    return key["project_key"], key["session_id"], sub if isinstance(sub, str) else ""
 
 
 def touch(conn: sqlite3.Connection, key: SessionKey, at: float) -> None:
@@ -96,11 +111,10 @@ def record(
     conn: sqlite3.Connection, key: SessionKey, kind: str, items: Mapping[str, str] | Iterable[str], at: float
 ) -> None:
     """Add decisions; one already made (by this or another process) is kept as it was."""
-    pairs = items.items() if isinstance(items, Mapping) else ((ref, "") for ref in items)
     conn.executemany(
         "INSERT OR IGNORE INTO flower_decisions "
         "(project_key, session_id, subpath, kind, ref, detail, decided_at) VALUES (?, ?, ?, ?, ?, ?, ?)",
-        [(*_where(key), kind, ref, detail, at) for ref, detail in pairs],
+        [(*_where(key), kind, ref, detail, at) for ref, detail in items_of(items)],
     )
 
 
@@ -115,3 +129,44 @@ def forget(conn: sqlite3.Connection, key: SessionKey) -> None:
             )
         else:
             conn.execute(f"DELETE FROM {table} WHERE project_key = ? AND session_id = ?", (pk, sid))
+
+
+class SqliteLedger:
+    """The ledger inside one ``SqliteSessionStore``'s file, on its connection and lock."""
+
+    def __init__(self, store: SqliteSessionStore) -> None:
+        self._store = store
+        self._write(lambda conn: [conn.execute(statement) for statement in SCHEMA])
+
+    def _read(self, fn: Callable[[sqlite3.Connection], _T]) -> _T:
+        store = self._store
+        return store._sync(lambda: fn(store._conn))
+
+    def _write(self, fn: Callable[[sqlite3.Connection], object]) -> None:
+        store = self._store
+
+        def run() -> None:
+            with store._write() as conn:
+                fn(conn)
+
+        store._sync(run)
+
+    def touch(self, key: SessionKey, at: float) -> None:
+        self._write(lambda conn: touch(conn, key, at))
+
+    def last_activity(self, key: SessionKey) -> tuple[float | None, int]:
+        return self._read(lambda conn: last_activity(conn, key))
+
+    def count_warm_load(self, key: SessionKey, *, boundary: bool) -> None:
+        self._write(lambda conn: count_warm_load(conn, key, boundary=boundary))
+
+    def decided(self, key: SessionKey) -> dict[str, dict[str, str]]:
+        return self._read(lambda conn: decided(conn, key))
+
+    def record(self, key: SessionKey, kind: str, items: Mapping[str, str] | Iterable[str], at: float) -> None:
+        pairs = items_of(items)
+        if pairs:
+            self._write(lambda conn: record(conn, key, kind, dict(pairs), at))
+
+    def forget(self, key: SessionKey) -> None:
+        self._write(lambda conn: forget(conn, key))

@@ -3,7 +3,8 @@
 Trimming decides by size and value; pruning decides by "is this an error": old denied calls,
 synthetic API-error messages left by a network outage, results cut off by an interrupt and
 calls whose result never arrived. Like trimming, it only changes the copy ``load()``
-returns; SQLite keeps every row.
+returns; the store keeps every row. It is a layer over any ``SessionStore`` as trimming is
+(it extends the trimming layer, whose boundaries it shares), built from a path or a store.
 
 It agrees with what the bundled CLI (2.1.327) does itself, measured on the requests it sends
 after a resume:
@@ -31,7 +32,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from . import decisions
 from .ephemeral import EphemeralPolicy
 from .transcript import (
     SYNTHETIC_MODEL,
@@ -45,9 +45,10 @@ from .transcript import (
 from .trim import TrimmingSessionStore, TrimPolicy
 
 if TYPE_CHECKING:
+    import os
     from collections.abc import Callable
 
-    from claude_agent_sdk.types import SessionKey
+    from claude_agent_sdk.types import SessionKey, SessionStore
 
 __all__ = ["PrunePolicy", "PruningSessionStore"]
 
@@ -206,12 +207,13 @@ class PruningSessionStore(TrimmingSessionStore):
     """``TrimmingSessionStore`` that also prunes denials, API errors and interrupt leftovers.
 
     The 4th positional parameter is ``prune``, not ``ephemeral`` as in the parent: pass
-    policies by keyword.
+    policies by keyword. ``path`` is where a ``SqliteSessionStore`` is opened, or a
+    ``SessionStore`` to wrap.
     """
 
     def __init__(
         self,
-        path: str | Path,
+        path: str | os.PathLike[str] | SessionStore,
         workspace: str | Path,
         policy: TrimPolicy | None = None,
         prune: PrunePolicy | None = None,
@@ -229,12 +231,11 @@ class PruningSessionStore(TrimmingSessionStore):
         self.denials_dropped = 0
         trimmed = super()._rework(key, entries, cold)
         denials = self._denials(trimmed)
-        decided = set(decisions.decided(self._conn, key).get(DROP, {}))
+        decided = set(self.ledger.decided(key).get(DROP, {}))
         if cold or self.last_boundary == "rebase":  # the prompt is written again anyway
             fresh = [d for d in self._doomed(denials) if d not in decided]
             if fresh:
-                with self._write() as conn:
-                    decisions.record(conn, key, DROP, fresh, self.clock())
+                self.ledger.record(key, DROP, fresh, self.clock())
                 decided |= set(fresh)
         return self._prune(trimmed, {d for d in denials if d in decided})
 

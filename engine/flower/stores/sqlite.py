@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from claude_agent_sdk import fold_session_summary
 from claude_agent_sdk.types import (
@@ -30,7 +30,9 @@ from claude_agent_sdk.types import (
     SessionSummaryEntry,
 )
 
-from ..core.secrets import redact_value
+from .decisions import SqliteLedger
+from .rows import context_tokens, dump, store_key, uuid_of
+from .rows import subpath as _subpath
 
 __all__ = ["SqliteSessionStore"]
 
@@ -75,44 +77,6 @@ INSERT OR IGNORE INTO clock (id, last) VALUES (1, 0);
 """
 
 
-def _subpath(key: SessionKey | SessionListSubkeysKey) -> str:
-    # The SDK treats an empty subpath as invalid; folding it into "main" keeps
-    # one row per transcript instead of two that look alike.
-    sub = key.get("subpath")
-    return sub if isinstance(sub, str) else ""
-
-
-def _store_key(key: SessionKey) -> str:
-    """``project_key/session_id[/subpath]``: the human-readable store key."""
-    parts = [key["project_key"], key["session_id"]]
-    sub = _subpath(key)
-    if sub:
-        parts.append(sub)
-    return "/".join(parts)
-
-
-def _uuid_of(entry: SessionStoreEntry) -> str | None:
-    uid = entry.get("uuid")
-    return uid if isinstance(uid, str) and uid else None
-
-
-def _context_tokens(entry: dict[str, Any]) -> int:
-    if entry.get("type") != "assistant":
-        return 0
-    message = entry.get("message")
-    if not isinstance(message, dict):
-        return 0
-    usage = message.get("usage")
-    if not isinstance(usage, dict):
-        return 0
-    total = 0
-    for field in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"):
-        value = usage.get(field)
-        if isinstance(value, int) and not isinstance(value, bool):
-            total += value
-    return total
-
-
 class SqliteSessionStore(SessionStore):
     """Persist SDK session transcripts in one SQLite file shared by processes."""
 
@@ -122,6 +86,7 @@ class SqliteSessionStore(SessionStore):
         self._lock = threading.RLock()
         self._last_mtime = 0
         self._closed = False
+        self._ledger: SqliteLedger | None = None
         # One worker thread keeps async calls off the event loop (a busy peer
         # process can make SQLite wait) while preserving call order.
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="flower-sqlite")
@@ -251,11 +216,8 @@ class SqliteSessionStore(SessionStore):
         if not entries:
             return
         # Serialize on the caller's side so later mutation of its dicts cannot
-        # leak into what is stored; what a tool printed is stored without its credentials.
-        rows = [
-            (_uuid_of(e), json.dumps(redact_value(e), ensure_ascii=False, separators=(",", ":")))
-            for e in entries
-        ]
+        # leak into what is stored; what a tool printed is stored without its credentials (dump).
+        rows = [(uuid_of(e), dump(e)) for e in entries]
         await self._async(lambda: self._append(key, rows))
 
     def _append(self, key: SessionKey, rows: list[tuple[str | None, str]]) -> None:
@@ -290,7 +252,7 @@ class SqliteSessionStore(SessionStore):
             if key_id is None:
                 cur = conn.execute(
                     "INSERT INTO meta (skey, project_key, session_id, subpath, mtime) VALUES (?, ?, ?, ?, ?)",
-                    (_store_key(key), pk, sid, sub, mtime),
+                    (store_key(key), pk, sid, sub, mtime),
                 )
                 key_id = cur.lastrowid
                 if key_id is None:  # sqlite3 sets it after every INSERT of a row
@@ -406,6 +368,13 @@ class SqliteSessionStore(SessionStore):
     # synchronous helpers (no event loop needed)
     # ------------------------------------------------------------------
 
+    def decision_ledger(self) -> SqliteLedger:
+        """The resume-time layers' ledger, in tables of this same file (made on first use)."""
+        with self._lock:
+            if self._ledger is None:
+                self._ledger = SqliteLedger(self)
+            return self._ledger
+
     def projects(self) -> list[str]:
         """Project keys that really exist in this file; check here before
         querying instead of guessing the key from a cwd."""
@@ -420,7 +389,7 @@ class SqliteSessionStore(SessionStore):
         """``append`` without an event loop (recovery and catch-up run before one exists)."""
         if not entries:
             return
-        rows = [(_uuid_of(e), json.dumps(e, ensure_ascii=False, separators=(",", ":"))) for e in entries]
+        rows = [(uuid_of(e), dump(e)) for e in entries]
         self._sync(lambda: self._append(key, rows))
 
     def uuids(self, key: SessionKey) -> set[str] | None:
@@ -474,7 +443,7 @@ class SqliteSessionStore(SessionStore):
                     continue
                 if not isinstance(entry, dict):
                     continue
-                tokens = _context_tokens(entry)
+                tokens = context_tokens(entry)
                 # Synthetic error messages carry all-zero usage; they say
                 # nothing about what the model saw, so keep looking.
                 if tokens > 0:

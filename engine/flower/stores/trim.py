@@ -1,7 +1,9 @@
 """Resume-time trimming: expire stale glance results and spill big tool results to files.
 
-Everything happens in ``load()``, on the copy that goes back to the model. The SQLite rows
-are never touched, so another resume with another policy still sees the full transcript.
+Everything happens in ``load()``, on the copy that goes back to the model. The stored rows
+are never touched, so another resume with another policy still sees the full transcript. The
+layer wraps any ``SessionStore`` (``layer.py``): built from a path it opens a
+``SqliteSessionStore`` there, as it always did; given a store, it wraps that one.
 
 Trimming is priced by the API's prompt cache: the CLI marks the end of every request, the
 API keeps that prefix for five minutes, and a resume inside that time reads the whole old
@@ -19,8 +21,8 @@ prompt at 0.1x. Changing one old result forces everything after it to be written
   bounded number of requests.
 - otherwise nothing new is decided; the prompt stays byte-identical to the last one.
 
-A decision, once made, is recorded in the store (``decisions``) and applied identically at
-every later load: an expiry note keeps the age it was written with.
+A decision, once made, is recorded in the wrapped store's ledger (``ledger.py``) and applied
+identically at every later load: an expiry note keeps the age it was written with.
 """
 
 from __future__ import annotations
@@ -36,9 +38,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 from ..core.i18n import _
 from ..core.secrets import redact
-from . import decisions
 from .ephemeral import EphemeralPolicy, is_ephemeral
-from .sqlite import SqliteSessionStore
+from .layer import StoreLayer, open_inner
 from .tokens import CACHE_READ, CACHE_WRITE, entry_tokens
 from .transcript import (
     Entry,
@@ -52,7 +53,7 @@ from .transcript import (
 )
 
 if TYPE_CHECKING:
-    from claude_agent_sdk.types import SessionKey, SessionStoreEntry
+    from claude_agent_sdk.types import SessionKey, SessionStore, SessionStoreEntry
 
 __all__ = ["TrimPolicy", "TrimmingSessionStore", "trim_report"]
 
@@ -109,19 +110,24 @@ class _Pending:
     detail: str  # the expiry note ("" for a spill)
 
 
-class TrimmingSessionStore(SqliteSessionStore):
-    """``SqliteSessionStore`` whose ``load()`` expires stale glances and archives big results."""
+class TrimmingSessionStore(StoreLayer):
+    """A store whose ``load()`` expires stale glances and archives big results.
+
+    ``path`` is where a ``SqliteSessionStore`` is opened (as the seeds build it), or a
+    ``SessionStore`` to wrap instead: ``TrimmingSessionStore(PostgresSessionStore(url), ws)``.
+    """
 
     def __init__(
         self,
-        path: str | Path,
+        path: str | os.PathLike[str] | SessionStore,
         workspace: str | Path,
         policy: TrimPolicy | None = None,
         ephemeral: EphemeralPolicy | None = None,
         *,
         clock: Callable[[], float] | None = None,
     ) -> None:
-        super().__init__(path)
+        inner, opened = open_inner(path)
+        super().__init__(inner)
         self.workspace = Path(workspace).resolve()
         self.policy = policy if policy is not None else TrimPolicy()
         self.ephemeral = ephemeral if ephemeral is not None else EphemeralPolicy()
@@ -134,14 +140,9 @@ class TrimmingSessionStore(SqliteSessionStore):
         spill = (self.workspace / self.policy.spill_dirname).resolve()
         # Outside the workspace the agent's Read cannot follow the pointer.
         if not spill.is_relative_to(self.workspace):
-            self.close()
+            if opened:
+                self.close()
             raise ValueError(f"spill_dirname {self.policy.spill_dirname!r} must stay inside the workspace")
-        self._sync(self._init_ledger)
-
-    def _init_ledger(self) -> None:
-        with self._write() as conn:
-            for statement in decisions.SCHEMA:
-                conn.execute(statement)
 
     @property
     def _spill_dir(self) -> Path:
@@ -150,52 +151,48 @@ class TrimmingSessionStore(SqliteSessionStore):
     # -- SessionStore protocol -----------------------------------------------------------
 
     async def append(self, key: SessionKey, entries: list[SessionStoreEntry]) -> None:
-        await super().append(key, entries)
+        await self.inner.append(key, entries)
         if entries:
             at = self.clock()
-            await self._async(lambda: self._touch(key, at))
+            await self._offload(lambda: self.ledger.touch(key, at))
 
-    def _touch(self, key: SessionKey, at: float) -> None:
-        with self._write() as conn:
-            decisions.touch(conn, key, at)
+    def add(self, key: SessionKey, entries: list[SessionStoreEntry]) -> None:
+        super().add(key, entries)
+        if entries:
+            self.ledger.touch(key, self.clock())
 
     async def delete(self, key: SessionKey) -> None:
-        await super().delete(key)
-        await self._async(lambda: self._forget(key))
-
-    def _forget(self, key: SessionKey) -> None:
-        with self._write() as conn:
-            decisions.forget(conn, key)
+        await self.inner.delete(key)
+        await self._offload(lambda: self.ledger.forget(key))
 
     async def load(self, key: SessionKey) -> list[SessionStoreEntry] | None:
-        entries = await super().load(key)
+        entries = await self.inner.load(key)
         self.last_report = {}
         if entries is None:
             return None
         # Entries are the CLI's JSON lines; the SDK types them as opaque TypedDicts.
         rows = cast("list[Entry]", entries)
-        return cast("list[SessionStoreEntry]", await self._async(lambda: self._resume_copy(key, rows)))
+        return cast("list[SessionStoreEntry]", await self._offload(lambda: self._resume_copy(key, rows)))
 
     # -- the copy a resume gets ----------------------------------------------------------
 
     def _resume_copy(self, key: SessionKey, entries: list[Entry]) -> list[Entry]:
         """Apply every decision on record, after making the ones this load may make."""
         self.last_boundary = ""
-        last, self._warm_loads = decisions.last_activity(self._conn, key)
+        last, self._warm_loads = self.ledger.last_activity(key)
         if last is None:  # a transcript this store never saw being written: trust its stamps
             stamps = (_timestamp(e) for e in reversed(entries) if isinstance(e, dict))
             last = next((t for t in stamps if t is not None), None)
         cold = last is None or self.clock() - last >= self.policy.cache_ttl
         out = self._rework(key, entries, cold)
-        with self._write() as conn:
-            decisions.count_warm_load(conn, key, boundary=cold or bool(self.last_boundary))
+        self.ledger.count_warm_load(key, boundary=cold or bool(self.last_boundary))
         return out
 
     def _rework(self, key: SessionKey, entries: list[Entry], cold: bool) -> list[Entry]:
         """Expire and spill at one load: decide (cold, or pays at once), record, apply."""
         # Replacing a result's content never moves a block: one scan serves the whole load.
         positions = tool_result_positions(entries)
-        known = decisions.decided(self._conn, key)
+        known = self.ledger.decided(key)
         notes = dict(known.get(EXPIRE, {})) if self.ephemeral.enabled else {}
         spills = set(known.get(SPILL, {})) if self.policy.enabled else set()
         out = self._apply_expiry(entries, notes, positions)
@@ -211,12 +208,9 @@ class TrimmingSessionStore(SqliteSessionStore):
             chosen, self.last_boundary = self._warm_choice(entries, out, spills, pending, positions)
         if chosen:
             now = self.clock()
-            with self._write() as conn:
-                decisions.record(
-                    conn, key, EXPIRE, {p.ref: p.detail for p in chosen if p.kind == EXPIRE}, now
-                )
-                decisions.record(conn, key, SPILL, [p.ref for p in chosen if p.kind == SPILL], now)
-            known = decisions.decided(self._conn, key)  # another process may have decided first
+            self.ledger.record(key, EXPIRE, {p.ref: p.detail for p in chosen if p.kind == EXPIRE}, now)
+            self.ledger.record(key, SPILL, [p.ref for p in chosen if p.kind == SPILL], now)
+            known = self.ledger.decided(key)  # another process may have decided first
             if self.ephemeral.enabled:
                 fresh = {ref: note for ref, note in known.get(EXPIRE, {}).items() if ref not in notes}
                 out = self._apply_expiry(out, fresh, positions)

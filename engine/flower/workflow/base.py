@@ -12,6 +12,7 @@ from ..core.events import Event, Recovery, StepStarted, emitter
 from ..core.lineage import Lineage
 from ..core.resilience import classify
 from ..core.rundir import claim_flow
+from ..core.shared import holding_shared
 
 if TYPE_CHECKING:
     from ..core.runtime import Runtime, StepResult
@@ -74,8 +75,9 @@ class Workflow:
         run_dir = getattr(runtime, "run_dir", None)
         if not (self.continuous and run_dir):
             return await self._run_steps(runtime, on_event=on_event, on_step=on_step)
-        # one process per flow and run_dir: two at once would resume the same sessions twice
-        with claim_flow(run_dir, self.name):
+        # one process per flow and run_dir (and, with a shared store, per piece of work on every
+        # machine): two at once would resume the same sessions twice
+        with claim_flow(run_dir, self.name), holding_shared(runtime, self.name):
             return await self._run_steps(runtime, on_event=on_event, on_step=on_step)
 
     async def _run_steps(
@@ -105,7 +107,9 @@ class Workflow:
         woke = 0
         carried: set[str] = set()  # steps whose session comes from an earlier process
         if self.continuous and getattr(runtime, "run_dir", None) and getattr(runtime, "workspace", None):
-            lineage = Lineage.open(runtime.run_dir, runtime.workspace)
+            lineage = Lineage.open(
+                runtime.run_dir, runtime.workspace, shared=getattr(runtime, "shared", None)
+            )
             repair = lineage.repair_now()  # a damaged file: moved aside, rebuilt from the manifest
             if repair is not None:
                 emit(Recovery(text=repair.line(), backup=str(repair.backup)))

@@ -17,6 +17,7 @@ from ..core.human import HumanChannel
 from ..core.i18n import _, ngettext
 from ..core.lineage import Lineage
 from ..core.roles import coordinator, worker
+from ..core.shared import SharedRun, shared_run, store_setting
 from ..core.workbench import Workbench
 from .base import Ctx, Step, Workflow
 from .clarify import clarify_step
@@ -65,13 +66,18 @@ def wake_state(
     isolate: bool = False,
     brief_name: str = "需求.md",
     goal_name: str = "目标.md",
+    store: str | None = None,
 ) -> WakeState:
-    """Is this folder a continuation? Read-only: writes not one byte."""
+    """Is this folder a continuation? Read-only: writes not one byte.
+
+    ``store``: a shared store's URL (None: ``$FLOWER_STORE``, if set), whose copy of the lineage
+    counts too: a fresh run folder on another machine then knows the run it continues.
+    """
     wb = workbench_for(workspace, isolate=isolate)
     brief_path, goal_path = wb.notes / brief_name, wb.notes / goal_name
     brief = Brief.load(brief_path)
     goal = Goal.load(goal_path)
-    lineage = Lineage.open(run_dir, wb.workspace)
+    lineage = Lineage.open(run_dir, wb.workspace, shared=_shared(store, wb.workspace, read_only=True))
     return {
         "waking": bool(brief is not None and brief.complete()),
         "brief": brief_path,
@@ -95,27 +101,34 @@ def banner_line(state: WakeState, *, workspace: str | Path, context: int | None 
     )
 
 
-def banner(workspace: str | Path = ".", *, run_dir: str | Path = "runs", isolate: bool = False) -> str | None:
+def banner(
+    workspace: str | Path = ".",
+    *,
+    run_dir: str | Path = "runs",
+    isolate: bool = False,
+    store: str | None = None,
+) -> str | None:
     """The resume banner for this folder, or None when there is nothing to continue.
 
-    Reads the work session's last context size from sessions.db when it is there.
+    Reads the work session's last context size from sessions.db when it is there (from a
+    shared store, the caller's Runtime knows it: ``Runtime.context_of``).
     """
-    state = wake_state(workspace, run_dir=run_dir, isolate=isolate)
+    state = wake_state(workspace, run_dir=run_dir, isolate=isolate, store=store)
     if not state["waking"]:
         return None
     context = None
     work = state["steps"].get(WORK)
     db = Path(run_dir) / "sessions.db"
-    if work and db.is_file():
+    if work and db.is_file() and store_setting(store) is None:
         from ..core.runtime import project_key_of
         from ..stores.sqlite import SqliteSessionStore
 
         try:
-            store = SqliteSessionStore(db)
+            sessions = SqliteSessionStore(db)
             try:
-                context = store.last_context(project_key_of(Path(workspace)), work) or None
+                context = sessions.last_context(project_key_of(Path(workspace)), work) or None
             finally:
-                store.close()
+                sessions.close()
         except Exception:
             context = None  # the banner is a courtesy; an unreadable store just omits the figure
     return banner_line(state, workspace=workspace, context=context)
@@ -149,8 +162,13 @@ def starter_flow(
     brief_name: str = "需求.md",
     goal_name: str = "目标.md",
     log_name: str = "问答记录.md",
+    store: str | None = None,
 ) -> Workflow:
-    """Three steps: clarify the request, set the goal, work under the goal guard."""
+    """Three steps: clarify the request, set the goal, work under the goal guard.
+
+    ``store``: the shared store the run will use (None: ``$FLOWER_STORE``, if set); ``new``
+    archives its copy of the lineage along with the files.
+    """
     wb = workbench_for(workspace, isolate=isolate)
     ws = wb.workspace
     if isolate and not _is_git_repo(ws):
@@ -160,7 +178,8 @@ def starter_flow(
     brief_path, goal_path = wb.notes / brief_name, wb.notes / goal_name
     if new:
         # archive, never delete: lineage, brief and goal are three faces of one piece of history
-        Lineage.open(run_dir, ws).archive(wb.notes / "archive", extra=[brief_path, goal_path])
+        lineage = Lineage.open(run_dir, ws, shared=_shared(store, ws))
+        lineage.archive(wb.notes / "archive", extra=[brief_path, goal_path])
     frozen = Brief.load(brief_path)
     waking = bool(frozen is not None and frozen.complete())
     said = (ask or "").strip()
@@ -208,6 +227,15 @@ def starter_flow(
         work = with_goal(work, channel, goal_path=goal_path, rounds=rounds, can_run=judge_can_run)
     steps.append(work)
     return Workflow(steps, name="starter", channel=channel, workbench=wb)
+
+
+def _shared(store: str | None, workspace: Path, *, read_only: bool = False) -> SharedRun | None:
+    """The shared books for ``store`` (None without one); a bad URL reads as no store here:
+    the Runtime, built next, says what is wrong with it."""
+    try:
+        return shared_run(store, workspace, read_only=read_only)
+    except ValueError:
+        return None
 
 
 def _is_git_repo(path: Path) -> bool:

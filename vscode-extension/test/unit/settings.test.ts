@@ -105,9 +105,18 @@ test('flower.python restarts the server, its options are sent to it, the trace i
     (setting: string) =>
       names.includes(setting);
   assert.equal(reaction(changed('flower.python')), 'restart');
+  assert.equal(reaction(changed('flower.store')), 'restart'); // its password is in the server's environment
   assert.equal(reaction(changed('flower.questionTimeout')), 'send');
   assert.equal(reaction(changed('flower.sandbox')), 'send');
   assert.equal(reaction(changed('flower.runDirectory', 'flower.python')), 'restart');
   assert.equal(reaction(changed('flower.trace.server')), 'none');
   assert.equal(reaction(changed('editor.fontSize')), 'none');
+});
+
+test("the window's shared store goes at the top, without its password", () => {
+  const a = folder('/work/a');
+  const options = initOptions([a], () => reader({ store: 'postgresql://ann:s3cret@db.example/flower' }));
+  assert.equal(options.store, 'postgresql://ann@db.example/flower');
+  assert.ok(!JSON.stringify(options).includes('s3cret'));
+  assert.equal(initOptions([a], () => reader({})).store, undefined);
 });
