@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test lint system-deps
+.PHONY: demo test lint system-deps messages
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -19,6 +19,21 @@ $(VENV)/.test: pyproject.toml | $(BIN)/python
 # The offline demo: the real Claude Code CLI with the model scripted by flower.sim.
 demo: $(VENV)/.runtime
 	$(BIN)/flower demo
+
+# The message catalogue (docs/i18n.md): extract every marked text from the code, merge it into
+# the English .po (new texts arrive untranslated, vanished ones are dropped), compile the .mo that
+# ships in the wheel. Translate the new entries in the .po, then run it again.
+LOCALE := engine/flower/locale
+MESSAGES := $(LOCALE)/en/LC_MESSAGES/flower.po
+
+messages: $(VENV)/.test
+	$(BIN)/pybabel --quiet extract --no-location --sort-output --project flower \
+		--msgid-bugs-address "" --width 100 -o $(VENV)/flower.pot engine/flower server/flower_lsp
+	@if [ -f $(MESSAGES) ]; then \
+		$(BIN)/pybabel --quiet update --no-fuzzy-matching --ignore-obsolete --width 100 \
+			-i $(VENV)/flower.pot -d $(LOCALE) -D flower -l en; \
+	else $(BIN)/pybabel --quiet init -i $(VENV)/flower.pot -d $(LOCALE) -D flower -l en; fi
+	$(BIN)/pybabel compile --statistics -d $(LOCALE) -D flower -l en
 
 # Operating-system tools the tests use (strace proves the CLI only talks to 127.0.0.1;
 # bubblewrap and socat are the CLI's Bash sandbox).

@@ -86,10 +86,11 @@ check() {
     ok "twine check --strict passes on the wheel and the sdist"
 
     out="$(has_files "$WHEEL" flower/__init__.py flower/cli/ flower/sim/ flower_lsp/__main__.py \
-        flower/_plugin/ 2>&1)" || fail "the wheel holds flower, flower_lsp and the plugin" "$out"
+        flower/_plugin/ flower/locale/en/LC_MESSAGES/flower.mo 2>&1)" \
+        || fail "the wheel holds flower, flower_lsp, the plugin and the English catalogue" "$out"
     out="$(has_files "$SDIST" pyproject.toml README.md LICENSE engine/flower/ server/flower_lsp/ plugin/ 2>&1)" \
         || fail "the sdist holds the sources, the plugin, README and LICENSE" "$out"
-    ok "the wheel holds flower, flower_lsp and the plugin (flower/_plugin); the sdist the sources"
+    ok "the wheel holds flower, flower_lsp, the plugin (flower/_plugin) and the English catalogue; the sdist the sources"
 
     tmp="$(mktemp -d "${TMPDIR:-/tmp}/flower-dist-check.XXXXXX")"
     trap 'rm -rf "$tmp"' EXIT
@@ -112,7 +113,9 @@ check() {
     [ "$out" = "flower $VERSION" ] || fail "flower --version says flower $VERSION" "$out"
     out="$("$venv/bin/flower" --help 2>&1)" || fail "flower --help" "$out"
     grep -q 'demo' <<<"$out" || fail "flower --help lists its commands" "$out"
-    ok "flower --help and flower --version ($VERSION) run from the fresh venv"
+    out="$(FLOWER_LANG=en "$venv/bin/flower" --help 2>&1)" || fail "FLOWER_LANG=en flower --help" "$out"
+    grep -q 'run the whole flow offline' <<<"$out" || fail "flower --help speaks English from the wheel's catalogue" "$out"
+    ok "flower --help (in Chinese and in English) and flower --version ($VERSION) run from the fresh venv"
 
     out="$("$venv/bin/python" "$ROOT/scripts/lsp_initialize.py" "$venv/bin/flower-lsp" 2>&1)" \
         || fail "flower-lsp starts and answers initialize" "$out"

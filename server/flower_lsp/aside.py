@@ -11,6 +11,7 @@ from lsprotocol import types
 
 from flower.core.aside import EventWindow
 from flower.core.display import first_line
+from flower.core.i18n import _
 
 from . import protocol as p
 from .common import invalid_params, parse_args
@@ -53,13 +54,15 @@ class Asides(Feature):
         )
         client = self.server.client
         if not answer.ok:
-            failed = f"旁路问答失败:{first_line(answer.error, 200)}"
+            failed = _("旁路问答失败:{why}").format(why=first_line(answer.error, 200))
             if not client.can.flower.results:
                 client.show(failed, types.MessageType.Warning)
             return p.to_json(p.AsideResult(False, failed))
-        line = f"旁路(${answer.cost_usd:.4f},没有打扰正在跑的运行):{first_line(answer.text, 200)}"
+        line = _("旁路(${cost:.4f},没有打扰正在跑的运行):{answer}").format(
+            cost=answer.cost_usd, answer=first_line(answer.text, 200)
+        )
         if not client.can.flower.results:
             # a client that shows no results: the answer where it shows messages, whole in the log
             client.show(line)
-            client.log(f"# 旁路\n{answer.text}")
+            client.log(_("# 旁路") + f"\n{answer.text}")
         return p.to_json(p.AsideResult(True, line, answer=answer.text, cost_usd=answer.cost_usd))

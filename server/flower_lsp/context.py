@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from flower.core.display import format_tokens
 from flower.core.events import ContextUpdate, Event, HandoffDone, HandoffNear, HandoffWriting
+from flower.core.i18n import _
 
 from . import protocol as p
 from .host import Feature
@@ -51,7 +52,9 @@ def meter_text(live: Live) -> str:
     """The meter as the terminal's status line says it; empty before the first reading."""
     if not live.window:
         return ""
-    text = f"上下文 {format_tokens(live.used)}/{format_tokens(live.window)}"
+    text = _("上下文 {used}/{window}").format(
+        used=format_tokens(live.used), window=format_tokens(live.window)
+    )
     if live.handing_off:
-        return f"{text} (handing off)"
-    return f"{text} (near the handoff)" if live.near else text
+        return _("{meter}(正在换代)").format(meter=text)
+    return _("{meter}(快到换代了)").format(meter=text) if live.near else text

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from flower.core.events import Event, GoalUnverifiable, VerdictGiven
+from flower.core.i18n import _
 
 from . import protocol as p
 from .common import Folder
@@ -118,21 +119,25 @@ def verdict_diagnostics(
     lines = markdown.splitlines()
     checks = check_lines(markdown)
     severity = SEVERITY.get(verdict.state, types.DiagnosticSeverity.Warning)
-    label = {"not_yet": "not passed", "unreachable": "unreachable", "": "not passed (no clear conclusion)"}[
-        verdict.state
-    ]
-    reason = f"\nJudge: {verdict.reason.strip()}" if verdict.reason.strip() else ""
+    label = {
+        "not_yet": _("未通过"),
+        "unreachable": _("无法达成"),
+        "": _("未通过(没有明确结论)"),
+    }[verdict.state]
+    reason = _("\n判定者:{reason}").format(reason=verdict.reason.strip()) if verdict.reason.strip() else ""
     data = {"folder": folder, "state": verdict.state, "round": verdict.round}
     out = []
     for item in verdict.failed or [""]:
         line = locate(item, checks) if item else None
         where = line if line is not None else _heading_line(lines, checks)
-        what = item or "the goal"
-        suffix = "" if line is not None or not item else " (not found in the checklist)"
+        what = item or _("目标")
+        suffix = "" if line is not None or not item else _("(判定清单里找不到)")
         out.append(
             types.Diagnostic(
                 range=_line_range(lines, where, encoding),
-                message=f"Judge round {verdict.round}, {label}: {what}{suffix}{reason}",
+                message=_("判定第 {round} 轮,{label}:{what}{suffix}{reason}").format(
+                    round=verdict.round, label=label, what=what, suffix=suffix, reason=reason
+                ),
                 severity=severity,
                 code=verdict.state or "unclear",
                 source=SOURCE,
@@ -159,7 +164,7 @@ def unverifiable_diagnostics(
         out.append(
             types.Diagnostic(
                 range=_line_range(lines, line, encoding),
-                message=f"This check cannot be verified in this environment, so it cannot pass here: {item}",
+                message=_("这一条在这个环境里验证不了,所以在这里通不过:{item}").format(item=item),
                 severity=types.DiagnosticSeverity.Information,
                 code="unverifiable",
                 source=SOURCE,

@@ -11,6 +11,8 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
+from flower.core.i18n import _
+
 from . import protocol as p
 from .common import Folder, parse_args
 from .host import Feature, FlowerServer
@@ -64,16 +66,21 @@ class Documents(Feature):
         return latest_handoff(wake["brief"].parent, remembered)
 
     async def open(self, folder: Folder, which: p.DocumentName) -> p.CommandResult:
-        label = {"brief": "需求.md", "goal": "目标.md", "handoff": "a handoff document"}[which]
+        label = {"brief": "需求.md", "goal": "目标.md", "handoff": _("交接书")}[which]
         try:
             path = await self.locate(folder, which)
         except Exception as exc:
-            return p.CommandResult(False, f"Cannot find {label} in {folder.name}: {exc}")
+            return p.CommandResult(
+                False,
+                _("在 {folder} 里找不到 {label}:{error}").format(label=label, folder=folder.name, error=exc),
+            )
         if path is None or not path.is_file():
-            return p.CommandResult(False, f"There is no {label} in {folder.name} yet.")
+            return p.CommandResult(
+                False, _("{folder} 里还没有 {label}。").format(label=label, folder=folder.name)
+            )
         uri = uri_of(path)
         if not self.server.client.can.show_document:
-            message = f"This editor cannot open documents for the server: {label} is {path}"
+            message = _("这个编辑器不能替服务器打开文档:{label} 在 {path}").format(label=label, path=path)
             self.server.client.log(f"flower: {message}", types.MessageType.Info)
             return p.CommandResult(False, message, uri=uri)
         try:
@@ -83,9 +90,12 @@ class Documents(Feature):
                 )
         except Exception as exc:
             log.info("showDocument failed", exc_info=True)
-            return p.CommandResult(False, f"The editor could not open {path}: {exc}", uri=uri)
+            return p.CommandResult(
+                False, _("编辑器打不开 {path}:{error}").format(path=path, error=exc), uri=uri
+            )
         ok = shown.success
-        return p.CommandResult(ok, f"Opened {path}." if ok else f"The editor did not open {path}.", uri=uri)
+        done = _("打开了 {path}。") if ok else _("编辑器没有打开 {path}。")
+        return p.CommandResult(ok, done.format(path=path), uri=uri)
 
     async def _open_command(self, args: tuple[object, ...]) -> object:
         a = parse_args(p.OpenDocumentArgs, p.OPEN_DOCUMENT, args)

@@ -33,6 +33,7 @@ from flower.core.events import (
     ToolCall,
     VerdictGiven,
 )
+from flower.core.i18n import _
 
 from . import protocol as p
 from .host import Feature
@@ -52,7 +53,7 @@ class EventLog(Feature):
         self._terminal: dict[Run, Render] = {}  # the terminal's renderer of each run, for logMessage
 
     async def on_run_start(self, run: Run) -> None:
-        text = f"run started in {run.folder.name}"
+        text = _("{folder} 里的运行开始了").format(folder=run.folder.name)
         if self.server.client.can.flower.event:
             self._send(run, "run", text, {"phase": "started", "waking": run.waking})
             return
@@ -76,7 +77,9 @@ class EventLog(Feature):
         if self._terminal.pop(run, None) is not None:
             failed = ended.phase == "failed"
             kind = types.MessageType.Error if failed else types.MessageType.Info
-            line = f"run in {run.folder.name}: {ended.text} · ${ended.cost_usd:.4f}"
+            line = _("{folder} 里的运行:{text} · ${cost:.4f}").format(
+                folder=run.folder.name, text=ended.text, cost=ended.cost_usd
+            )
             self.server.client.log(line, kind)
             return
         self._send(run, "run", ended.text, ended.details())
@@ -103,27 +106,33 @@ def describe(event: Event) -> tuple[p.EventKind, str] | None:
     if isinstance(event, StepStarted):
         line = f"== {event.text} ==  {event.index}/{event.total}"
         if event.resumed:
-            line += f"  <- 接上次 · 第 {event.woke} 次唤醒"
+            line += _("  <- 接上次 · 第 {n} 次唤醒").format(n=event.woke)
         return "step", line
     if isinstance(event, StepFinished):
-        state = "ok" if event.ok else f"not ok: {event.error or 'failed'}"
-        return "step", f"{event.text} done ({state}, ${event.cost_usd:.4f})"
+        state = _("成了") if event.ok else _("没成:{error}").format(error=event.error or _("失败"))
+        return "step", _("{step} 跑完了({state},${cost:.4f})").format(
+            step=event.text, state=state, cost=event.cost_usd
+        )
     if isinstance(event, (Retry, Offline)):
         return "retry", event.text
     if isinstance(event, (HandoffNear, HandoffWriting, HandoffDone)):
         return "handoff", event.text
     if isinstance(event, VerdictGiven):
-        line = f"判定 #{event.round}: {event.state or '(no conclusion)'}"
+        line = _("判定 #{round}: {state}").format(round=event.round, state=event.state or _("(没有结论)"))
         if event.reason:
             line += f" — {event.reason}"
         if event.failed:
-            line += f" ({len(event.failed)} failed)"
+            line += _("({n} 条没通过)").format(n=len(event.failed))
         return "verdict", line
     if isinstance(event, GoalUnverifiable):
-        return "task", f"目标有 {len(event.unverifiable)}/{event.total} 条判定项此环境无法验证"
+        return "task", _("目标有 {n}/{total} 条判定项此环境无法验证").format(
+            n=len(event.unverifiable), total=event.total
+        )
     if isinstance(event, Result):
         cost = f" · ${event.cost_usd:.4f}" if event.cost_usd is not None else ""
-        return "result", f"{event.text}{cost} · {event.num_turns} turns"
+        return "result", _("{text}{cost} · {turns} 轮").format(
+            text=event.text, cost=cost, turns=event.num_turns
+        )
     if isinstance(event, MailNote):
         return "mail", event.text
     if isinstance(event, Question):

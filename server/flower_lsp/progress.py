@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 
 from flower.core.events import ContextUpdate, Event, StepFinished, StepStarted, VerdictGiven
+from flower.core.i18n import _
 
 from .context import meter_text
 from .host import Feature, FlowerServer
@@ -42,7 +43,10 @@ class Progress(Feature):
             progress.begin(
                 token,
                 types.WorkDoneProgressBegin(
-                    title=f"Flower · {run.folder.name}", message="starting", cancellable=True, percentage=0
+                    title=_("Flower · {folder}").format(folder=run.folder.name),
+                    message=_("正在开始"),
+                    cancellable=True,
+                    percentage=0,
                 ),
             )
         except Exception:
@@ -82,9 +86,9 @@ class Progress(Feature):
         if token is None:
             return
         live = run.live
-        message = f"{live.step} {live.index}/{live.total}" if live.total else (live.step or "running")
+        message = f"{live.step} {live.index}/{live.total}" if live.total else (live.step or _("在跑"))
         if live.round > 1:
-            message += f" · round {live.round}"
+            message += _(" · 第 {n} 轮").format(n=live.round)
         reading = "" if self.server.client.can.flower.context else meter_text(live)
         if reading:
             message += f" · {reading}"

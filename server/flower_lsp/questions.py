@@ -33,6 +33,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcMethodNotFound
 
 from flower.core.events import Event, Question
+from flower.core.i18n import N_, _
 from flower.core.secrets import redact, redact_value
 
 from . import protocol as p
@@ -47,11 +48,10 @@ log = logging.getLogger(__name__)
 
 DISMISSED = "dismissed in the editor"
 UNSHOWN = "no editor could show it"
-SKIP = "Skip (the agent decides)"
-CANNOT_ASK = (
-    "flower: this editor can show no questions (it declares neither flower/ask nor"
-    " window/showMessageRequest): every question of this run is settled at once as unanswered,"
-    " and the agent decides by itself"
+SKIP = N_("跳过(让它自己判断)")
+CANNOT_ASK = N_(
+    "flower:这个编辑器显示不了提问(它既没声明 flower/ask,也没声明 window/showMessageRequest):"
+    "这次运行的每个提问都立刻按无人应答处理,由它自己判断"
 )
 
 
@@ -70,13 +70,17 @@ def params_of(run: Run, ask: Ask) -> p.AskParams:
 def prompt(params: p.AskParams, where: str) -> str:
     """A question as a message request says it, with how to answer it in free text."""
     argument = json.dumps({"id": params.id, "text": "..."}, ensure_ascii=False)
-    how = "Pick an answer, or answer" if params.options else "Answer"
+    how = (
+        _("选一个答案,或者用命令 {command} 和参数 {argument} 自己写答案。")
+        if params.options
+        else _("用命令 {command} 和参数 {argument} 自己写答案。")
+    )
     lines = [
-        f"Flower asks ({params.id}, {where}): {params.question}",
-        f"{how} in your own words with the command {p.ANSWER} and the argument {argument}.",
+        _("Flower 提问({id},{where}):{question}").format(id=params.id, where=where, question=params.question),
+        how.format(command=p.ANSWER, argument=argument),
     ]
     if params.timeout_s is not None and params.timeout_s > 0:
-        lines.append(f"Without an answer within {params.timeout_s:g} s the agent decides by itself.")
+        lines.append(_("{seconds:g} 秒内没人回答,它就自己判断。").format(seconds=params.timeout_s))
     return "\n".join(lines)
 
 
@@ -122,7 +126,7 @@ class Questions(Feature):
 
     async def on_run_start(self, run: Run) -> None:
         if not self.can_show:
-            self.server.client.log(CANNOT_ASK, types.MessageType.Warning)
+            self.server.client.log(_(CANNOT_ASK), types.MessageType.Warning)
         desk = Desk()
         self._serving[run] = (desk, asyncio.ensure_future(self._serve(run, desk)))
 
@@ -155,7 +159,7 @@ class Questions(Feature):
             reply = await self.ask(params_of(run, ask), settled=settled)
         except Unshown as exc:
             self.server.client.log(
-                f"flower: could not show question {ask.id} ({exc}): the agent decides by itself",
+                _("flower:提问 {id} 显示不出来({error}):它会自己判断").format(id=ask.id, error=exc),
                 types.MessageType.Warning,
             )
             run.channel.decline(ask.id, UNSHOWN)
@@ -204,7 +208,8 @@ class Questions(Feature):
             return p.from_json(p.AskResult, raw, "flower/ask result")
         except p.ProtocolError as exc:
             self.server.client.log(
-                f"flower: ignoring a malformed answer to {params.id}: {exc}", types.MessageType.Warning
+                _("flower:{id} 的回答格式不对,不理它:{error}").format(id=params.id, error=exc),
+                types.MessageType.Warning,
             )
             return None
 
@@ -216,7 +221,7 @@ class Questions(Feature):
         except p.ProtocolError:
             where = params.folder
         # a question quotes the agent: no credential leaves with it (the titles map back to the options)
-        shown = {redact(title): title for title in [*params.options, SKIP]}
+        shown = {redact(title): title for title in [*params.options, _(SKIP)]}
         request = types.ShowMessageRequestParams(
             type=types.MessageType.Info,
             message=redact(prompt(params, where)),
@@ -233,13 +238,17 @@ class Questions(Feature):
         title = shown.get(chosen.title, chosen.title) if isinstance(chosen, types.MessageActionItem) else None
         if title is None:
             # closed without a choice: the question waits for an answer in words
-            self.server.client.log(f"flower: {params.id} still waits: answer it with {p.ANSWER}")
+            self.server.client.log(
+                _("flower:{id} 还在等回答:用 {command} 回答它").format(id=params.id, command=p.ANSWER)
+            )
             return None
         if title in params.options:
             return p.AskResult(answer=title)
-        if title == SKIP:
+        if title == _(SKIP):
             return p.AskResult(dismissed=True)
-        self.server.client.log(f"flower: ignoring an unknown choice for {params.id}: {title!r}")
+        self.server.client.log(
+            _("flower:{id} 收到一个不认识的选项,不理它:{title!r}").format(id=params.id, title=title)
+        )
         return None
 
     async def _request(
@@ -298,7 +307,8 @@ class Questions(Feature):
                 reply = await self.ask(params, settled=question.answer)
             except Unshown as exc:
                 self.server.client.log(
-                    f"flower: could not ask {params.question} ({exc})", types.MessageType.Warning
+                    _("flower:没能提问 {question}({error})").format(question=params.question, error=exc),
+                    types.MessageType.Warning,
                 )
                 return None
             if not question.answer.done():

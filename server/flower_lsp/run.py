@@ -17,6 +17,7 @@ from flower.core.events import (
     StepStarted,
     VerdictGiven,
 )
+from flower.core.i18n import _
 
 from . import protocol as p
 from .common import Folder
@@ -78,11 +79,13 @@ class RunEnded:
     @classmethod
     def of(cls, outcome: Outcome, cost_usd: float) -> RunEnded:
         if outcome.aborted:
-            return cls("failed", f"stopped: {outcome.aborted}", cost_usd, outcome)
+            return cls("failed", _("停下了:{why}").format(why=outcome.aborted), cost_usd, outcome)
         if outcome.failed_at:
-            return cls("failed", f"failed at step {outcome.failed_at}", cost_usd, outcome)
+            return cls("failed", _("在步骤 {step} 失败").format(step=outcome.failed_at), cost_usd, outcome)
         verdict = outcome.verdict.state if outcome.verdict is not None else ""
-        return cls("finished", "finished" + (f" ({verdict})" if verdict else ""), cost_usd, outcome)
+        if verdict:
+            return cls("finished", _("跑完了({verdict})").format(verdict=verdict), cost_usd, outcome)
+        return cls("finished", _("跑完了"), cost_usd, outcome)
 
     def details(self) -> dict[str, object]:
         """The flower/event payload of a run's end."""

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from flower.core.events import Event
+from flower.core.i18n import N_, _
 
 from . import protocol as p
 from .common import Folder, Reported, invalid_params, parse_args
@@ -33,8 +34,9 @@ log = logging.getLogger(__name__)
 STOP_GRACE_S = 30.0
 STARTER = "starter"  # the flow the editor runs: the same lock as `flower go` in a terminal
 LOCK_WHO = "编辑器里的 flower-lsp"
-WHAT_TO_DO = "要做什么?一句话就够。"
-START_ACTION = "New run…"
+WHAT_TO_DO = N_("要做什么?一句话就够。")
+NOTHING_RUNNING = N_("{folder} 里没有在跑的运行。")
+START_ACTION = N_("新的运行…")
 
 
 class Runs(Feature):
@@ -79,10 +81,18 @@ class Runs(Feature):
 
     def _refusal(self, folder: Folder) -> p.CommandResult:
         run = self.active.get(folder.uri)
-        where = f" (step {run.live.step} {run.live.index}/{run.live.total})" if run and run.live.step else ""
+        where = (
+            _("(步骤 {step} {index}/{total})").format(
+                step=run.live.step, index=run.live.index, total=run.live.total
+            )
+            if run and run.live.step
+            else ""
+        )
         return p.CommandResult(
             False,
-            f"A run is already in progress in {folder.name}{where}: stop it first, or say something to it.",
+            _("{folder} 里已经有一个运行在跑{where}:先停下它,或者对它说句话。").format(
+                folder=folder.name, where=where
+            ),
         )
 
     # -- start / continue ------------------------------------------------------------------------
@@ -105,7 +115,7 @@ class Runs(Feature):
         except FlowBusy as busy:
             return p.CommandResult(False, str(busy))
         except OSError as exc:
-            return self._failed(folder, "cannot start", exc)
+            return self._failed(folder, _("开不了运行"), exc)
         try:
             result = await self._start_claimed(folder, ask, new=new, lock=lock)
         except BaseException:
@@ -122,11 +132,13 @@ class Runs(Feature):
         try:
             wake = await asyncio.to_thread(engine.wake_state, folder.path, folder.run_dir)
         except Exception as exc:
-            return self._failed(folder, "cannot read the run state", exc)
+            return self._failed(folder, _("读不了运行状态"), exc)
         waking = wake["waking"] and not new
         if not ask.strip() and not waking:
             return p.CommandResult(
-                False, f"Nothing to continue in {folder.name}: give a request to start a run.", offer="start"
+                False,
+                _("{folder} 里没有可以接着做的:给一句诉求来开一个运行。").format(folder=folder.name),
+                offer="start",
             )
 
         def build() -> tuple[EngineRun, str | None]:
@@ -145,7 +157,7 @@ class Runs(Feature):
         try:
             work, banner = await asyncio.to_thread(build)
         except Exception as exc:
-            return self._failed(folder, "cannot start", exc)
+            return self._failed(folder, _("开不了运行"), exc)
         run = Run(
             folder, work, waking=waking, banner=banner, memory=self.memory_of(folder), deliver=self._deliver
         )
@@ -158,15 +170,16 @@ class Runs(Feature):
                 work.channel.on_event = run.emit  # questions and mail reach the same sink as the steps
         except Exception as exc:
             run.close()
-            return self._failed(folder, "cannot start", exc)
+            return self._failed(folder, _("开不了运行"), exc)
         self.active[folder.uri] = run
         run.task = asyncio.ensure_future(self._drive(run))  # strong reference: self.active
-        verb = (
-            "Continuing"
-            if waking and not ask.strip()
-            else ("Continuing with your words" if waking else "Started")
-        )
-        return p.CommandResult(True, f"{verb} in {folder.name}.")
+        if waking and not ask.strip():
+            done = _("在 {folder} 里接着做。")
+        elif waking:
+            done = _("带着你的话在 {folder} 里接着做。")
+        else:
+            done = _("在 {folder} 里开始了。")
+        return p.CommandResult(True, done.format(folder=folder.name))
 
     async def continue_(self, folder: Folder) -> p.CommandResult:
         if self.busy(folder):
@@ -174,13 +187,15 @@ class Runs(Feature):
         try:
             wake = await asyncio.to_thread(self.server.engine.wake_state, folder.path, folder.run_dir)
         except Exception as exc:
-            return self._failed(folder, "cannot read the run state", exc)
+            return self._failed(folder, _("读不了运行状态"), exc)
         if wake["waking"]:
             return await self.start(folder, "")
         if self._server_offers():
             self.server.spawn(self._offer_start(folder))
         return p.CommandResult(
-            False, f"Nothing to continue in {folder.name}: no 需求.md yet. Start a new run?", offer="start"
+            False,
+            _("{folder} 里没有可以接着做的:还没有 需求.md。开一个新的运行?").format(folder=folder.name),
+            offer="start",
         )
 
     def _server_offers(self) -> bool:
@@ -196,20 +211,20 @@ class Runs(Feature):
             choice = await self.server.window_show_message_request_async(
                 types.ShowMessageRequestParams(
                     type=types.MessageType.Info,
-                    message=f"Nothing to continue in {folder.name}. Start a new run?",
-                    actions=[types.MessageActionItem(title=START_ACTION)],
+                    message=_("{folder} 里没有可以接着做的。开一个新的运行?").format(folder=folder.name),
+                    actions=[types.MessageActionItem(title=_(START_ACTION))],
                 )
             )
         except Exception:
             log.info("the client did not answer the offer to start", exc_info=True)
             return
-        if choice is None or choice.title != START_ACTION:
+        if choice is None or choice.title != _(START_ACTION):
             return
         answer = await self.server.get(Questions).ask_own(
             p.AskParams(
                 folder=folder.uri,
                 id=f"start-{uuid.uuid4().hex[:8]}",
-                question=WHAT_TO_DO,
+                question=_(WHAT_TO_DO),
                 options=[],
                 free_text=True,
                 timeout_s=None,
@@ -222,7 +237,7 @@ class Runs(Feature):
 
     def _failed(self, folder: Folder, what: str, exc: BaseException) -> p.CommandResult:
         log.warning("%s in %s", what, folder.path, exc_info=exc)
-        message = f"flower: {what} in {folder.name}: {exc}"
+        message = _("flower:{folder} 里{what}:{error}").format(what=what, folder=folder.name, error=exc)
         self.server.client.show(message, types.MessageType.Error)
         return Reported(False, message)
 
@@ -263,15 +278,16 @@ class Runs(Feature):
         run = self.active.get(folder.uri)
         if run is None:
             return p.CommandResult(
-                False, f"Nothing is running in {folder.name}: continue or start a run first."
+                False,
+                _("{folder} 里没有在跑的运行:先接着做或者开一个。").format(folder=folder.name),
             )
         if run.busy:
             run.runtime.interrupt(text)
-            return p.CommandResult(True, "Interrupted: the step resumes with your words.")
+            return p.CommandResult(True, _("打断了:这一步带着你的话接着跑。"))
         mail = run.channel.send(text)
         if mail is None:
-            return p.CommandResult(False, "Nothing to send.")
-        return p.CommandResult(True, "Sent to the agent's inbox (and appended to 需求.md).")
+            return p.CommandResult(False, _("没有要送的话。"))
+        return p.CommandResult(True, _("送进了它的收件箱(也追加进了 需求.md)。"))
 
     def answer(self, folder: Folder, ask_id: str | None, text: str) -> p.CommandResult:
         """An answer to the engine's question `ask_id` or to one of the server's own; without an
@@ -282,20 +298,20 @@ class Runs(Feature):
             waiting = [a.id for a in run.channel.pending()] if run is not None else []
             waiting += [q.id for q in questions.own_waiting(folder.uri)]
             if not waiting:
-                return p.CommandResult(False, f"No question is waiting in {folder.name}.")
+                return p.CommandResult(False, _("{folder} 里没有等着回答的提问。").format(folder=folder.name))
             ask_id = waiting[0]
         if (run is not None and run.channel.answer(ask_id, text)) or questions.answer_own(
             folder.uri, ask_id, text
         ):
-            return p.CommandResult(True, f"Answered {ask_id}.")
+            return p.CommandResult(True, _("回答了 {id}。").format(id=ask_id))
         if run is None:
-            return p.CommandResult(False, f"Nothing is running in {folder.name}.")
-        return p.CommandResult(False, f"Question {ask_id} is no longer waiting for an answer.")
+            return p.CommandResult(False, _(NOTHING_RUNNING).format(folder=folder.name))
+        return p.CommandResult(False, _("提问 {id} 已经不等回答了。").format(id=ask_id))
 
     async def stop(self, folder: Folder) -> p.CommandResult:
         run = self.active.get(folder.uri)
         if run is None:
-            return p.CommandResult(False, f"Nothing is running in {folder.name}.")
+            return p.CommandResult(False, _(NOTHING_RUNNING).format(folder=folder.name))
         return await self.stop_run(run, why="stopped")
 
     async def stop_run(self, run: Run, *, why: str) -> p.CommandResult:
@@ -307,9 +323,15 @@ class Runs(Feature):
                 await run.done.wait()
         except TimeoutError:
             return p.CommandResult(
-                False, f"The run in {run.folder.name} did not stop within {STOP_GRACE_S:.0f} s."
+                False,
+                _("{folder} 里的运行 {seconds:.0f} 秒内没停下来。").format(
+                    folder=run.folder.name, seconds=STOP_GRACE_S
+                ),
             )
-        return p.CommandResult(True, f"Stopped the run in {run.folder.name}; Flower: Continue resumes it.")
+        return p.CommandResult(
+            True,
+            _("停下了 {folder} 里的运行;Flower: Continue 让它接着做。").format(folder=run.folder.name),
+        )
 
     async def on_shutdown(self) -> None:
         runs = list(self.active.values())

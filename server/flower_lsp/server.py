@@ -9,6 +9,8 @@ import threading
 
 from lsprotocol import types
 
+from flower.core.i18n import _, language_for_client, set_language
+
 from .aside import Asides
 from .banner import Banner
 from .context import ContextMeter
@@ -53,6 +55,8 @@ def build_server(engine: Engine | None = None) -> FlowerServer:
 
     @server.feature(types.INITIALIZE)
     def on_initialize(ls: FlowerServer, params: types.InitializeParams) -> None:
+        # first: every text this server says from here on is in the client's language
+        set_language(language_for_client(params.locale))
         ls.client.loop = asyncio.get_running_loop()
         ls.client.can = Negotiated.of(params.capabilities)
         if ls.client.can.ignored:
@@ -62,7 +66,10 @@ def build_server(engine: Engine | None = None) -> FlowerServer:
             ls.options = read_options(params.initialization_options, "initializationOptions")
         except ProtocolError as exc:
             ls.options = InitOptions()
-            ls.client.show(f"flower: ignoring initializationOptions ({exc})", types.MessageType.Warning)
+            ls.client.show(
+                _("flower:initializationOptions 不生效({error})").format(error=exc),
+                types.MessageType.Warning,
+            )
         use_store = getattr(ls.engine, "use_store", None)  # an engine that can keep a shared store
         if callable(use_store):
             use_store(ls.options.store)

@@ -9,6 +9,8 @@ import dataclasses
 
 from lsprotocol import types
 
+from flower.core.i18n import _
+
 from . import protocol as p
 from .common import Folder
 from .host import Feature, FlowerServer
@@ -54,7 +56,8 @@ class Settings(Feature):
             new = read_options(settings[p.SETTINGS_SECTION], where)
         except p.ProtocolError as exc:
             self.server.client.show(
-                f"flower: ignoring the new settings, the old ones stay ({exc})", types.MessageType.Warning
+                _("flower:新的设置不生效,沿用旧的({error})").format(error=exc),
+                types.MessageType.Warning,
             )
             return
         before = {f.uri: self.server.options_for(f.uri) for f in self.server.folders()}
@@ -66,8 +69,8 @@ class Settings(Feature):
                 self.server.client.log(self.applied(folder, diff), types.MessageType.Info)
 
     def applied(self, folder: Folder, diff: list[str]) -> str:
-        line = (
-            f"flower: settings of {folder.name} changed ({'; '.join(diff)}): applied live, from the next run"
+        line = _("flower:{folder} 的设置改了({changes}):即时生效,从下一个运行起").format(
+            folder=folder.name, changes="; ".join(diff)
         )
         if self.server.get(Runs).active.get(folder.uri) is not None:
             line += "; the run in progress keeps the settings it started with"

@@ -81,19 +81,19 @@ def test_flower_demo_runs_the_starter_flow_offline_and_continues_it(tmp_path):
     )
     out = done.stdout
     assert done.returncode == 0, out + done.stderr
-    kept = Path(out.strip().splitlines()[-1].removeprefix("kept: "))
+    kept = Path(out.strip().splitlines()[-1].removeprefix("保留在:"))  # the seeds' language
     try:
         ws = kept / "project"
         assert (ws / "hello.py").read_text() == 'print("hello")\n' and (
             ws / "README.md"
         ).is_file()  # real files, real tools
-        assert "== 确认需求" in out and "== 设定目标" in out and "-> (answered automatically) hello" in out
-        assert "judge, round 1: not_yet" in out and "judge, round 2: achieved" in out
+        assert "== 确认需求" in out and "== 设定目标" in out and "-> (自动回答) hello" in out
+        assert "判定者,第 1 轮:未达成" in out and "判定者,第 2 轮:达成" in out
         # the second run visibly continues: the banner, then only the work step, resumed
         second = out[out.index("$ flower        #") :]
         assert "接上上次  需求已确认 · 目标 3 条 · 干活上下文" in second and "第 2 次唤醒" in second
         assert "== 确认需求" not in second and "<- 接上次 · 第 2 次唤醒" in second
-        assert "ok: the second run continued the same work session" in out
+        assert "ok:第二次运行接着同一个干活会话做了下去" in out
         steps = json.loads((ws / "runs" / "lineage.json").read_text())["steps"]
         assert set(steps) == {"确认需求", "设定目标", "干活"}  # judges never enter the lineage
     finally:

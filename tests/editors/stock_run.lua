@@ -27,7 +27,7 @@ H.run(function()
     ['window/showMessageRequest'] = function(_, params)
       table.insert(H.seen.requests, params)
       local actions = params.actions or {}
-      if #actions > 1 or params.message:match('^Nothing to continue') then
+      if #actions > 1 or params.message == os.getenv('FLOWER_TEST_OFFER') then
         return actions[1]
       end
       vim.schedule(function()
@@ -66,9 +66,9 @@ H.run(function()
     H.seen.continued = err and { error = err.message } or result
   end)
   H.wait('the run to end', function()
-    return logged('^run in ws: ') ~= nil
+    return logged(os.getenv('FLOWER_TEST_ENDED')) ~= nil
   end)
-  H.seen.ended = logged('^run in ws: ')
+  H.seen.ended = logged(os.getenv('FLOWER_TEST_ENDED'))
 
   -- a request without params, and a document this client cannot show
   c.request('flower/state', nil, function(err, result)

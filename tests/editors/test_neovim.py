@@ -33,10 +33,27 @@ WARNING = 2  # vim.diagnostic.severity.WARN
 LEVELS = {"ERROR": 4, "WARN": 3, "INFO": 2}  # vim.log.levels
 
 
+OFFER = {
+    "C.UTF-8": "ws 里没有可以接着做的。开一个新的运行?",
+    "en_US.UTF-8": "Nothing to continue in ws. Start a new run?",
+}
+ENDED = {"C.UTF-8": "^ws 里的运行:", "en_US.UTF-8": "^run in ws: "}
+# the server's own process locale says Chinese: whatever English it speaks, the editor asked for
+SERVER_CMD = ["env", "-u", "LC_ALL", "-u", "LC_MESSAGES", "-u", "FLOWER_LANG", "LANG=C.UTF-8"]
+
+
 def nvim(
-    script: str, workspace: Path, sim: Any, claude_root: Path, tmp_path: Path, *, plugin: bool
+    script: str,
+    workspace: Path,
+    sim: Any,
+    claude_root: Path,
+    tmp_path: Path,
+    *,
+    plugin: bool,
+    lang: str = "C.UTF-8",
 ) -> dict[str, Any]:
-    """Run one Lua script in headless Neovim; what it saw, or the failure with Neovim's output."""
+    """Run one Lua script in headless Neovim under the locale `lang`; what it saw, or the failure
+    with Neovim's output."""
     assert shutil.which("nvim"), "Neovim is missing: the README's test command installs it (make system-deps)"
     out = tmp_path / f"{script}.json"
     home = tmp_path / "nvim-home"
@@ -44,7 +61,11 @@ def nvim(
         **isolated_env(sim.base_url, claude_root),
         "FLOWER_TEST_DIR": str(HERE),
         "FLOWER_TEST_WS": str(workspace),
-        "FLOWER_TEST_CMD": json.dumps([sys.executable, "-m", "flower_lsp"]),
+        "FLOWER_TEST_CMD": json.dumps([*SERVER_CMD, sys.executable, "-m", "flower_lsp"]),
+        "LANG": lang,
+        # the offer the stock script accepts: the server's words in the language it speaks
+        "FLOWER_TEST_OFFER": OFFER[lang],
+        "FLOWER_TEST_ENDED": ENDED[lang],  # a Lua pattern: the log line that says the run ended
         "FLOWER_TEST_REQUEST": REQUEST,
         "FLOWER_TEST_OUT": str(out),
         # Neovim's own state (lsp.log, shada, swap) stays in the test's folder
@@ -75,10 +96,12 @@ def rejected_then_cleared(diagnostics: list[list[dict[str, Any]]]) -> None:
 
 def test_a_whole_run_with_the_neovim_plugin(sim_factory, workspace, claude_root, tmp_path):
     sim = sim_factory(scenarios.starter_scenario(context=78_000))
-    seen = nvim("plugin_run.lua", workspace, sim, claude_root, tmp_path, plugin=True)
+    # an English Neovim: the plugin sends its locale, so the server speaks English although its
+    # own process locale (SERVER_CMD) would have it speak Chinese
+    seen = nvim("plugin_run.lua", workspace, sim, claude_root, tmp_path, plugin=True, lang="en_US.UTF-8")
 
     # nothing to continue: the plugin asked what to do, then the clarifier's question came to vim.ui.select
-    assert seen["inputs"] == ["要做什么?一句话就够。 "]
+    assert seen["inputs"] == ["要做什么?一句话就够。 "]  # the plugin's own prompt, not the server's
     [select] = seen["selects"]
     assert select["prompt"] == f"Flower asks: {scenarios.QUESTION}"
     assert select["items"] == [*scenarios.OPTIONS, "Answer in my own words…", "Skip (the agent decides)"]
@@ -89,7 +112,7 @@ def test_a_whole_run_with_the_neovim_plugin(sim_factory, workspace, claude_root,
     # the run's log, its end, the meter and the verdicts
     log = seen["log"]
     assert log[0] == "[run] run started in ws" and log[-1].startswith("[run] finished (achieved)")
-    assert any(line.startswith("[verdict] 判定 #1: not_yet") for line in log)
+    assert any(line.startswith("[verdict] verdict #1: not_yet") for line in log)
     # the statusline's meter moved as the context grew (" ?" while a question waited)
     meters = {m.removesuffix(" ?") for m in seen["meters"]}
     assert len(meters) >= 2 and all(re.fullmatch(r"Flower \d+(\.\d)?K / 1M", m) for m in meters), meters
@@ -98,7 +121,7 @@ def test_a_whole_run_with_the_neovim_plugin(sim_factory, workspace, claude_root,
     notes = [(n["msg"], n["level"]) for n in seen["notifications"]]
     assert ("Flower: Started in ws.", LEVELS["INFO"]) in notes
     assert any(m.startswith("Flower: == 确认需求 ==") for m, _ in notes)  # steps, as notifications
-    assert any(m.startswith("Flower: 判定 #1: not_yet") and lvl == LEVELS["WARN"] for m, lvl in notes)
+    assert any(m.startswith("Flower: verdict #1: not_yet") and lvl == LEVELS["WARN"] for m, lvl in notes)
     assert ("Flower: Nothing is running in ws.", LEVELS["WARN"]) in notes  # a refusal, shown once
     assert notes.count(("Flower: Nothing is running in ws.", LEVELS["WARN"])) == 1
     assert seen["state"] == {"running": False, "waking": True, "verdict": "achieved"}
@@ -106,25 +129,26 @@ def test_a_whole_run_with_the_neovim_plugin(sim_factory, workspace, claude_root,
     # back in the folder: the resume banner
     banner = seen["banner"]
     assert banner["level"] == LEVELS["INFO"] and banner["msg"].startswith(
-        f"Flower: <- 在 {workspace} 接上上次"
+        f"Flower: <- continuing in {workspace} where it stopped  brief confirmed · goal 3 checks"
     )
 
 
 def test_a_whole_run_with_no_flower_code_in_neovim(sim_factory, workspace, claude_root, tmp_path):
     sim = sim_factory(scenarios.starter_scenario(context=78_000))
+    # Neovim under the C locale: no language to pass on, the server speaks the seeds' Chinese
     seen = nvim("stock_run.lua", workspace, sim, claude_root, tmp_path, plugin=False)
 
     # continue: nothing there, so the server offered a run; the request came in words, the
     # clarifier's question as a message request with its options
     assert seen["continued"]["offer"] == "start"
     offer, what, question = seen["requests"]
-    assert offer["message"] == "Nothing to continue in ws. Start a new run?"
-    assert what["message"].startswith("Flower asks (start-") and "flower.answer" in what["message"]
-    assert [a["title"] for a in what["actions"]] == ["Skip (the agent decides)"]
-    assert seen["answered"].startswith("Answered start-")
-    assert question["message"].startswith(f"Flower asks (q1, ws): {scenarios.QUESTION}")
-    assert [a["title"] for a in question["actions"]] == [*scenarios.OPTIONS, "Skip (the agent decides)"]
-    assert seen["ended"].startswith("run in ws: finished (achieved) · $")
+    assert offer["message"] == OFFER["C.UTF-8"]
+    assert what["message"].startswith("Flower 提问(start-") and "flower.answer" in what["message"]
+    assert [a["title"] for a in what["actions"]] == ["跳过(让它自己判断)"]
+    assert seen["answered"].startswith("回答了 start-")
+    assert question["message"].startswith(f"Flower 提问(q1,ws):{scenarios.QUESTION}")
+    assert [a["title"] for a in question["actions"]] == [*scenarios.OPTIONS, "跳过(让它自己判断)"]
+    assert seen["ended"].startswith("ws 里的运行:跑完了(achieved) · $")
     assert (workspace / "hello.py").read_text(encoding="utf-8") == 'print("hello")\n'
 
     # the log reads as the terminal; the meter in the log and on the progress bar

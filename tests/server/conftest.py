@@ -161,7 +161,10 @@ async def open_session(
     options: dict[str, Any] | None = None,
     capabilities: types.ClientCapabilities | None = None,
     initialize: bool = True,
+    locale: str | None = "en",
 ) -> AsyncIterator[Session]:
+    """A client on `workspace`; `locale` is the editor's display language it sends (the suite's
+    editor speaks English; docs/i18n.md)."""
     box: list[Session] = []
     config = ClientServerConfig(server_command=SERVER, client_factory=lambda: _client(box), server_env=env)
     client = await config.start()
@@ -179,6 +182,7 @@ async def open_session(
                             types.WorkspaceFolder(uri=workspace.as_uri(), name=workspace.name)
                         ],
                         initialization_options=options,
+                        locale=locale,
                     )
                 ),
                 TIMEOUT,
@@ -226,3 +230,13 @@ def sim_lsp(workspace: Path, claude_root: Path):
         )
 
     return start
+
+
+@pytest.fixture
+def english() -> Any:
+    """This process speaks English, as the server does for the suite's English-speaking client."""
+    from flower.core.i18n import set_language
+
+    set_language("en")
+    yield
+    set_language("zh")

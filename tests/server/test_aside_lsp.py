@@ -35,7 +35,7 @@ async def test_a_side_question_during_a_run_is_answered_and_the_run_goes_on(fake
 
         assert result == {
             "ok": True,
-            "message": "旁路($0.0123,没有打扰正在跑的运行):saw 2 events",
+            "message": "aside ($0.0123, the running run was not disturbed): saw 2 events",
             "answer": "saw 2 events\nlast: [text] 正在写 hello.py",
             "cost_usd": 0.0123,
         }
@@ -52,7 +52,7 @@ async def test_a_failed_side_question_is_a_result_and_an_empty_one_is_refused(fa
     async with fake_lsp() as s:
         result = await s.command("flower.aside", {"question": "this will fail"})
         assert result["ok"] is False
-        assert result["message"] == "旁路问答失败:APIError: the oracle could not answer"
+        assert result["message"] == "the side question failed: APIError: the oracle could not answer"
         assert result["answer"] == "" and result["cost_usd"] == 0.0
         with pytest.raises(JsonRpcInvalidParams, match="'question' must not be empty"):
             await s.command("flower.aside", {"question": "  "})
@@ -89,6 +89,6 @@ async def test_a_client_that_shows_no_results_is_shown_the_side_answer(fake_lsp,
         result = await s.command("flower.aside", {"question": question})
         await s.until(lambda: any(m.message == result["message"] for m in s.client.messages))
         if not fails:
-            await s.until(lambda: any(m.message.startswith("# 旁路\n") for m in s.client.log_messages))
-            [logged] = [m.message for m in s.client.log_messages if m.message.startswith("# 旁路\n")]
-            assert logged == f"# 旁路\n{result['answer']}"
+            await s.until(lambda: any(m.message.startswith("# aside\n") for m in s.client.log_messages))
+            [logged] = [m.message for m in s.client.log_messages if m.message.startswith("# aside\n")]
+            assert logged == f"# aside\n{result['answer']}"

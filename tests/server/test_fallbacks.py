@@ -22,8 +22,17 @@ from pytest_lsp import client_capabilities
 from flower.cli.render import Render
 from flower.core.events import Question, StepStarted
 from flower_lsp import protocol as p
-from flower_lsp.questions import CANNOT_ASK, SKIP, UNSHOWN
-from flower_lsp.runs import START_ACTION
+from flower_lsp.questions import UNSHOWN
+
+# what the suite's English-speaking client is shown (flower_lsp.questions, flower_lsp.runs)
+SKIP = "Skip (the agent decides)"
+START_ACTION = "New run…"
+WHAT_TO_DO = "What should be done? One sentence is enough."
+CANNOT_ASK = (
+    "flower: this editor can show no questions (it declares neither flower/ask nor"
+    " window/showMessageRequest): every question of this run is settled at once as unanswered,"
+    " and the agent decides by itself"
+)
 
 ASK = {"ask": {"question": "hello.py 要打印什么?", "options": ["hello", "hello, flower"]}}
 STEP = {"step": {"name": "确认需求", "index": 1, "total": 3}}
@@ -173,10 +182,14 @@ async def test_the_run_log_and_the_meter_come_as_the_terminals_lines_in_log_mess
         ).strip("\n")
         lines = logged(s)
         i = lines.index("run started in ws")
-        assert lines[i + 1 : i + 4] == [step_lines, "上下文 80.2K/1M · 确认需求", "  先看看现场"]
+        assert lines[i + 1 : i + 4] == [step_lines, "context 80.2K/1M · 确认需求", "  先看看现场"]
         assert lines[-1] == "run in ws: finished · $0.2500"
         reports = [r.message for r in s.progress() if isinstance(r, types.WorkDoneProgressReport)]
-        assert reports == ["确认需求 1/3", "确认需求 1/3 · 上下文 80.2K/1M", "确认需求 1/3 · 上下文 80.2K/1M"]
+        assert reports == [
+            "确认需求 1/3",
+            "确认需求 1/3 · context 80.2K/1M",
+            "确认需求 1/3 · context 80.2K/1M",
+        ]
 
 
 async def test_a_question_in_the_log_reads_as_in_the_terminal(fake_lsp, script):
@@ -291,9 +304,9 @@ async def test_nothing_to_continue_offers_a_run_and_takes_the_request_in_words(f
         assert result["offer"] == "start" and shown(s) == []  # the offer is the message
         await asyncio.wait_for(what.wait(), 20)
         [question] = questions_in(s)
-        assert question.message.startswith("Flower asks (start-") and "要做什么" in question.message
+        assert question.message.startswith("Flower asks (start-") and WHAT_TO_DO in question.message
         assert [a.title for a in question.actions or []] == [SKIP]
-        assert [q["question"] for q in (await s.state())["pending"]] == ["要做什么?一句话就够。"]
+        assert [q["question"] for q in (await s.state())["pending"]] == [WHAT_TO_DO]
         assert (await s.command("flower.answer", {"text": "写个 hello.py"}))["ok"] is True
         await s.until(lambda: {"mark": "ran"} in read_log(s.run_dir))
         assert [e["started"] for e in read_log(s.run_dir) if "started" in e] == ["写个 hello.py"]
@@ -353,11 +366,13 @@ async def test_a_whole_run_with_the_real_engine_for_a_client_that_declares_nothi
         for step in ("确认需求", "设定目标", "干活"):
             assert f"== {step} " in lines
         assert f"  ? {scenarios.QUESTION}" in lines and "  + hello" in lines
-        assert "判定第 1 轮:未达成,打回去接着干" in lines and "判定第 2 轮:达成" in lines
-        assert sum(m.startswith("上下文 ") for m in logged(s)) >= 3
+        assert (
+            "verdict, round 1: not yet, sent back to go on" in lines and "verdict, round 2: achieved" in lines
+        )
+        assert sum(m.startswith("context ") for m in logged(s)) >= 3
         # the meter rides on the progress bar; the verdicts still mark 目标.md
         reports = [r.message or "" for r in s.progress() if isinstance(r, types.WorkDoneProgressReport)]
-        assert any(" · 上下文 " in r for r in reports)
+        assert any(" · context " in r for r in reports)
         goal = workspace / ".flower" / "notes" / "目标.md"
         [rejected, accepted] = s.history(goal)
         assert [d.range.start.line for d in rejected] == [5] and accepted == []

@@ -66,7 +66,7 @@ def test_a_failed_item_finds_the_line_of_its_check(item: str, line: int | None) 
     assert locate(item, CHECKS) == line
 
 
-def test_not_yet_warns_on_each_failed_line_unreachable_is_an_error() -> None:
+def test_not_yet_warns_on_each_failed_line_unreachable_is_an_error(english: None) -> None:
     verdict = p.VerdictInfo(
         state="not_yet",
         reason="没有 README.md",
@@ -101,7 +101,7 @@ def test_other_encodings_count_their_own_units() -> None:
     assert utf32[0].range.end.character == len(line)
 
 
-def test_achieved_clears_and_an_unplaceable_failure_sits_on_the_checklist_heading() -> None:
+def test_achieved_clears_and_an_unplaceable_failure_sits_on_the_checklist_heading(english: None) -> None:
     achieved = p.VerdictInfo(state="achieved", reason="ok", failed=[], round=3, goal_path="")
     assert verdict_diagnostics(achieved, GOAL, folder="f") == []
     vague = p.VerdictInfo(state="", reason="没给结论", failed=[], round=1, goal_path="")
@@ -130,7 +130,7 @@ LOG_LINES = [
     pytest.param(
         StepStarted(text="干活", index=3, total=3, resumed=True, woke=3),
         "step",
-        "== 干活 ==  3/3  <- 接上次 · 第 3 次唤醒",
+        "== 干活 ==  3/3  <- continued · wake 3",
         id="a woken step",
     ),
     pytest.param(
@@ -142,13 +142,13 @@ LOG_LINES = [
     pytest.param(
         VerdictGiven(state="not_yet", reason="缺 README", failed=["a"], round=1, goal_path="/g"),
         "verdict",
-        "判定 #1: not_yet — 缺 README (1 failed)",
+        "verdict #1: not_yet — 缺 README (1 failed)",
         id="a verdict",
     ),
     pytest.param(
         GoalUnverifiable(unverifiable=["x"], total=3, path="/g"),
         "task",
-        "目标有 1/3 条判定项此环境无法验证",
+        "1/3 checks of the goal cannot be verified in this environment",
         id="unverifiable checks",
     ),
     pytest.param(
@@ -186,7 +186,7 @@ LOG_LINES = [
 
 
 @pytest.mark.parametrize("event, kind, line", LOG_LINES)
-def test_events_read_as_log_lines(event: Event, kind: str | None, line: str | None) -> None:
+def test_events_read_as_log_lines(event: Event, kind: str | None, line: str | None, english: None) -> None:
     params = to_params("f", event)
     if kind is None:
         assert params is None
@@ -212,7 +212,9 @@ def test_payloads_are_made_json_safe() -> None:
         ({"_aborted": "没人回应"}, "failed", "stopped: 没人回应"),
     ],
 )
-def test_the_end_of_a_run_is_told_from_its_ctx(ctx: dict[str, object], phase: str, line: str) -> None:
+def test_the_end_of_a_run_is_told_from_its_ctx(
+    ctx: dict[str, object], phase: str, line: str, english: None
+) -> None:
     ended = RunEnded.of(Outcome.of(ctx), 0.5)
     assert (ended.phase, ended.text) == (phase, line)
     assert ended.details()["phase"] == phase and ended.details()["cost_usd"] == 0.5

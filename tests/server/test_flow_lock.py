@@ -50,11 +50,11 @@ async def test_start_and_continue_refuse_while_a_terminal_flower_works_on_the_fo
                 result = await s.command(command, args)
                 assert result["ok"] is False, command
                 message = result["message"]
-                assert "这里已经有一个 flower" in message and "flower go" in message
+                assert "a flower already runs the flow" in message and "flower go" in message
                 assert f"pid {terminal.pid}" in message and "\n" not in message
             assert (await s.state())["running"] is False
             assert read_log(s.run_dir) == []  # nothing ran
-            shown = [m.message for m in s.client.messages if "这里已经有一个 flower" in m.message]
+            shown = [m.message for m in s.client.messages if "a flower already runs the flow" in m.message]
             assert len(shown) == shown_by_server
             terminal.kill()
             await terminal.wait()

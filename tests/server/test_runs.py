@@ -9,7 +9,9 @@ from pathlib import Path
 from fake_engine import read_log
 from lsprotocol import types
 
-from flower_lsp.runs import START_ACTION, WHAT_TO_DO
+# what the suite's English-speaking client is shown (flower_lsp.runs)
+START_ACTION = "New run…"
+WHAT_TO_DO = "What should be done? One sentence is enough."
 
 
 def step(name: str, index: int, total: int = 3) -> dict:
@@ -166,7 +168,7 @@ async def test_stop_keeps_the_state_and_continue_wakes_it_with_the_banner(fake_l
         assert s.banners == [
             {"folder": s.folder, "text": f"<- 在 {workspace} 接上上次  需求已确认 · 第 2 次唤醒"}
         ]
-        assert s.events_of("step")[-2]["text"] == "== 干活 ==  3/3  <- 接上次 · 第 2 次唤醒"
+        assert s.events_of("step")[-2]["text"] == "== 干活 ==  3/3  <- continued · wake 2"
         assert [e["started"] for e in read_log(s.run_dir) if "started" in e] == ["做个 X", ""]
 
 

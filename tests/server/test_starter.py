@@ -89,7 +89,7 @@ async def test_a_full_starter_run_driven_only_through_lsp(sim_factory, sim_lsp, 
         assert [(d.range.start.line, d.severity) for d in rejected] == [(5, types.DiagnosticSeverity.Warning)]
         assert text[5] == "- 工作区根目录有 README.md,写了怎么运行"
         assert accepted == [] and s.diagnostics(path) == []
-        assert [e["text"].split(":")[0] for e in s.events_of("verdict")] == ["判定 #1", "判定 #2"]
+        assert [e["text"].split(":")[0] for e in s.events_of("verdict")] == ["verdict #1", "verdict #2"]
 
         state = await s.state()
         assert (state["running"], state["waking"], state["checks"], state["woke"]) == (False, True, 3, 1)
@@ -111,14 +111,17 @@ async def test_restart_and_continue_pick_up_the_same_sessions_with_the_banner(
     async with sim_lsp(sim, options={"timeout_s": 60}) as s:
         await s.until(lambda: s.banners, what="the banner on initialized")
         banner = s.banners[0]["text"]
-        assert banner.startswith("<- 在 ") and " 接上上次  需求已确认 · 目标 3 条 · 干活上下文 " in banner
-        assert banner.endswith(" · 第 2 次唤醒")
+        assert (
+            banner.startswith("<- continuing in ")
+            and " where it stopped  brief confirmed · goal 3 checks · 干活 context " in banner
+        )
+        assert banner.endswith(" · wake 2")
         result = await s.command("flower.continue")
         assert result == {"ok": True, "message": "Continuing in ws.", "offer": None, "uri": None}
         await finished(s)
         assert [b["text"] for b in s.banners] == [banner, banner]  # again as the run wakes
         assert [e["text"] for e in s.events_of("step") if e["text"].startswith("==")] == [
-            "== 干活 ==  3/3  <- 接上次 · 第 2 次唤醒"
+            "== 干活 ==  3/3  <- continued · wake 2"
         ]  # clarify and goal were frozen: skipped
         state = await s.state()
         assert state["steps"] == before and state["woke"] == 2
@@ -223,5 +226,5 @@ async def test_the_meter_says_when_a_handoff_is_near(sim_factory, sim_lsp, works
         near = [e for e in s.events_of("handoff") if e["payload"].get("phase") == "near"]
         # once per generation of every main-thread session (each step, each judge round)
         assert {e["payload"]["step"] for e in near} == STEPS | {"干活#round2", "干活·判定#1", "干活·判定#2"}
-        assert all("接近换代阈值 950.0K" in e["text"] for e in near)
+        assert all("close to the handoff threshold 950.0K" in e["text"] for e in near)
         assert (await s.state())["near"] is True

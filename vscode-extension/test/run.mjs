@@ -793,7 +793,8 @@ async function runUi() {
         'F1 "Flower: Continue" wakes the run: the banner notification and the meter',
         async () => {
           await palette('Flower: Continue');
-          const banner = toast('接上上次');
+          // code-server runs in English here: the server's banner speaks it too
+          const banner = toast('where it stopped');
           await banner.waitFor({ timeout: 60_000 });
           await meter.waitFor({ timeout: 60_000 });
           await picture('vscode-banner.png');

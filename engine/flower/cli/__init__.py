@@ -26,6 +26,7 @@ import sys
 
 from .. import __version__
 from ..core.display import columns
+from ..core.i18n import _, language_from_environment, set_language
 from .arguments import COMMANDS, PERMISSION_MODES, build_parser, parse_args, rewrite_argv
 from .builders import (
     build_flow,
@@ -159,6 +160,7 @@ __all__ = [
 
 
 def main(argv: list[str] | None = None) -> int:
+    set_language(language_from_environment())  # before the parser: its help texts are translated too
     args = parse_args(argv)
     try:
         if args.command == "demo":
@@ -173,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
             return run_command(args)
         return go_command(args)
     except KeyboardInterrupt:  # before the run started (or after it ended): nothing to keep
-        print(CANCELLED, file=sys.stderr)
+        print(_(CANCELLED), file=sys.stderr)
         return 130
 
 

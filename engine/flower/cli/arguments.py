@@ -12,10 +12,11 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import __version__
+from ..core.i18n import N_, _
 
 COMMANDS = ("go", "run", "once", "setup", "demo")
 PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
-WAIT_HELP = "同一个 run 目录里已经有 flower 在跑这个流程时,排队等它跑完再开始(默认:说一句是谁在跑,就退出)"
+WAIT_HELP = N_("同一个 run 目录里已经有 flower 在跑这个流程时,排队等它跑完再开始(默认:说一句是谁在跑,就退出)")
 SANDBOX_MODES = ("require", "auto", "off")  # flower.core.sandbox.MODES, kept import-free here
 
 
@@ -28,9 +29,11 @@ def _positive_int(name: str) -> Callable[[str], int]:
         try:
             value = int(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} 要一个整数,不是 {text!r}") from None
+            raise argparse.ArgumentTypeError(
+                _("{name} 要一个整数,不是 {text!r}").format(name=name, text=text)
+            ) from None
         if value < 1:
-            raise argparse.ArgumentTypeError(f"{name} 至少是 1,不是 {value}")
+            raise argparse.ArgumentTypeError(_("{name} 至少是 1,不是 {value}").format(name=name, value=value))
         return value
 
     return convert
@@ -41,9 +44,11 @@ def _positive_float(name: str) -> Callable[[str], float]:
         try:
             value = float(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"{name} 要一个数,不是 {text!r}") from None
+            raise argparse.ArgumentTypeError(
+                _("{name} 要一个数,不是 {text!r}").format(name=name, text=text)
+            ) from None
         if not value > 0:
-            raise argparse.ArgumentTypeError(f"{name} 要大于 0,不是 {text}")
+            raise argparse.ArgumentTypeError(_("{name} 要大于 0,不是 {text}").format(name=name, text=text))
         return value
 
     return convert
@@ -57,42 +62,46 @@ def _add_global_flags(parser: argparse.ArgumentParser, *, copy: bool) -> None:
         return argparse.SUPPRESS if copy else value
 
     parser.add_argument(
-        "-w", "--workspace", default=default("."), metavar="PATH", help="agent 的工作目录(默认当前目录)"
+        "-w", "--workspace", default=default("."), metavar="PATH", help=_("agent 的工作目录(默认当前目录)")
     )
     parser.add_argument(
         "-r",
         "--run-dir",
         default=default("runs"),
         metavar="DIR",
-        help="会话库、运行清单、血缘放哪(默认 runs,相对当前目录,不是相对 -w)",
+        help=_("会话库、运行清单、血缘放哪(默认 runs,相对当前目录,不是相对 -w)"),
     )
     parser.add_argument(
         "-v",
         "--verbose",
         action="store_true",
         default=default(False),
-        help="多显示:subagent 的话、所有工具结果、生效的凭证(打码)",
+        help=_("多显示:subagent 的话、所有工具结果、生效的凭证(打码)"),
     )
     parser.add_argument(
         "-W",
         "--workbench",
         action="store_true",
         default=default(False),
-        help="run / once:开工作台(流程没自带时放在 <run-dir>/workbench);go 总带着自己的工作台,不收这个开关",
+        help=_(
+            "run / once:开工作台(流程没自带时放在 <run-dir>/workbench);go 总带着自己的工作台,不收这个开关"
+        ),
     )
     parser.add_argument(
         "--store",
         default=default(None),
         metavar="URL",
-        help="会话库放哪:postgresql://用户:密码@主机/库 = 多台机器共用一个库,换台机器也能接着"
-        "(默认:环境变量 FLOWER_STORE,没有就是 <run-dir>/sessions.db)",
+        help=_(
+            "会话库放哪:postgresql://用户:密码@主机/库 = 多台机器共用一个库,换台机器也能接着"
+            "(默认:环境变量 FLOWER_STORE,没有就是 <run-dir>/sessions.db)"
+        ),
     )
     parser.add_argument(
         "-T",
         "--trim",
         action="store_true",
         default=default(False),
-        help="resume 时把旧的大工具结果换成文件指针(run / once 默认关;go 默认开,用 --no-trim 关)",
+        help=_("resume 时把旧的大工具结果换成文件指针(run / once 默认关;go 默认开,用 --no-trim 关)"),
     )
 
 
@@ -101,8 +110,10 @@ def _add_sandbox_flag(parser: argparse.ArgumentParser) -> None:
         "--sandbox",
         choices=SANDBOX_MODES,
         default="auto",
-        help="Bash 命令关进沙箱:require = 没有沙箱就不跑;auto = 能关就关,关不了说一句再照跑(默认);"
-        "off = 不关(docs/safety.md)",
+        help=_(
+            "Bash 命令关进沙箱:require = 没有沙箱就不跑;auto = 能关就关,关不了说一句再照跑(默认);"
+            "off = 不关(docs/safety.md)"
+        ),
     )
 
 
@@ -110,7 +121,7 @@ def build_parser() -> _Parser:
     parser = _Parser(
         prog="flower",
         description="Long, unattended Claude agent work that survives anything. "
-        '不写子命令就是 go:flower "帮我做一个 X"。',
+        + _('不写子命令就是 go:flower "帮我做一个 X"。'),
     )
     parser.add_argument("--version", action="version", version=f"flower {__version__}")
     _add_global_flags(parser, copy=False)
@@ -119,74 +130,82 @@ def build_parser() -> _Parser:
 
     go = sub.add_parser(
         "go",
-        help="一键跑:问清需求 → 设定目标 → 派人干活,每轮有独立判定(不写子命令时的默认)",
-        epilog="全局开关(-w/-r/-v/-T)见 `flower --help`;-W 不适用于 go。",
+        help=_("一键跑:问清需求 → 设定目标 → 派人干活,每轮有独立判定(不写子命令时的默认)"),
+        epilog=_("全局开关(-w/-r/-v/-T)见 `flower --help`;-W 不适用于 go。"),
     )
-    go.add_argument("ask", nargs="?", help="一句诉求;不给就在终端问你(管道时从标准输入读第一行)")
-    go.add_argument("--asks", type=int, default=-1, metavar="N", help="提问额度:负数 = 不限(默认),0 = 不许问")
+    go.add_argument("ask", nargs="?", help=_("一句诉求;不给就在终端问你(管道时从标准输入读第一行)"))
+    go.add_argument(
+        "--asks", type=int, default=-1, metavar="N", help=_("提问额度:负数 = 不限(默认),0 = 不许问")
+    )
     go.add_argument(
         "--rounds",
         type=_positive_int("--rounds"),
         default=3,
         metavar="N",
-        help="干活的总轮数上限,每轮后独立判定(默认 3)",
+        help=_("干活的总轮数上限,每轮后独立判定(默认 3)"),
     )
-    go.add_argument("--no-goal", action="store_true", help="不设目标、不判定:干完就算完")
+    go.add_argument("--no-goal", action="store_true", help=_("不设目标、不判定:干完就算完"))
     go.add_argument(
-        "--judge-can-run", action="store_true", help="判定者可以跑命令(判得更硬,代价是它也能改工作区)"
+        "--judge-can-run", action="store_true", help=_("判定者可以跑命令(判得更硬,代价是它也能改工作区)")
     )
     go.add_argument(
         "--timeout",
         type=float,
         default=1800.0,
         metavar="SECONDS",
-        help="等人回答多久;0 或负数 = 全自动,提问立刻落空(默认 1800)",
+        help=_("等人回答多久;0 或负数 = 全自动,提问立刻落空(默认 1800)"),
     )
     go.add_argument(
-        "--isolate", action="store_true", help="每个 subagent 一份 git worktree;工作区必须是 git 仓库"
+        "--isolate", action="store_true", help=_("每个 subagent 一份 git worktree;工作区必须是 git 仓库")
     )
     go.add_argument(
         "--window",
         type=_positive_int("--window"),
         default=None,
         metavar="N",
-        help="模型上下文窗口(tokens);默认按模型名推断",
+        help=_("模型上下文窗口(tokens);默认按模型名推断"),
     )
-    go.add_argument("--no-handoff", action="store_true", help="关掉换代,退回 SDK 自带的 compact")
+    go.add_argument("--no-handoff", action="store_true", help=_("关掉换代,退回 SDK 自带的 compact"))
     go.add_argument(
         "--new",
         action="store_true",
-        help="不接上次:把 lineage.json + 需求.md + 目标.md 移进 notes/archive/<时间戳>/ 再重来",
+        help=_("不接上次:把 lineage.json + 需求.md + 目标.md 移进 notes/archive/<时间戳>/ 再重来"),
     )
-    go.add_argument("--clarify-only", action="store_true", help="只做需求确认,不往下干")
-    go.add_argument("--no-trim", action="store_true", help="关掉裁剪(go 默认开)")
-    go.add_argument("--wait", action="store_true", help=WAIT_HELP)
+    go.add_argument("--clarify-only", action="store_true", help=_("只做需求确认,不往下干"))
+    go.add_argument("--no-trim", action="store_true", help=_("关掉裁剪(go 默认开)"))
+    go.add_argument("--wait", action="store_true", help=_(WAIT_HELP))
     go.add_argument(
         "--no-handover",
         action="store_true",
-        help="跑完不写给下一个工具的交接(默认写进工作区根目录 CLAUDE.md 和 AGENTS.md 的 flower 块)",
+        help=_("跑完不写给下一个工具的交接(默认写进工作区根目录 CLAUDE.md 和 AGENTS.md 的 flower 块)"),
     )
     _add_sandbox_flag(go)
     _add_global_flags(go, copy=True)
     subs["go"] = go
 
-    run = sub.add_parser("run", help="运行一个自己写的 workflow:模块:属性 或 文件.py:属性")
+    run = sub.add_parser("run", help=_("运行一个自己写的 workflow:模块:属性 或 文件.py:属性"))
     run.add_argument(
-        "target", help="例如 flows:main 或 flows.py:main;属性可以是 Workflow,或返回 Workflow 的函数"
+        "target", help=_("例如 flows:main 或 flows.py:main;属性可以是 Workflow,或返回 Workflow 的函数")
     )
-    run.add_argument("--wait", action="store_true", help=WAIT_HELP)
+    run.add_argument("--wait", action="store_true", help=_(WAIT_HELP))
     _add_sandbox_flag(run)
     _add_global_flags(run, copy=True)
     subs["run"] = run
 
-    once = sub.add_parser("once", help="跑一次单 agent:没有流程、没有判定、没有血缘")
-    once.add_argument("prompt", help="给这个 agent 的一句话")
-    once.add_argument("-i", "--instructions", default="", help="领域指令,追加在 Claude Code 原生系统提示之后")
+    once = sub.add_parser("once", help=_("跑一次单 agent:没有流程、没有判定、没有血缘"))
+    once.add_argument("prompt", help=_("给这个 agent 的一句话"))
     once.add_argument(
-        "-t", "--tools", default="Read,Glob,Grep", help="逗号分隔的工具白名单(默认 Read,Glob,Grep)"
+        "-i", "--instructions", default="", help=_("领域指令,追加在 Claude Code 原生系统提示之后")
     )
     once.add_argument(
-        "-p", "--permission-mode", choices=PERMISSION_MODES, default="default", help="权限模式(默认 default)"
+        "-t", "--tools", default="Read,Glob,Grep", help=_("逗号分隔的工具白名单(默认 Read,Glob,Grep)")
+    )
+    once.add_argument(
+        "-p",
+        "--permission-mode",
+        choices=PERMISSION_MODES,
+        default="default",
+        help=_("权限模式(默认 default)"),
     )
     once.add_argument(
         "-b",
@@ -194,24 +213,26 @@ def build_parser() -> _Parser:
         type=_positive_float("--budget"),
         default=None,
         metavar="USD",
-        help="花费上限(美元):每轮模型回复后检查,超了就不再发下一次请求;那一轮已经发出的工具调用"
-        "可能已经开始执行,它的进程随这次运行一起结束",
+        help=_(
+            "花费上限(美元):每轮模型回复后检查,超了就不再发下一次请求;那一轮已经发出的工具调用"
+            "可能已经开始执行,它的进程随这次运行一起结束"
+        ),
     )
-    once.add_argument("--resume", default=None, metavar="SESSION_ID", help="接着一个已有的会话")
-    once.add_argument("--fork", action="store_true", help="分叉而不是接着(要和 --resume 一起用)")
+    once.add_argument("--resume", default=None, metavar="SESSION_ID", help=_("接着一个已有的会话"))
+    once.add_argument("--fork", action="store_true", help=_("分叉而不是接着(要和 --resume 一起用)"))
     _add_sandbox_flag(once)
     _add_global_flags(once, copy=True)
     subs["once"] = once
 
     setup = sub.add_parser(
-        "setup", help="配置凭证(API key / 网关),写进 <workspace>/.env,并探一下网关连不连得上"
+        "setup", help=_("配置凭证(API key / 网关),写进 <workspace>/.env,并探一下网关连不连得上")
     )
-    setup.add_argument("--check", action="store_true", help="只检查现有配置,不问、不写")
+    setup.add_argument("--check", action="store_true", help=_("只检查现有配置,不问、不写"))
     _add_global_flags(setup, copy=True)
     subs["setup"] = setup
 
-    demo = sub.add_parser("demo", help="离线跑一遍完整流程(flower.sim 扮演模型,不需要 API key)")
-    demo.add_argument("--keep", action="store_true", help="保留 demo 的临时目录并打印路径")
+    demo = sub.add_parser("demo", help=_("离线跑一遍完整流程(flower.sim 扮演模型,不需要 API key)"))
+    demo.add_argument("--keep", action="store_true", help=_("保留 demo 的临时目录并打印路径"))
     subs["demo"] = demo
 
     parser.subcommands = subs
@@ -261,13 +282,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     if args.command == "go":
         if args.workbench:
             sub.error(
-                "-W/--workbench 对 go 不起作用:"
-                "go 总带着自己的工作台(<workspace>/.flower,--isolate 时在仓库外)。去掉 -W。"
+                _(
+                    "-W/--workbench 对 go 不起作用:"
+                    "go 总带着自己的工作台(<workspace>/.flower,--isolate 时在仓库外)。去掉 -W。"
+                )
             )
         if args.trim and args.no_trim:
-            sub.error("-T/--trim 和 --no-trim 只能给一个")
+            sub.error(_("-T/--trim 和 --no-trim 只能给一个"))
     if args.command == "once" and args.fork and not args.resume:
-        sub.error("--fork 要和 --resume SESSION_ID 一起用:没有会话可分叉")
+        sub.error(_("--fork 要和 --resume SESSION_ID 一起用:没有会话可分叉"))
     store = getattr(args, "store", None)
     if store:
         from ..stores.urls import StoreURLError, check_store_url
@@ -275,5 +298,5 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         try:
             check_store_url(store)
         except StoreURLError as exc:
-            sub.error(f"--store:{exc}")
+            sub.error(_("--store:{error}").format(error=exc))
     return args

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..core.display import first_line
+from ..core.i18n import N_, _
 from .builders import build_flow, build_runtime, once_call, once_spec, store_of, workspace_of
 from .credentials import credential_problem, describe_credentials, env_file_of, looks_like_auth
 from .driver import QUIT_NOTE, Driver, drive
@@ -19,28 +20,28 @@ from .text import format_duration
 
 WORK_STEP = "干活"  # the starter flow's work step: its session's context goes on the banner
 
-EMPTY_REQUEST = '诉求是空的。直接 `flower` 然后按提示输入,或者 flower "帮我做一个 X"。'
-NOT_A_TERMINAL = "! 标准输入不是终端,没人能回答提问。想让它自己判断就加 --timeout 0"
-ISOLATE_NEEDS_GIT = (
+EMPTY_REQUEST = N_('诉求是空的。直接 `flower` 然后按提示输入,或者 flower "帮我做一个 X"。')
+NOT_A_TERMINAL = N_("! 标准输入不是终端,没人能回答提问。想让它自己判断就加 --timeout 0")
+ISOLATE_NEEDS_GIT = N_(
     "--isolate 要求 {path} 是 git 仓库(每个 subagent 要分一份 worktree)。先 git init,或者去掉 --isolate。"
 )
-ABORTED_AT = "在步骤 '{step}' 中止"
-BUSY_HINT = "等它跑完再来,或者加 --wait 排队。"
-WAITING = ". {busy}:排队等它跑完(Ctrl-C 放弃)"
-BROKEN_BRIEF = (
+ABORTED_AT = N_("在步骤 '{step}' 中止")
+BUSY_HINT = N_("等它跑完再来,或者加 --wait 排队。")
+WAITING = N_(". {busy}:排队等它跑完(Ctrl-C 放弃)")
+BROKEN_BRIEF = N_(
     '{path} 没法接着用:{problem}。补好它再跑 `flower`,或者 flower "一句诉求" 重新确认(旧文件会先备份)。'
 )
 STARTER = "starter"  # the name of the flow `go` runs (starter_flow)
-STORE_LINE = ". 会话库 {where};这份工作认的是:{why}"
-CLOSING = "总花费 ${cost:.4f} · 清单 {manifest}"
-QUIT_ONCE = '! 退出。这一次没跑完;会话还在库里,接着聊:flower once --resume {session} "…"'
-QUIT_ONCE_FRESH = "! 退出。这一次没跑完,也还没开出会话:没有可以接的,再跑一次 flower once 就是。"
+STORE_LINE = N_(". 会话库 {where};这份工作认的是:{why}")
+CLOSING = N_("总花费 ${cost:.4f} · 清单 {manifest}")
+QUIT_ONCE = N_('! 退出。这一次没跑完;会话还在库里,接着聊:flower once --resume {session} "…"')
+QUIT_ONCE_FRESH = N_("! 退出。这一次没跑完,也还没开出会话:没有可以接的,再跑一次 flower once 就是。")
 
 
 def _closing(screen: Screen, runtime: Any, driver: Driver | None) -> None:
     cost = driver.cost_so_far() if driver is not None else runtime.total_cost()
     screen.say("")
-    screen.say(CLOSING.format(cost=cost, manifest=runtime.manifest_path))
+    screen.say(_(CLOSING).format(cost=cost, manifest=runtime.manifest_path))
 
 
 def _ready(args: argparse.Namespace, screen: Screen, *, verbose: bool) -> Path | None:
@@ -79,7 +80,7 @@ def _claim(args: argparse.Namespace, flow: str, screen: Screen, who: str) -> Exi
     try:
         lock.acquire(
             wait=bool(getattr(args, "wait", False)),
-            waiting=lambda busy: screen.say(WAITING.format(busy=busy), err=True),
+            waiting=lambda busy: screen.say(_(WAITING).format(busy=busy), err=True),
         )
         held.callback(lock.release)
         shared = shared_run(store_of(args), workspace_of(args))
@@ -89,7 +90,7 @@ def _claim(args: argparse.Namespace, flow: str, screen: Screen, who: str) -> Exi
             held.callback(claim.release)
     except FlowBusy as busy:
         held.close()
-        screen.say(f"x {busy}。{BUSY_HINT}", err=True)
+        screen.say(_("x {busy}。{hint}").format(busy=busy, hint=_(BUSY_HINT)), err=True)
         return None
     except OSError as exc:
         held.close()
@@ -97,7 +98,7 @@ def _claim(args: argparse.Namespace, flow: str, screen: Screen, who: str) -> Exi
         return None
     except (ValueError, RuntimeError) as exc:  # a store URL that is not one, a store out of reach
         held.close()
-        screen.say(f"x 打不开会话库:{exc}", err=True)
+        screen.say(_("x 打不开会话库:{exc}").format(exc=exc), err=True)
         return None
     return held
 
@@ -136,23 +137,26 @@ def _go(
     if ask is None:
         got = ask_for_request(source, screen, waking=state["waking"] and not new)
         if got is None:
-            screen.say(CANCELLED, err=True)
+            screen.say(_(CANCELLED), err=True)
             return 1
         ask, typed_new = got
         new = new or typed_new
     ask = ask.strip()
     waking = state["waking"] and not new
     if not ask and not waking:
-        screen.say(_broken_brief(state["brief"]) or EMPTY_REQUEST, err=True)
+        screen.say(_broken_brief(state["brief"]) or _(EMPTY_REQUEST), err=True)
         return 1
     if not source.tty and args.timeout > 0:
-        screen.say(NOT_A_TERMINAL, err=True)
+        screen.say(_(NOT_A_TERMINAL), err=True)
     if args.isolate and not in_git_repo(ws):
-        screen.say(ISOLATE_NEEDS_GIT.format(path=ws), err=True)
+        screen.say(_(ISOLATE_NEEDS_GIT).format(path=ws), err=True)
         return 1
     if args.clarify_only and waking:
         screen.say(
-            f". 需求已经确认过({state['brief']}),--clarify-only 没有要做的;要重新确认就加 --new", err=True
+            _(". 需求已经确认过({brief}),--clarify-only 没有要做的;要重新确认就加 --new").format(
+                brief=state["brief"]
+            ),
+            err=True,
         )
     if not held:
         lock = _claim(args, STARTER, screen, "flower go")  # before --new archives anything
@@ -200,7 +204,7 @@ def _say_store(screen: Screen, runtime: Any) -> None:
     """Which shared store the run keeps its books in, and what names this work there."""
     shared = getattr(runtime, "shared", None)
     if shared is not None:
-        screen.say(STORE_LINE.format(where=shared.where, why=shared.identity.why), err=True)
+        screen.say(_(STORE_LINE).format(where=shared.where, why=shared.identity.why), err=True)
 
 
 def _run_workflow(
@@ -234,7 +238,7 @@ def _run_workflow(
     )
     _closing(screen, runtime, driver)
     if code == 130:
-        screen.say(QUIT_NOTE, err=True)
+        screen.say(_(QUIT_NOTE), err=True)
     if code is not None:
         return code
     return _outcome(screen, ctx, runtime)
@@ -244,7 +248,7 @@ def _quit_once(runtime: Any) -> str:
     """What `once` says on quitting: how to continue the very session it had, if it had one."""
     step = runtime.results[-1] if runtime.results else getattr(runtime, "_inflight", None)
     session = getattr(step, "session_id", None)
-    return QUIT_ONCE.format(session=session) if session else QUIT_ONCE_FRESH
+    return _(QUIT_ONCE).format(session=session) if session else _(QUIT_ONCE_FRESH)
 
 
 def in_git_repo(path: Path) -> bool:
@@ -265,7 +269,9 @@ def in_git_repo(path: Path) -> bool:
 def _on_step(screen: Screen) -> Callable[[Any, Any], None]:
     def on_step(step: Any, result: Any) -> None:
         if not result.ok and result.error:
-            screen.say(f"  x {result.step} 没成:{first_line(result.error, 200)}")
+            screen.say(
+                _("  x {step} 没成:{error}").format(step=result.step, error=first_line(result.error, 200))
+            )
 
     return on_step
 
@@ -276,7 +282,7 @@ def _broken_brief(path: Any) -> str:
 
     brief = Brief.load(path) if path else None
     problem = brief.problem() if brief is not None else ""
-    return BROKEN_BRIEF.format(path=path, problem=problem) if problem else ""
+    return _(BROKEN_BRIEF).format(path=path, problem=problem) if problem else ""
 
 
 def _outcome(screen: Screen, ctx: dict[str, Any], runtime: Any) -> int:
@@ -285,25 +291,32 @@ def _outcome(screen: Screen, ctx: dict[str, Any], runtime: Any) -> int:
     outcome = Outcome.of(ctx)
     if outcome.ok:
         return 0
-    message = ABORTED_AT.format(step=outcome.failed_at or "?")
+    message = _(ABORTED_AT).format(step=outcome.failed_at or "?")
     if outcome.aborted:
-        message += f":{outcome.aborted}"
+        message += _(":{aborted}").format(aborted=outcome.aborted)
     verdict = outcome.verdict
     if verdict is not None and not verdict.achieved and verdict.reason:
-        message += f"\n  最后一轮判定:{first_line(verdict.reason, 200)}"
+        message += _("\n  最后一轮判定:{reason}").format(reason=first_line(verdict.reason, 200))
     screen.say(message, err=True)
     fatal = ctx.get("_fatal")
     if fatal:
         from ..core.resilience import what_to_fix
 
         # stopped at once: a fatal error is the same on every retry, in every fresh session
-        screen.say(f"! 停下了,没有再试:{first_line(fatal, 160)}\n  {what_to_fix(fatal)}", err=True)
+        screen.say(
+            _("! 停下了,没有再试:{fatal}\n  {fix}").format(
+                fatal=first_line(fatal, 160), fix=what_to_fix(fatal)
+            ),
+            err=True,
+        )
         return 1
     last = runtime.results[-1] if runtime.results else None
     if last is not None and looks_like_auth(last.error):
         screen.say(
-            f"! 看起来是凭证不对:{first_line(last.error, 120)}\n"
-            "  跑 `flower setup` 重配,再跑一次刚才的命令 —— 同一目录会接着上次。",
+            _(
+                "! 看起来是凭证不对:{error}\n"
+                "  跑 `flower setup` 重配,再跑一次刚才的命令 —— 同一目录会接着上次。"
+            ).format(error=first_line(last.error, 120)),
             err=True,
         )
     return 1
@@ -375,11 +388,24 @@ def once_command(
             return code
         elapsed = format_duration(result.duration_s)
         if result.ok:
-            screen.say(f"  = ad-hoc:{result.num_turns} 轮 · ${result.cost_usd:.4f} · 用时 {elapsed}")
+            screen.say(
+                _("  = ad-hoc:{num_turns} 轮 · ${cost_usd:.4f} · 用时 {elapsed}").format(
+                    num_turns=result.num_turns, cost_usd=result.cost_usd, elapsed=elapsed
+                )
+            )
         else:
-            screen.say(f"  x ad-hoc 没成:{first_line(result.error or '', 200)}(用时 {elapsed})", err=True)
+            screen.say(
+                _("  x ad-hoc 没成:{error}(用时 {elapsed})").format(
+                    error=first_line(result.error or "", 200), elapsed=elapsed
+                ),
+                err=True,
+            )
         if result.session_id:
-            screen.say(f'  - 会话 {result.session_id}(要接着聊:flower once --resume {result.session_id} "…")')
+            screen.say(
+                _('  - 会话 {session_id}(要接着聊:flower once --resume {session_id} "…")').format(
+                    session_id=result.session_id
+                )
+            )
         _closing(screen, runtime, driver)
         return 0 if result.ok else 1
     finally:

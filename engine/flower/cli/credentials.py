@@ -6,6 +6,8 @@ import os
 import re
 from pathlib import Path
 
+from ..core.i18n import _
+
 _AUTH_ERROR = re.compile(
     r"\b401\b|invalid api key|invalid x-api-key|authentication|unauthorized|无效.{0,6}(key|token|密钥)", re.I
 )
@@ -18,7 +20,7 @@ def mask(secret: str) -> str:
     """Never show a credential: the first 4 characters at most, and its length."""
     secret = secret or ""
     head = secret[:4] if len(secret) >= 12 else ""
-    return f"{head}***(共 {len(secret)} 位)"
+    return _("{head}***(共 {n} 位)").format(head=head, n=len(secret))
 
 
 def env_file_of(workspace: Path) -> Path | None:
@@ -46,7 +48,9 @@ def credential_problem(workspace: Path) -> str | None:
     try:
         check_credentials()
     except RuntimeError as exc:
-        return f"缺少凭证:{exc}\n跑一次 `flower setup` 把 key 存进 {workspace / '.env'}。"
+        return _("缺少凭证:{exc}\n跑一次 `flower setup` 把 key 存进 {workspace}。").format(
+            exc=exc, workspace=workspace / ".env"
+        )
     return None
 
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from ..core.aside import WAIT_S, EventWindow, aside_question
 from ..core.display import first_line, format_tokens
 from ..core.events import ContextUpdate, Event, Question, Result, StepStarted, SystemNote, ToolResult
+from ..core.i18n import N_, _
 from .lineedit import Edited, EndOfInput, Interrupted, LineEditor, Submitted
 from .render import Render
 from .terminal import LineSource, RawTerminal, Screen, is_terminal
@@ -29,20 +30,20 @@ if TYPE_CHECKING:  # types only: `flower --help` must not pay for these imports
     from ..core.human import Ask, HumanChannel
     from ..core.runtime import Runtime
 
-ANSWER_PROMPT = "你的回答 (回车=跳过,让它自己判断) > "
-IDLE_PROMPT = "(直接说 = 加需求,下个检查点送达;? 开头 = 顺便问一句,不打扰它干活) > "
+ANSWER_PROMPT = N_("你的回答 (回车=跳过,让它自己判断) > ")
+IDLE_PROMPT = N_("(直接说 = 加需求,下个检查点送达;? 开头 = 顺便问一句,不打扰它干活) > ")
 WORDS_PROMPT = "> "
-INTERRUPT_ASK = "想说点什么?(回车 = 不说,直接继续)"
-INTERRUPT_NOTE = "  (说了话才打断这一轮,正在跑的 subagent 会丢掉半成品;再按一次 Ctrl-C = 退出)"
-QUIT_NOTE = "! 退出。血缘已经落盘:同一目录再跑 flower 会接着上次。"
-ASIDE_ASKED = "# 旁路问答:{question}(答好了显示在这里,不打扰正在跑的运行)"
-ASIDE_HEAD = "# 旁路"
-ASIDE_COST = "  (${cost:.4f},没有打扰正在跑的运行)"
-ASIDE_FAILED = "# 旁路问答失败:{why}"
-ASIDE_EMPTY = "  . 问号后面要写问题,例如:? 现在到哪一步了"
-ASIDE_WAITING = "(等 {n} 条旁路问答收尾…)"
-ASIDE_GAVE_UP = "  . {n} 条旁路问答 {seconds:.0f} 秒没答完,不等了"
-UNREACHABLE = "  ~ 模型端点 {host}:{port} 不应答(连不上)—— 在等它,连上了就接着跑;Ctrl-C 两次退出"
+INTERRUPT_ASK = N_("想说点什么?(回车 = 不说,直接继续)")
+INTERRUPT_NOTE = N_("  (说了话才打断这一轮,正在跑的 subagent 会丢掉半成品;再按一次 Ctrl-C = 退出)")
+QUIT_NOTE = N_("! 退出。血缘已经落盘:同一目录再跑 flower 会接着上次。")
+ASIDE_ASKED = N_("# 旁路问答:{question}(答好了显示在这里,不打扰正在跑的运行)")
+ASIDE_HEAD = N_("# 旁路")
+ASIDE_COST = N_("  (${cost:.4f},没有打扰正在跑的运行)")
+ASIDE_FAILED = N_("# 旁路问答失败:{why}")
+ASIDE_EMPTY = N_("  . 问号后面要写问题,例如:? 现在到哪一步了")
+ASIDE_WAITING = N_("(等 {n} 条旁路问答收尾…)")
+ASIDE_GAVE_UP = N_("  . {n} 条旁路问答 {seconds:.0f} 秒没答完,不等了")
+UNREACHABLE = N_("  ~ 模型端点 {host}:{port} 不应答(连不上)—— 在等它,连上了就接着跑;Ctrl-C 两次退出")
 PROXY_VARS = ("HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy")
 
 # A second Ctrl-C within this many seconds quits even if the first one's prompt was answered.
@@ -66,7 +67,7 @@ class Driver:
         quit_note: Callable[[], str] | None = None,
     ) -> None:
         self.rt = runtime
-        self.quit_note = quit_note or (lambda: QUIT_NOTE)
+        self.quit_note = quit_note or (lambda: _(QUIT_NOTE))
         self.screen = screen
         self.source = source
         self.channel = channel
@@ -95,7 +96,9 @@ class Driver:
         try:
             self._on_event(ev)
         except Exception as exc:  # a broken renderer must never stop hours of work
-            self.screen.say(f"  x (显示出错:{type(exc).__name__}: {exc})", err=True)
+            self.screen.say(
+                _("  x (显示出错:{name}: {exc})").format(name=type(exc).__name__, exc=exc), err=True
+            )
 
     def _on_event(self, ev: Event) -> None:
         self._track_cost(ev)
@@ -104,12 +107,14 @@ class Driver:
             self._step = ev.text
         if isinstance(ev, ContextUpdate):
             self._step = step_label(ev.step or self._step)
-            self._context = f"上下文 {format_tokens(ev.used)}/{format_tokens(ev.window)}"
+            self._context = _("上下文 {used}/{window}").format(
+                used=format_tokens(ev.used), window=format_tokens(ev.window)
+            )
         if isinstance(ev, Result) and self._interrupting:
             self._interrupting = False
-            lines = ["  ! 这一轮被你打断了,带着你的话接着跑"]
+            lines = [_("  ! 这一轮被你打断了,带着你的话接着跑")]
         elif isinstance(ev, ToolResult) and self._interrupting and ev.is_error:
-            lines = ["  . (打断了:这个工具调用没跑完)"]
+            lines = [_("  . (打断了:这个工具调用没跑完)")]
         else:
             lines = self.render.lines(ev)
         for line in lines:
@@ -141,7 +146,7 @@ class Driver:
 
     def status_text(self) -> str:
         parts = [p for p in (self._step, self._context) if p]
-        parts.append(f"累计 ${self.cost_so_far():.2f}")
+        parts.append(_("累计 ${cost_so_far:.2f}").format(cost_so_far=self.cost_so_far()))
         parts.append(self.render.elapsed())
         return "- " + " · ".join(parts)
 
@@ -163,9 +168,9 @@ class Driver:
             if self._awaiting_words:
                 label = WORDS_PROMPT
             elif self._pending():
-                label = ANSWER_PROMPT
+                label = _(ANSWER_PROMPT)
             elif self._typed:
-                label = IDLE_PROMPT
+                label = _(IDLE_PROMPT)
             else:
                 label = None
             shown, at = self._typed, self._cursor
@@ -196,9 +201,9 @@ class Driver:
             if text:
                 self._interrupting = True
                 self.rt.interrupt(text)
-                self.screen.say(f"! 打断这一轮,带上你的话:{text}")
+                self.screen.say(_("! 打断这一轮,带上你的话:{text}").format(text=text))
             else:
-                self.screen.say(". 不说话,接着跑")
+                self.screen.say(_(". 不说话,接着跑"))
             self._refresh_prompt()
             return
         channel, pending = self.channel, self._pending()
@@ -215,7 +220,7 @@ class Driver:
             if channel is not None:
                 channel.send(text)  # the receipt comes back as a "mail" event
             else:
-                self.screen.say("  . 这个流程没有收件箱,这句话没送出去;想打断它就按 Ctrl-C")
+                self.screen.say(_("  . 这个流程没有收件箱,这句话没送出去;想打断它就按 Ctrl-C"))
         self._refresh_prompt()
 
     def handle_eof(self) -> None:
@@ -240,13 +245,13 @@ class Driver:
             self.quit()
             return
         self.screen.say("")
-        self.screen.say(f"! {INTERRUPT_ASK}")
-        self.screen.say(INTERRUPT_NOTE)
+        self.screen.say(f"! {_(INTERRUPT_ASK)}")
+        self.screen.say(_(INTERRUPT_NOTE))
         waiting = len(self._pending())
         if waiting:
-            self.screen.say(f"  (有 {waiting} 个提问还等着,打断不影响它们)")
+            self.screen.say(_("  (有 {waiting} 个提问还等着,打断不影响它们)").format(waiting=waiting))
         if self.source.closed:
-            self.screen.say("  (标准输入已关闭,没法说话:接着跑)")
+            self.screen.say(_("  (标准输入已关闭,没法说话:接着跑)"))
         self._refresh_prompt()
 
     def quit(self) -> None:
@@ -281,13 +286,13 @@ class Driver:
         """A side question (any thread): asked at once, answered when it is answered; the run
         goes on meanwhile and never waits for it."""
         if not question:
-            self.screen.say(ASIDE_EMPTY)
+            self.screen.say(_(ASIDE_EMPTY))
             return
         loop = self._loop
         if loop is None or loop.is_closed():
-            self.screen.say(ASIDE_FAILED.format(why="没有正在跑的运行"), err=True, tone="red")
+            self.screen.say(_(ASIDE_FAILED).format(why=_("没有正在跑的运行")), err=True, tone="red")
             return
-        self.screen.say(ASIDE_ASKED.format(question=question))
+        self.screen.say(_(ASIDE_ASKED).format(question=question))
         with contextlib.suppress(RuntimeError):  # the loop closed in between: the run is over
             loop.call_soon_threadsafe(self._start_aside, question)
 
@@ -304,22 +309,22 @@ class Driver:
             question, recent, workspace=rt.workspace, run_dir=rt.run_dir, workbench=rt.workbench
         )
         if not answer.ok:
-            self.screen.say(ASIDE_FAILED.format(why=first_line(answer.error, 200)), err=True, tone="red")
+            self.screen.say(_(ASIDE_FAILED).format(why=first_line(answer.error, 200)), err=True, tone="red")
             return
-        lines = [ASIDE_HEAD, *(f"  {line}" for line in answer.text.strip().splitlines() if line.strip())]
-        self.screen.say("\n".join([*lines, ASIDE_COST.format(cost=answer.cost_usd)]))
+        lines = [_(ASIDE_HEAD), *(f"  {line}" for line in answer.text.strip().splitlines() if line.strip())]
+        self.screen.say("\n".join([*lines, _(ASIDE_COST).format(cost=answer.cost_usd)]))
 
     async def _settle_asides(self) -> None:
         """The run is over: give the side questions still open up to WAIT_S to be answered."""
         open_ = [t for t in self._asides if not t.done()]
         if not open_:
             return
-        self.screen.say(ASIDE_WAITING.format(n=len(open_)))
-        _, late = await asyncio.wait(open_, timeout=WAIT_S)
+        self.screen.say(_(ASIDE_WAITING).format(n=len(open_)))
+        _done, late = await asyncio.wait(open_, timeout=WAIT_S)
         for task in late:
             task.cancel()
         if late:
-            self.screen.say(ASIDE_GAVE_UP.format(n=len(late), seconds=WAIT_S))
+            self.screen.say(_(ASIDE_GAVE_UP).format(n=len(late), seconds=WAIT_S))
 
     async def _warn_if_unreachable(self) -> None:
         """Say within seconds when the model's endpoint does not answer: the CLI's own retries
@@ -330,7 +335,7 @@ class Driver:
             return  # through a proxy the endpoint itself may well be out of reach, and fine
         host, port = endpoint()
         if not await reachable(host, port, self.rt.resilience.probe_timeout):
-            self.screen.say(UNREACHABLE.format(host=host, port=port))
+            self.screen.say(_(UNREACHABLE).format(host=host, port=port))
 
     # -- the reader thread ------------------------------------------------------------------
     def _reader(self) -> None:

@@ -6,21 +6,22 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..core.i18n import N_, _
 from .terminal import Screen
 
-HANDOVER_HEAD = "== 交接给下一个工具(CLAUDE.md / AGENTS.md)"
-NO_BRIEF = "  . 需求还没确认,没写交接(CLAUDE.md / AGENTS.md 没动)"
-DEGRADED = "  x 交接没写成({why}),用了 flower 机械拼的降级版本"
-WRITTEN = "<- 交接写进 {files}"
-BROKEN = "  ! {path} 里 flower 的标记不成对:新块追加在末尾,原有内容一字没动;多出来的标记你来清理"
-NOT_WRITTEN = "  x 交接没写进 {path}:{reason}"
+HANDOVER_HEAD = N_("== 交接给下一个工具(CLAUDE.md / AGENTS.md)")
+NO_BRIEF = N_("  . 需求还没确认,没写交接(CLAUDE.md / AGENTS.md 没动)")
+DEGRADED = N_("  x 交接没写成({why}),用了 flower 机械拼的降级版本")
+WRITTEN = N_("<- 交接写进 {files}")
+BROKEN = N_("  ! {path} 里 flower 的标记不成对:新块追加在末尾,原有内容一字没动;多出来的标记你来清理")
+NOT_WRITTEN = N_("  x 交接没写进 {path}:{reason}")
 
 _PLACED = {
-    "created": "新建",
-    "appended": "追加在末尾",
-    "replaced": "换掉了上次的块",
-    "unchanged": "和上次一样,没动",
-    "appended-after-broken-markers": "追加在末尾",
+    "created": N_("新建"),
+    "appended": N_("追加在末尾"),
+    "replaced": N_("换掉了上次的块"),
+    "unchanged": N_("和上次一样,没动"),
+    "appended-after-broken-markers": N_("追加在末尾"),
 }
 
 
@@ -33,7 +34,7 @@ async def hand_over_on_screen(
 
     work = next((s for s in getattr(flow, "steps", []) if s.name == WORK), None)
     screen.say("")
-    screen.say(HANDOVER_HEAD)
+    screen.say(_(HANDOVER_HEAD))
     report = await hand_over(
         runtime,
         ctx,
@@ -43,18 +44,21 @@ async def hand_over_on_screen(
         on_event=on_event,
     )
     if report is None:
-        screen.say(NO_BRIEF)
+        screen.say(_(NO_BRIEF))
         return
     if report.handover.degraded:
-        screen.say(DEGRADED.format(why=report.handover.why or "原因不明"), err=True)
-    shown = [f"{_name(path, runtime.workspace)}({_PLACED[how]})" for path, how in report.placed.items()]
+        screen.say(_(DEGRADED).format(why=report.handover.why or _("原因不明")), err=True)
+    shown = [
+        _("{name}({how})").format(name=_name(path, runtime.workspace), how=_(_PLACED[how]))
+        for path, how in report.placed.items()
+    ]
     if shown:
-        screen.say(WRITTEN.format(files="、".join(shown)))
+        screen.say(_(WRITTEN).format(files=_("、").join(shown)))
     for path, how in report.placed.items():
         if how == "appended-after-broken-markers":
-            screen.say(BROKEN.format(path=path), err=True)
+            screen.say(_(BROKEN).format(path=path), err=True)
     for path, reason in report.failed.items():
-        screen.say(NOT_WRITTEN.format(path=path, reason=reason), err=True)
+        screen.say(_(NOT_WRITTEN).format(path=path, reason=reason), err=True)
 
 
 def _name(path: Path, workspace: Path) -> str:

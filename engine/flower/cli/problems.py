@@ -8,9 +8,11 @@ import logging
 import sqlite3
 from pathlib import Path
 
-UNWRITABLE = "x 没法写进 {path}:{reason}。换一个能写的目录(-w 工作区,-r 运行目录),或者改好权限再跑。"
-ENV_UNREADABLE = "x 读不了 {path}:{reason}。修好它,或者把它挪开再跑。"
-ENV_SKIPPED = "! {path} 第 {lines} 行看不懂,跳过了(每行要写成 KEY=value)"
+from ..core.i18n import N_, _
+
+UNWRITABLE = N_("x 没法写进 {path}:{reason}。换一个能写的目录(-w 工作区,-r 运行目录),或者改好权限再跑。")
+ENV_UNREADABLE = N_("x 读不了 {path}:{reason}。修好它,或者把它挪开再跑。")
+ENV_SKIPPED = N_("! {path} 第 {lines} 行看不懂,跳过了(每行要写成 KEY=value)")
 
 
 class EnvFileError(Exception):
@@ -22,7 +24,7 @@ def unwritable(exc: OSError | sqlite3.Error, where: str | Path) -> str:
     does not name its file, as SQLite's do not)."""
     path = (getattr(exc, "filename", None) if isinstance(exc, OSError) else None) or where
     reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-    return UNWRITABLE.format(path=path, reason=reason)
+    return _(UNWRITABLE).format(path=path, reason=reason)
 
 
 def check_env_file(path: Path) -> list[str]:
@@ -33,14 +35,14 @@ def check_env_file(path: Path) -> list[str]:
     try:
         data = path.read_bytes()
     except OSError as exc:
-        raise EnvFileError(ENV_UNREADABLE.format(path=path, reason=exc.strerror or exc)) from None
+        raise EnvFileError(_(ENV_UNREADABLE).format(path=path, reason=exc.strerror or exc)) from None
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        reason = f"不是 UTF-8 文本(第 {exc.start + 1} 个字节)"
-        raise EnvFileError(ENV_UNREADABLE.format(path=path, reason=reason)) from None
+        reason = _("不是 UTF-8 文本(第 {start} 个字节)").format(start=exc.start + 1)
+        raise EnvFileError(_(ENV_UNREADABLE).format(path=path, reason=reason)) from None
     skipped = [str(b.original.line) for b in parse_stream(io.StringIO(text)) if b.error]
-    return [ENV_SKIPPED.format(path=path, lines="、".join(skipped))] if skipped else []
+    return [_(ENV_SKIPPED).format(path=path, lines=_("、").join(skipped))] if skipped else []
 
 
 def quiet_dotenv() -> None:

@@ -30,11 +30,12 @@ from ..core.events import (
     Utterance,
     VerdictGiven,
 )
+from ..core.i18n import N_, _
 from .text import clean, format_duration
 
-RECEIVED = "+ 收到 (它下次查收件箱时会看到;{where})"
-RECEIVED_AMENDED = "已追加进确认书"
-RECEIVED_NOWHERE = "没有确认书可落盘 —— 它可能活不过下一个步骤"
+RECEIVED = N_("+ 收到 (它下次查收件箱时会看到;{where})")
+RECEIVED_AMENDED = N_("已追加进确认书")
+RECEIVED_NOWHERE = N_("没有确认书可落盘 —— 它可能活不过下一个步骤")
 
 
 class Render:
@@ -58,10 +59,14 @@ class Render:
             return self._utterance(ev)
         if isinstance(ev, Result):
             if ev.is_error:
-                return [f"  x 这一轮没跑完{self._why(ev.text)}"]
+                return [_("  x 这一轮没跑完{text}").format(text=self._why(ev.text))]
             self._last_error = ""
             cost = ev.cost_usd or 0.0
-            return [f"  + 完成 {ev.num_turns} 轮 · ${cost:.4f} · 用时 {self.elapsed()}"]
+            return [
+                _("  + 完成 {num_turns} 轮 · ${cost:.4f} · 用时 {elapsed}").format(
+                    num_turns=ev.num_turns, cost=cost, elapsed=self.elapsed()
+                )
+            ]
         if isinstance(ev, SyntheticError):
             self._last_error = first_line(clean(ev.text), 120)
             return [f"  x {first_line(clean(ev.text), 200)}"]
@@ -79,7 +84,7 @@ class Render:
             return self._verdict(ev)
         if isinstance(ev, GoalUnverifiable):
             items = [f"     - {c}" for c in ev.unverifiable]
-            return [f"  ! {ev.text or '有判定项在这个环境里验证不了'}", *items]
+            return ["  ! {text}".format(text=ev.text or _("有判定项在这个环境里验证不了")), *items]
         if isinstance(ev, TaskUpdate):
             return [f"  # {ev.text}"] if self.verbose and ev.text else []
         if isinstance(ev, Question):
@@ -94,7 +99,7 @@ class Render:
         if subtype and subtype != "success":
             return f"({subtype})"
         why, self._last_error = self._last_error, ""
-        return f":{why}" if why else ":API 出错了"
+        return f":{why}" if why else _(":API 出错了")
 
     def _utterance(self, ev: Utterance) -> list[str]:
         bar = "  | " if ev.subagent else "  "
@@ -112,7 +117,7 @@ class Render:
             return self._tool_call(ev, bar)
         if isinstance(ev, ToolResult):
             if ev.is_error:
-                return [f"{bar}x {first_line(clean(ev.text), 200) or '工具出错'}"]
+                return [f"{bar}x {first_line(clean(ev.text), 200) or _('工具出错')}"]
             shown = first_line(clean(ev.text), 200)
             return [f"{bar}- {shown}"] if self.verbose and shown else []
         return []
@@ -122,20 +127,20 @@ class Render:
         if tool.startswith("mcp__human__ask"):
             return []  # the ask event itself shows the question
         if tool.startswith("mcp__human__inbox"):
-            return [f"{bar}* 查收件箱"]
+            return [_("{bar}* 查收件箱").format(bar=bar)]
         if tool in ("Agent", "Task"):
             who = data.get("subagent_type") or "agent"
             what = data.get("description") or first_line(str(data.get("prompt", "")), 80)
-            return [f"{bar}> 派人 {who}:{what}"]
+            return [_("{bar}> 派人 {who}:{what}").format(bar=bar, who=who, what=what)]
         return [f"{bar}* {tool} {first_line(clean(ev.text), 200)}".rstrip()]
 
     def _handoff(self, ev: HandoffDone) -> list[str]:
         lines = []
         if ev.degraded:
-            lines.append("  x 交接没写成,用了降级版本 —— 接手的人会自己去现场看")
+            lines.append(_("  x 交接没写成,用了降级版本 —— 接手的人会自己去现场看"))
         if ev.path:
-            lines.append(f"<- 交接写在 {ev.path}")
-        lines.append("<- 新会话接手,上下文从头开始")
+            lines.append(_("<- 交接写在 {path}").format(path=ev.path))
+        lines.append(_("<- 新会话接手,上下文从头开始"))
         return lines
 
     def _verdict(self, ev: VerdictGiven) -> list[str]:
@@ -143,11 +148,15 @@ class Render:
         failed = [f"     - {c}" for c in ev.failed]
         reason = first_line(ev.reason, 200)
         if ev.state == "achieved":
-            return [f"  + 判定第 {n} 轮:达成" + (f" —— {reason}" if reason else "")]
+            return [_("  + 判定第 {n} 轮:达成").format(n=n) + (f" —— {reason}" if reason else "")]
         if ev.state == "unreachable":
-            return [f"  ! 判定第 {n} 轮:这个环境里验证不了 —— {reason}", *failed]
-        head = "未达成" if ev.state == "not_yet" else "没给出明确结论,按未达成处理"
-        return [f"  ~ 判定第 {n} 轮:{head},打回去接着干" + (f" —— {reason}" if reason else ""), *failed]
+            return [_("  ! 判定第 {n} 轮:这个环境里验证不了 —— {reason}").format(n=n, reason=reason), *failed]
+        head = _("未达成") if ev.state == "not_yet" else _("没给出明确结论,按未达成处理")
+        return [
+            _("  ~ 判定第 {n} 轮:{head},打回去接着干").format(n=n, head=head)
+            + (f" —— {reason}" if reason else ""),
+            *failed,
+        ]
 
     def _ask(self, ev: Question) -> list[str]:
         lines: list[str] = []
@@ -157,20 +166,20 @@ class Render:
             lines.append(f"  ? {ev.text}")
             lines += [f"     {i}) {o}" for i, o in enumerate(ev.options, 1)]
             if ev.state == "asked" and ev.remaining >= 0:
-                lines.append(f"     (还能问 {ev.remaining} 次)")
+                lines.append(_("     (还能问 {remaining} 次)").format(remaining=ev.remaining))
         if ev.state == "answered":
             lines.append(f"  + {ev.answer}")
         elif ev.state == "timeout":
-            lines.append("  ! 无人应答 —— 它会自己判断,把假设记进「未知与假设」")
+            lines.append(_("  ! 无人应答 —— 它会自己判断,把假设记进「未知与假设」"))
         elif ev.state == "over_budget":
-            lines.append("  ! 提问额度用完")
+            lines.append(_("  ! 提问额度用完"))
         elif ev.state == "declined":
-            lines.append("  . 已跳过")
+            lines.append(_("  . 已跳过"))
         elif ev.state == "invalid":
-            lines.append("  x 问题是空的")
+            lines.append(_("  x 问题是空的"))
         return lines
 
     def _mail(self, ev: MailNote) -> list[str]:
         if ev.state == "queued":
-            return [RECEIVED.format(where=RECEIVED_AMENDED if ev.amended else RECEIVED_NOWHERE)]
-        return [f"  + 它看到了你补充的话:{first_line(ev.text, 120)}"]
+            return [_(RECEIVED).format(where=_(RECEIVED_AMENDED) if ev.amended else _(RECEIVED_NOWHERE))]
+        return [_("  + 它看到了你补充的话:{text}").format(text=first_line(ev.text, 120))]

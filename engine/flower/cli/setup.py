@@ -7,13 +7,14 @@ import asyncio
 import os
 from pathlib import Path
 
+from ..core.i18n import N_, _
 from .builders import workspace_of
 from .credentials import CREDENTIAL_KEYS, mask
 from .problems import EnvFileError, check_env_file, unwritable
 from .terminal import CANCELLED, LineSource, Screen
 
 ENV_HEADER = "# flower 的凭证(由 `flower setup` 写)。别提交进版本库。"
-NOT_SAVED = (
+NOT_SAVED = N_(
     "x 没能把凭证存进 {path}:{reason}\n"
     "  刚才输入的 key 没有存下来(也没有显示在任何地方)。让 flower 读到它,任选一种:\n"
     "  - 修好 {path} 的权限后重跑 flower setup;\n"
@@ -100,11 +101,11 @@ def setup_command(
         if cannot:  # say so before the key is typed, not after
             screen.say(cannot, err=True)
             return 1
-        screen.say("== 配置 flower " + "=" * 40)
-        screen.say(f"凭证会存到 {path}(只你可读)。flower 在这个目录里跑时读它。")
+        screen.say(_("== 配置 flower ") + "=" * 40)
+        screen.say(_("凭证会存到 {path}(只你可读)。flower 在这个目录里跑时读它。").format(path=path))
         token, base_url = _ask_credentials(source, screen, current)
         if token is None:
-            screen.say(CANCELLED, err=True)
+            screen.say(_(CANCELLED), err=True)
             return 1
         updates = credential_updates(token, base_url, current)
         if updates:
@@ -112,45 +113,53 @@ def setup_command(
                 write_env_file(path, updates)
             except OSError as exc:
                 key = next((k for k in CREDENTIAL_KEYS if updates.get(k)), CREDENTIAL_KEYS[0])
-                screen.say(NOT_SAVED.format(path=path, reason=exc.strerror or exc, key=key), err=True)
+                screen.say(_(NOT_SAVED).format(path=path, reason=exc.strerror or exc, key=key), err=True)
                 return 1
             current = read_env_file(path)
-            screen.say(f"+ 存好了:{path}")
+            screen.say(_("+ 存好了:{path}").format(path=path))
         else:
-            screen.say(". 什么都没改")
+            screen.say(_(". 什么都没改"))
     return _check_setup(screen, path, current)
 
 
 def _cannot_write(path: Path) -> str:
     """Why `path` (a .env) cannot be written, or ""."""
     if path.exists() and not path.is_file():
-        return unwritable(IsADirectoryError(21, "它不是文件", str(path)), path)
+        return unwritable(IsADirectoryError(21, _("它不是文件"), str(path)), path)
     if not os.access(path.parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
-        return unwritable(PermissionError(13, "没有写权限", str(path)), path)
+        return unwritable(PermissionError(13, _("没有写权限"), str(path)), path)
     return ""
 
 
 def _ask_credentials(source: LineSource, screen: Screen, current: dict[str, str]) -> tuple[str | None, str]:
     have = next((current[k] for k in CREDENTIAL_KEYS if current.get(k)), "")
-    keep = f"直接回车 = 保留现有的 {mask(have)}" if have else "Anthropic 官方的 sk-ant-… 或网关签发的 token"
+    keep = (
+        _("直接回车 = 保留现有的 {have}").format(have=mask(have))
+        if have
+        else _("Anthropic 官方的 sk-ant-… 或网关签发的 token")
+    )
     url = current.get("ANTHROPIC_BASE_URL", "")
-    keep_url = f"直接回车 = 保留 {url};- = 清掉,用 Anthropic 官方" if url else "直接回车 = Anthropic 官方"
-    screen.say(f"\n1. 你的 API key 或网关 token ({keep};输入不回显)")
+    keep_url = (
+        _("直接回车 = 保留 {url};- = 清掉,用 Anthropic 官方").format(url=url)
+        if url
+        else _("直接回车 = Anthropic 官方")
+    )
+    screen.say(_("\n1. 你的 API key 或网关 token ({keep};输入不回显)").format(keep=keep))
     if source.tty:
         import getpass
 
         try:
             token = getpass.getpass("   > ")
-            screen.say(f"\n2. 网关地址 ({keep_url})")
+            screen.say(_("\n2. 网关地址 ({keep_url})").format(keep_url=keep_url))
             base_url = input("   > ")
         except (KeyboardInterrupt, EOFError):
             return None, ""
     else:
         token = source.read_line() or ""
-        screen.say(f"\n2. 网关地址 ({keep_url})")
+        screen.say(_("\n2. 网关地址 ({keep_url})").format(keep_url=keep_url))
         base_url = source.read_line() or ""
     if not token.strip() and not have:
-        screen.say("没给 token,取消。", err=True)
+        screen.say(_("没给 token,取消。"), err=True)
         return None, ""
     return token, base_url
 
@@ -163,22 +172,33 @@ def _check_setup(screen: Screen, path: Path, current: dict[str, str]) -> int:
     ok = True
     if token_key is None:
         screen.say(
-            f"x 没有凭证:{path} 里没有 ANTHROPIC_API_KEY / ANTHROPIC_AUTH_TOKEN,环境变量里也没有", err=True
+            _("x 没有凭证:{path} 里没有 ANTHROPIC_API_KEY / ANTHROPIC_AUTH_TOKEN,环境变量里也没有").format(
+                path=path
+            ),
+            err=True,
         )
         ok = False
     else:
         value = os.environ.get(token_key) or current.get(token_key, "")
-        where = "环境变量" if os.environ.get(token_key) else str(path)
-        screen.say(f"{token_key} = {mask(value)}(来自 {where})")
+        where = _("环境变量") if os.environ.get(token_key) else str(path)
+        screen.say(
+            _("{token_key} = {value}(来自 {where})").format(
+                token_key=token_key, value=mask(value), where=where
+            )
+        )
     # the process environment wins over any .env, exactly as the Runtime will see it
     base = os.environ.get("ANTHROPIC_BASE_URL") or current.get("ANTHROPIC_BASE_URL") or ""
     if base:
         os.environ["ANTHROPIC_BASE_URL"] = base
-    screen.say(f"ANTHROPIC_BASE_URL = {base or '(未设,Anthropic 官方)'}")
+    screen.say("ANTHROPIC_BASE_URL = {base}".format(base=base or _("(未设,Anthropic 官方)")))
     host, port = endpoint()
     if asyncio.run(reachable(host, port)):
-        screen.say(f"+ 连得上 {host}:{port}(只做了 DNS + TCP 握手:没发请求,没花钱,也不验 key)")
+        screen.say(
+            _("+ 连得上 {host}:{port}(只做了 DNS + TCP 握手:没发请求,没花钱,也不验 key)").format(
+                host=host, port=port
+            )
+        )
     else:
-        screen.say(f"x 连不上 {host}:{port}:检查网关地址和网络", err=True)
+        screen.say(_("x 连不上 {host}:{port}:检查网关地址和网络").format(host=host, port=port), err=True)
         ok = False
     return 0 if ok else 1

@@ -9,6 +9,8 @@ from collections.abc import Awaitable
 from pathlib import Path
 from typing import Any
 
+from ..core.i18n import _
+
 
 class TargetError(Exception):
     """`flower run <target>` cannot be loaded; the message says why."""
@@ -21,7 +23,7 @@ def load_target(target: str, *, cwd: Path | None = None) -> Any:
     import inspect
 
     if ":" not in target:
-        raise TargetError("需要 模块:属性 形式,例如 flows:main")
+        raise TargetError(_("需要 模块:属性 形式,例如 flows:main"))
     module_name, attr = target.rsplit(":", 1)
     cwd = cwd or Path.cwd()
     looks_like_file = module_name.endswith(".py") or "/" in module_name or os.sep in module_name
@@ -29,28 +31,36 @@ def load_target(target: str, *, cwd: Path | None = None) -> Any:
         path = (cwd / module_name).resolve()
         if not path.is_file():
             raise TargetError(
-                f"找不到 {module_name}(当前目录 {cwd})。给的是文件路径就要能对上;要按模块名导入就别带 .py"
+                _(
+                    "找不到 {module_name}(当前目录 {cwd})。给的是文件路径就要能对上;要按模块名导入就别带 .py"
+                ).format(module_name=module_name, cwd=cwd)
             )
         if str(path.parent) not in sys.path:
             sys.path.insert(0, str(path.parent))
         spec = importlib.util.spec_from_file_location(path.stem, path)
         if spec is None or spec.loader is None:
-            raise TargetError(f"导入 '{module_name}' 失败:不是能导入的 Python 文件")
+            raise TargetError(
+                _("导入 '{module_name}' 失败:不是能导入的 Python 文件").format(module_name=module_name)
+            )
         module = importlib.util.module_from_spec(spec)
         sys.modules[path.stem] = module
         try:
             spec.loader.exec_module(module)
         except Exception as exc:
-            raise TargetError(f"导入 '{module_name}' 失败:{exc}") from exc
+            raise TargetError(
+                _("导入 '{module_name}' 失败:{exc}").format(module_name=module_name, exc=exc)
+            ) from exc
     else:
         if str(cwd) not in sys.path:
             sys.path.insert(0, str(cwd))
         try:
             module = importlib.import_module(module_name)
         except Exception as exc:
-            raise TargetError(f"导入 '{module_name}' 失败:{exc}") from exc
+            raise TargetError(
+                _("导入 '{module_name}' 失败:{exc}").format(module_name=module_name, exc=exc)
+            ) from exc
     if not hasattr(module, attr):
-        raise TargetError(f"'{module_name}' 里没有 '{attr}'")
+        raise TargetError(_("'{module_name}' 里没有 '{attr}'").format(module_name=module_name, attr=attr))
     found = getattr(module, attr)
     if callable(found) and not (hasattr(found, "steps") and hasattr(found, "run")):
         found = found()
@@ -58,7 +68,9 @@ def load_target(target: str, *, cwd: Path | None = None) -> Any:
             found = asyncio.run(_await(found))
     if not (hasattr(found, "steps") and callable(getattr(found, "run", None))):
         raise TargetError(
-            f"'{target}' 不是 Workflow,也不是返回 Workflow 的函数(拿到的是 {type(found).__name__})"
+            _("'{target}' 不是 Workflow,也不是返回 Workflow 的函数(拿到的是 {name})").format(
+                target=target, name=type(found).__name__
+            )
         )
     return found
 

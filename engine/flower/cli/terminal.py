@@ -11,16 +11,17 @@ import time
 from typing import Any, TextIO
 
 from ..core.display import columns
+from ..core.i18n import N_, _
 from .text import fit, fit_tail, line_width, sanitize, wrap
 
 # flower's own colours: the only escape codes that reach a screen
 TONES = {"red": "\x1b[31m", "dim": "\x1b[2m"}
 RESET = "\x1b[0m"
 
-PROMPT_FRESH = "要做什么? 一句话就够,回车开始(Ctrl-C 退出)"
-PROMPT_WAKE = "接着上次? 直接回车 = 接着做;也可以说点新的;/new = 重开一件事(Ctrl-C 退出)"
+PROMPT_FRESH = N_("要做什么? 一句话就够,回车开始(Ctrl-C 退出)")
+PROMPT_WAKE = N_("接着上次? 直接回车 = 接着做;也可以说点新的;/new = 重开一件事(Ctrl-C 退出)")
 NEW_COMMAND = "/new"
-CANCELLED = "已取消"
+CANCELLED = N_("已取消")
 
 # -- the screen ----------------------------------------------------------------------------
 
@@ -295,7 +296,7 @@ def ask_for_request(source: LineSource, screen: Screen, *, waking: bool) -> tupl
     """The launch prompt. Returns (request, typed /new), or None when the person cancelled.
 
     It reads stdin, not the shell: quotes, spaces and exclamation marks can be typed as is."""
-    header = PROMPT_WAKE if waking else PROMPT_FRESH
+    header = _(PROMPT_WAKE) if waking else _(PROMPT_FRESH)
     new = False
     while True:
         if source.tty:
@@ -314,6 +315,6 @@ def ask_for_request(source: LineSource, screen: Screen, *, waking: bool) -> tupl
         text = line.strip()
         if text == NEW_COMMAND and not new:
             new = True
-            header = PROMPT_FRESH
+            header = _(PROMPT_FRESH)
             continue
         return (text, new)

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from wcwidth import iter_graphemes
 
 from ..core.display import columns, grapheme_width
+from ..core.i18n import _
 
 # Event lines are fitted to the terminal, within these bounds: narrower than 40 nothing reads
 # well anyway, wider than 110 long lines stop being readable.
@@ -171,11 +172,11 @@ def step_label(step: str) -> str:
     干活·判定#1 -> 干活·判定 第 1 轮."""
     m = re.fullmatch(r"(.+?)#round(\d+)", step)
     if m:
-        return f"{m.group(1)} 第 {m.group(2)} 轮"
+        return _("{step} 第 {n} 轮").format(step=m.group(1), n=m.group(2))
     m = re.fullmatch(r"(.+?)#retry(\d+)", step)
     if m:
-        return f"{m.group(1)} 重试 {m.group(2)}"
+        return _("{step} 重试 {n}").format(step=m.group(1), n=m.group(2))
     m = re.fullmatch(r"(.+?·判定)#(\d+)", step)
     if m:
-        return f"{m.group(1)} 第 {m.group(2)} 轮"
+        return _("{step} 第 {n} 轮").format(step=m.group(1), n=m.group(2))
     return step

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .events import ContextUpdate, Event, Prompt, Thinking
+from .i18n import _
 
 if TYPE_CHECKING:  # the runtime is slow to import; only asking needs it
     from .agent import AgentSpec
@@ -150,5 +151,5 @@ async def ask_aside(
     finally:
         runtime.close()
     if not result.ok:
-        return AsideAnswer(question, False, cost_usd=result.cost_usd, error=result.error or "没有答案")
-    return AsideAnswer(question, True, text=result.text or "(它没说话)", cost_usd=result.cost_usd)
+        return AsideAnswer(question, False, cost_usd=result.cost_usd, error=result.error or _("没有答案"))
+    return AsideAnswer(question, True, text=result.text or _("(它没说话)"), cost_usd=result.cost_usd)

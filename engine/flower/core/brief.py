@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .files import atomic_write
+from .i18n import _
 
 # (field, Chinese section name), in the fixed document order
 SECTIONS: tuple[tuple[str, str], ...] = (
@@ -256,10 +257,10 @@ def damage_of(path: str | Path, *, header: str) -> str:
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        return f"第 {exc.start} 字节起不是 UTF-8 文本"
+        return _("第 {start} 字节起不是 UTF-8 文本").format(start=exc.start)
     if data and text.startswith(header) and not data.endswith(b"\n"):
         last = text.rstrip().splitlines()[-1].strip() if text.strip() else ""
-        return f"最后一行没有换行,像是写到一半被截断了(停在「{last[-24:]}」)"
+        return _("最后一行没有换行,像是写到一半被截断了(停在「{last}」)").format(last=last[-24:])
     return ""
 
 
@@ -267,7 +268,10 @@ def describe_problem(damage: str, missing: list[str]) -> str:
     """What is wrong with a note, for a person: its damage, else its empty sections; "" if none."""
     if damage:
         return damage
-    return f"缺{'、'.join(f'「{m}」' for m in missing)}" if missing else ""
+    if not missing:
+        return ""
+    sections = _("、").join(_("「{section}」").format(section=m) for m in missing)  # the fixed headings
+    return _("缺{sections}").format(sections=sections)
 
 
 def write_document(path: str | Path, text: str) -> Path:

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
+from .i18n import _
 from .secrets import redact_value
 
 EventKind = Literal[
@@ -614,7 +615,9 @@ def _compact_reset(message: Any) -> Reset:
         post = pre - saved
     trigger = str(trigger) if trigger else ""
     return Reset(
-        text=f"压缩({trigger}) {_shown(pre)} → {_shown(post)} tokens",
+        text=_("压缩({trigger}) {pre} → {post} tokens").format(
+            trigger=trigger, pre=_shown(pre), post=_shown(post)
+        ),
         trigger=trigger,
         pre_tokens=pre,
         post_tokens=post,

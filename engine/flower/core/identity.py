@@ -28,6 +28,8 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit
 
+from .i18n import _
+
 __all__ = ["WorkspaceIdentity", "identify", "normalize_remote"]
 
 _GIT_TIMEOUT_S = 10
@@ -107,16 +109,19 @@ def identify(workspace: str | Path) -> WorkspaceIdentity:
     ws = Path(workspace).expanduser().resolve()
     top = _git(ws, "rev-parse", "--show-toplevel")
     if not top:
-        return _folder(ws, "不是 git 仓库:只在这台机器的这个目录接着")
+        return _folder(ws, _("不是 git 仓库:只在这台机器的这个目录接着"))
     branch = _git(ws, "symbolic-ref", "-q", "--short", "HEAD")
     if not branch:
-        return _folder(ws, "git 处于 detached HEAD:只在这台机器的这个目录接着;切到一个分支才能换机器接着")
+        return _folder(ws, _("git 处于 detached HEAD:只在这台机器的这个目录接着;切到一个分支才能换机器接着"))
     remote = _remote_of(ws, branch)
     url = _git(ws, "remote", "get-url", remote) if remote else None
     if not remote or not url:
-        return _folder(ws, "git 仓库没有 remote:只在这台机器的这个目录接着")
+        return _folder(ws, _("git 仓库没有 remote:只在这台机器的这个目录接着"))
     repo = normalize_remote(url, base=Path(top))
     inside = (_git(ws, "rev-parse", "--show-prefix") or "").strip("/")
     key = f"git:{repo}#{branch}" + (f":{inside}" if inside else "")
-    where = f"{repo} 的 {branch} 分支" + (f"里的 {inside}" if inside else "")
-    return WorkspaceIdentity(key, "git", f"{where}(remote {remote})")
+    if inside:
+        why = _("{repo} 的 {branch} 分支里的 {inside}(remote {remote})")
+    else:
+        why = _("{repo} 的 {branch} 分支(remote {remote})")
+    return WorkspaceIdentity(key, "git", why.format(repo=repo, branch=branch, inside=inside, remote=remote))

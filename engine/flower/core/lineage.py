@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .i18n import _
 from .recovery import read_manifest, sessions_by_step, wakes_in
 from .rundir import Damaged, Repair, read_json, run_dir_lock, update_json
 
@@ -216,25 +217,27 @@ def _foreign(data: Any, workspace: Path) -> bool:
 def _problem(data: Any) -> str | None:
     """Why a parsed lineage is unusable, for a person; None if it is one."""
     if not isinstance(data, dict):
-        return f"应该是 JSON 对象,却是 {type(data).__name__}"
+        return _("应该是 JSON 对象,却是 {name}").format(name=type(data).__name__)
     if not isinstance(data.get("workspace"), str):
-        return "缺 workspace 字段"
+        return _("缺 workspace 字段")
     steps, woke = data.get("steps", {}), data.get("woke", 0)
     if not isinstance(steps, dict) or not all(
         isinstance(k, str) and isinstance(v, str) for k, v in steps.items()
     ):
-        return "steps 不是「步骤名 -> 会话 id」"
+        return _("steps 不是「步骤名 -> 会话 id」")
     if isinstance(woke, bool) or not isinstance(woke, int) or woke < 0:
-        return "woke 不是非负整数"
+        return _("woke 不是非负整数")
     return None
 
 
 def _recovered(data: dict[str, Any]) -> str:
     steps = data["steps"]
     if not steps:
-        return "manifest.json 里也没有会话可找回,从头开始"
-    names = "、".join(steps)
-    return f"从 manifest.json 找回 {len(steps)} 个步骤的会话({names}),已唤醒 {data['woke']} 次"
+        return _("manifest.json 里也没有会话可找回,从头开始")
+    names = _("、").join(steps)
+    return _("从 manifest.json 找回 {steps} 个步骤的会话({names}),已唤醒 {woke} 次").format(
+        steps=len(steps), names=names, woke=data["woke"]
+    )
 
 
 def _fresh_dir(parent: Path, name: str) -> Path:

@@ -18,6 +18,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from .i18n import N_, _
 from .rundir import Damaged, Repair, read_json, set_aside
 
 MANIFEST = "manifest.json"
@@ -26,7 +27,7 @@ SQLITE_MAGIC = b"SQLite format 3\x00"
 SQLITE_COMPANIONS = ("-wal", "-shm")
 _SUFFIX = re.compile(r"#(?:retry|round)\d+$")
 _ROW_KEYS = ("step", "run")
-EMPTY_STORE = "空文件(0 字节)"
+EMPTY_STORE = N_("空文件(0 字节)")
 
 
 class StoreError(RuntimeError):
@@ -38,9 +39,9 @@ class StoreError(RuntimeError):
 
 def manifest_problem(data: Any) -> str | None:
     if not isinstance(data, list):
-        return f"应该是 JSON 数组,却是{type(data).__name__}"
+        return _("应该是 JSON 数组,却是{name}").format(name=type(data).__name__)
     bad = sum(1 for row in data if not isinstance(row, dict))
-    return f"有 {bad} 行不是 JSON 对象" if bad else None
+    return _("有 {bad} 行不是 JSON 对象").format(bad=bad) if bad else None
 
 
 def salvage_rows(text: str) -> list[dict[str, Any]]:
@@ -82,7 +83,7 @@ def read_manifest(run_dir: Path) -> tuple[list[dict[str, Any]], str | None]:
 def rebuilt_manifest(repair: Repair) -> list[dict[str, Any]]:
     """The rows to keep after `repair` moved a damaged manifest aside; says how many in it."""
     rows = salvage_rows(_text_of(repair.backup))
-    repair.recovered = f"读得出的 {len(rows)} 行都留下了" if rows else "一行也读不出来"
+    repair.recovered = _("读得出的 {rows} 行都留下了").format(rows=len(rows)) if rows else _("一行也读不出来")
     return rows
 
 
@@ -153,22 +154,24 @@ def store_damage(db: Path) -> str | None:
         return None
     except IsADirectoryError:
         raise StoreError(
-            f"{db} 是个目录,不是会话库:把它挪开(mv {db} {db}.bak),或者用 -r 换一个 run 目录"
+            _("{db} 是个目录,不是会话库:把它挪开(mv {db} {db}.bak),或者用 -r 换一个 run 目录").format(db=db)
         ) from None
     except PermissionError:
-        raise StoreError(f"没有权限读 {db}:chmod u+rw {db}(它所在的目录也要可写)") from None
+        raise StoreError(_("没有权限读 {db}:chmod u+rw {db}(它所在的目录也要可写)").format(db=db)) from None
     if size == 0:
-        return EMPTY_STORE
+        return _(EMPTY_STORE)
     if not head.startswith(SQLITE_MAGIC[: len(head)]) or len(head) < len(SQLITE_MAGIC):
-        return "不是 SQLite 数据库"
+        return _("不是 SQLite 数据库")
     if len(head) < 100:
-        return f"被截断了(只剩 {size} 字节,连文件头都不完整)"
+        return _("被截断了(只剩 {size} 字节,连文件头都不完整)").format(size=size)
     page = int.from_bytes(head[16:18], "big")
     page = 65536 if page == 1 else page
     pages = int.from_bytes(head[28:32], "big")
     valid_for = int.from_bytes(head[92:96], "big") == int.from_bytes(head[24:28], "big")
     if valid_for and pages and size < pages * page:
-        return f"被截断了({size} 字节,文件头说该有 {pages * page} 字节)"
+        return _("被截断了({size} 字节,文件头说该有 {expected} 字节)").format(
+            size=size, expected=pages * page
+        )
     return None
 
 
@@ -195,7 +198,7 @@ def damaged_store(db: Path) -> Repair | None:
     reason = store_damage(db)
     if reason is None:
         return None
-    if reason == EMPTY_STORE and not referenced_sessions(db.parent):
+    if reason == _(EMPTY_STORE) and not referenced_sessions(db.parent):
         return None
     return Repair(db, set_aside(db, companions=SQLITE_COMPANIONS), reason)
 
@@ -205,7 +208,7 @@ def refill_store(repair: Repair, store: Any, project_key: str) -> str:
     hold for the sessions the steps ran in; the one line that says how it went."""
     from .transcripts import catch_up
 
-    salvaged = salvage_store(repair.backup, store.add) if repair.reason != EMPTY_STORE else 0
+    salvaged = salvage_store(repair.backup, store.add) if repair.reason != _(EMPTY_STORE) else 0
     wanted = referenced_sessions(repair.path.parent)
     missing = {sid for sid in wanted if not store.has_session(project_key, sid)}
     refilled = 0
@@ -216,14 +219,16 @@ def refill_store(repair: Repair, store: Any, project_key: str) -> str:
         except (OSError, sqlite3.Error):
             continue
     still = len(missing) - refilled
-    parts = [f"抢救出 {salvaged} 个会话"] if repair.reason != EMPTY_STORE else []
+    parts = (
+        [_("抢救出 {salvaged} 个会话").format(salvaged=salvaged)] if repair.reason != _(EMPTY_STORE) else []
+    )
     if refilled:
-        parts.append(f"从 Claude Code 自己的记录补回 {refilled} 个")
+        parts.append(_("从 Claude Code 自己的记录补回 {refilled} 个").format(refilled=refilled))
     if still:
-        parts.append(f"步骤用过的会话还有 {still} 个找不回(那些步骤会开新会话)")
+        parts.append(_("步骤用过的会话还有 {still} 个找不回(那些步骤会开新会话)").format(still=still))
     elif wanted:
-        parts.append(f"步骤用过的 {len(wanted)} 个会话一个不缺")
-    repair.recovered = ",".join(parts) or "里面没有可找回的会话"
+        parts.append(_("步骤用过的 {wanted} 个会话一个不缺").format(wanted=len(wanted)))
+    repair.recovered = _(",").join(parts) or _("里面没有可找回的会话")
     return repair.line()
 
 
@@ -317,14 +322,18 @@ def store_error(db: Path, exc: sqlite3.Error) -> StoreError:
     """A clear message with the fix for a store SQLite refused to open."""
     text = str(exc)
     if "newer than this flower" in text:
-        fix = "它是更新版本的 flower 写的:升级 flower,或者用 -r 换一个 run 目录"
+        fix = _("它是更新版本的 flower 写的:升级 flower,或者用 -r 换一个 run 目录")
     elif "locked" in text or "busy" in text:
-        fix = "另一个进程一直锁着它:等那个进程结束(或者结束它)再跑"
+        fix = _("另一个进程一直锁着它:等那个进程结束(或者结束它)再跑")
     elif "readonly" in text or "unable to open" in text or "permission" in text.lower():
-        fix = f"检查 {db} 和它所在目录的权限(要可读写),或者用 -r 换一个 run 目录"
+        fix = _("检查 {db} 和它所在目录的权限(要可读写),或者用 -r 换一个 run 目录").format(db=db)
     else:
-        fix = f"把它挪开(mv {db} {db}.bak)再跑一次,会话会从头开始;Claude Code 自己的记录还在的话会被找回"
-    return StoreError(f"打不开会话库 {db}({text.split(': ', 1)[-1]}):{fix}")
+        fix = _(
+            "把它挪开(mv {db} {db}.bak)再跑一次,会话会从头开始;Claude Code 自己的记录还在的话会被找回"
+        ).format(db=db)
+    return StoreError(
+        _("打不开会话库 {db}({value}):{fix}").format(db=db, value=text.split(": ", 1)[-1], fix=fix)
+    )
 
 
 __all__ = [

@@ -16,6 +16,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from .i18n import N_, _
+
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 
 RESUME_PROMPT = "上一轮在中途被打断,没有跑完。检查一下工作台里已经落盘的东西,从中断处接着做,不要重头来过。"
@@ -97,15 +99,15 @@ def classify(text: str | None) -> str:
 _FIXES: list[tuple[re.Pattern[str], str]] = [
     (
         re.compile(r"(?<![\w.])401(?!\w)|invalid.{0,8}(api.?key|token)|authentication|unauthorized", re.I),
-        "凭证被拒:跑 `flower setup` 重配 key(或网关 token),再跑一次刚才的命令 —— 同一目录会接着上次",
+        N_("凭证被拒:跑 `flower setup` 重配 key(或网关 token),再跑一次刚才的命令 —— 同一目录会接着上次"),
     ),
     (
         re.compile(r"(?<![\w.])403(?!\w)|permission", re.I),
-        "这个 key 没有权限用它要的模型或资源:换一个有权限的 key(`flower setup`)或换模型(ANTHROPIC_MODEL)",
+        N_("这个 key 没有权限用它要的模型或资源:换一个有权限的 key(`flower setup`)或换模型(ANTHROPIC_MODEL)"),
     ),
     (
         re.compile(r"credit balance|quota|billing|payment", re.I),
-        "账户额度或账单有问题:充值或提高额度后再跑 —— 同一目录会接着上次",
+        N_("账户额度或账单有问题:充值或提高额度后再跑 —— 同一目录会接着上次"),
     ),
 ]
 
@@ -114,8 +116,8 @@ def what_to_fix(text: str | None) -> str:
     """For a fatal error: what a person has to change before running again (one line)."""
     for pattern, fix in _FIXES:
         if text and pattern.search(text):
-            return fix
-    return "这个错误再试也是一样:按上面的报错改好配置再跑 —— 同一目录会接着上次"
+            return _(fix)
+    return _("这个错误再试也是一样:按上面的报错改好配置再跑 —— 同一目录会接着上次")
 
 
 def endpoint() -> tuple[str, int]:
@@ -190,13 +192,25 @@ class Resilience:
             if await reachable(host, port, self.probe_timeout):
                 if announced:
                     waited = time.monotonic() - started
-                    _tell(notify, f"网络已恢复({host}:{port}),等了 {waited:.0f} 秒,继续")
+                    _tell(
+                        notify,
+                        _("网络已恢复({host}:{port}),等了 {waited:.0f} 秒,继续").format(
+                            host=host, port=port, waited=waited
+                        ),
+                    )
                 return True
             if not announced:
                 _tell(
                     notify,
-                    f"连不上 {host}:{port},挂起等待网络恢复"
-                    f"(每 {self.probe_interval:g} 秒探测一次,最多等 {self.max_offline_wait:g} 秒)",
+                    _(
+                        "连不上 {host}:{port},挂起等待网络恢复"
+                        "(每 {probe_interval:g} 秒探测一次,最多等 {max_offline_wait:g} 秒)"
+                    ).format(
+                        host=host,
+                        port=port,
+                        probe_interval=self.probe_interval,
+                        max_offline_wait=self.max_offline_wait,
+                    ),
                 )
                 announced = True
             remaining = deadline - time.monotonic()

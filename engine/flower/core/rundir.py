@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from .files import atomic_write
+from .i18n import _
 
 CORRUPT = ".corrupt-"
 
@@ -47,8 +48,10 @@ class Repair:
     recovered: str = ""
 
     def line(self) -> str:
-        text = f"{self.path.name} 坏了({self.reason}),原件移到 {self.backup}"
-        return text + (f";{self.recovered}" if self.recovered else "")
+        text = _("{name} 坏了({reason}),原件移到 {backup}").format(
+            name=self.path.name, reason=self.reason, backup=self.backup
+        )
+        return text + (_(";{recovered}").format(recovered=self.recovered) if self.recovered else "")
 
 
 @contextmanager
@@ -100,17 +103,21 @@ def read_json(path: Path) -> Any:
     except FileNotFoundError:
         return None
     if not data.strip():
-        raise Damaged("空文件" if not data else "只有空白")
+        raise Damaged(_("空文件") if not data else _("只有空白"))
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise Damaged(f"不是 UTF-8 文本,第 {exc.start} 字节起") from None
+        raise Damaged(_("不是 UTF-8 文本,第 {start} 字节起").format(start=exc.start)) from None
     try:
         return json.loads(text)
     except ValueError as exc:
-        where = f",第 {exc.lineno} 行第 {exc.colno} 列" if isinstance(exc, json.JSONDecodeError) else ""
+        where = (
+            _(",第 {lineno} 行第 {colno} 列").format(lineno=exc.lineno, colno=exc.colno)
+            if isinstance(exc, json.JSONDecodeError)
+            else ""
+        )
         message = exc.msg if isinstance(exc, json.JSONDecodeError) else str(exc)
-        raise Damaged(f"不是完整的 JSON:{message}{where}") from None
+        raise Damaged(_("不是完整的 JSON:{message}{where}").format(message=message, where=where)) from None
 
 
 def update_json(
@@ -191,8 +198,10 @@ class Holder:
     since: float = 0.0
 
     def describe(self) -> str:
-        since = time.strftime("%m-%d %H:%M:%S", time.localtime(self.since)) if self.since else "不知何时"
-        return f"{self.who or '另一个进程'}(pid {self.pid or '?'},从 {since} 开始)"
+        since = time.strftime("%m-%d %H:%M:%S", time.localtime(self.since)) if self.since else _("不知何时")
+        return _("{who}(pid {pid},从 {since} 开始)").format(
+            who=self.who or _("另一个进程"), pid=self.pid or "?", since=since
+        )
 
 
 class FlowBusy(RuntimeError):
@@ -200,7 +209,11 @@ class FlowBusy(RuntimeError):
 
     def __init__(self, flow: str, run_dir: Path, holder: Holder) -> None:
         self.flow, self.run_dir, self.holder = flow, run_dir, holder
-        super().__init__(f"这里已经有一个 flower 在跑流程「{flow}」:{holder.describe()},run 目录 {run_dir}")
+        super().__init__(
+            _("这里已经有一个 flower 在跑流程「{flow}」:{describe},run 目录 {run_dir}").format(
+                flow=flow, describe=holder.describe(), run_dir=run_dir
+            )
+        )
 
 
 def default_who() -> str:

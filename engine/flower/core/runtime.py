@@ -46,6 +46,7 @@ from .events import (
 )
 from .guard import delegate_guard, merge_hooks, whitelist_guard, workbench_hooks
 from .handoff import HANDOFF_PROMPT, Handoff, degraded, is_overflow
+from .i18n import _
 from .reaper import contain
 from .recovery import (
     StoreError,
@@ -244,7 +245,7 @@ class Runtime:
             try:
                 backend: SessionStore = PostgresSessionStore(check_store_url(chosen))
             except (PostgresStoreError, StoreURLError) as exc:
-                raise StoreError(f"打不开会话库:{exc}") from None
+                raise StoreError(_("打不开会话库:{exc}").format(exc=exc)) from None
         else:
             backend = chosen
             if not isinstance(backend, FlowerStore):
@@ -466,7 +467,9 @@ class Runtime:
                 emit(
                     Retry(
                         text=(
-                            f"第 {attempt} 次尝试失败({kind}):{first_line(result.error)};{delay:.0f} 秒后重试"
+                            _("第 {attempt} 次尝试失败({kind}):{error};{delay:.0f} 秒后重试").format(
+                                attempt=attempt, kind=kind, error=first_line(result.error), delay=delay
+                            )
                         ),
                         attempt=attempt,
                         failure=kind,
@@ -693,7 +696,9 @@ class Runtime:
             self._warned = True  # once per generation
             emit(
                 HandoffNear(
-                    text=f"上下文 {format_tokens(used)},接近换代阈值 {format_tokens(self.handoff.at)}",
+                    text=_("上下文 {used},接近换代阈值 {at}").format(
+                        used=format_tokens(used), at=format_tokens(self.handoff.at)
+                    ),
                     **figures,
                 )
             )
@@ -719,7 +724,7 @@ class Runtime:
     ) -> Handoff:
         """Write the handoff document; `overflowed`: the API refused this turn's context, so
         the session cannot write one and it is assembled mechanically (degraded)."""
-        emit(HandoffWriting(text="上下文快满了,正在写交接书", step=step, used=self._ctx))
+        emit(HandoffWriting(text=_("上下文快满了,正在写交接书"), step=step, used=self._ctx))
         why = ""
         doc: Handoff | None = None
         if overflowed:
@@ -750,7 +755,7 @@ class Runtime:
         path = self._spill_handoff(step, doc)
         emit(
             HandoffDone(
-                text=f"已换代({'降级' if doc.degraded else '正常'})",
+                text=_("已换代(降级)") if doc.degraded else _("已换代(正常)"),
                 degraded=doc.degraded,
                 path=str(path) if path else None,
                 sections=[s for s in ("doing", "decided", "deadends", "next", "scene") if getattr(doc, s)],

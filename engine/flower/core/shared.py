@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from .i18n import _
 from .identity import WorkspaceIdentity, identify
 from .rundir import FlowBusy, Holder, default_who, holding, note_claim
 
@@ -124,8 +125,9 @@ class SharedFlowBusy(FlowBusy):
         super().__init__(flow, run_dir, holder)
         self.host, self.where = host, where
         self.args = (
-            f"这份工作已经有一个 flower 在 {host or '另一台机器'} 上跑流程「{flow}」:"
-            f"{holder.describe()},会话库 {where}",
+            _("这份工作已经有一个 flower 在 {host} 上跑流程「{flow}」:{describe},会话库 {where}").format(
+                host=host or _("另一台机器"), flow=flow, describe=holder.describe(), where=where
+            ),
         )
 
 

@@ -17,11 +17,21 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ..core.events import Event, Offline, Retry, StepStarted, ToolCall, VerdictGiven
+from ..core.i18n import N_, _
 from .env import isolated_env, scrub_host_model_vars
 from .scenarios import starter_scenario
 from .server import SimServer
 
-REQUEST = "写一个 hello.py,运行时打印问候语"
+REQUEST = "写一个 hello.py,运行时打印问候语"  # the scripted person's words: the same in every language
+# who acts, as the narration names them (the role factories' names)
+CLARIFIER, JUDGE, COORDINATOR, WORKER, AGENT = (
+    N_("确认者"),
+    N_("判定者"),
+    N_("协调者"),
+    N_("执行者"),
+    N_("agent"),
+)
+VERDICT_STATES = {"achieved": N_("达成"), "not_yet": N_("未达成"), "unreachable": N_("无法达成")}
 
 
 async def _answer_automatically(channel: Any, out: TextIO) -> None:
@@ -29,29 +39,34 @@ async def _answer_automatically(channel: Any, out: TextIO) -> None:
         ask = await channel.next_ask()
         if ask is None:
             continue
-        choice = ask.options[0] if ask.options else "按你的判断来"
-        out.write(f"  ?  {ask.question}  {ask.options}\n  -> (answered automatically) {choice}\n")
+        choice = ask.options[0] if ask.options else "按你的判断来"  # the scripted answer
+        out.write(
+            f"  ?  {ask.question}  {ask.options}\n" + _("  -> (自动回答) {choice}\n").format(choice=choice)
+        )
         channel.answer(ask.id, choice)
 
 
 def _narrate(out: TextIO) -> Callable[[Event], None]:
     from ..workflow.starter import step_line
 
-    agent = {"确认需求": "clarifier", "设定目标": "judge", "干活": "coordinator"}
-    current = ["agent"]
+    agent = {"确认需求": CLARIFIER, "设定目标": JUDGE, "干活": COORDINATOR}
+    current = [AGENT]
 
     def on_event(event: Event) -> None:
         # the context meter is too chatty for a demo; the CLI shows it in its status line
         if isinstance(event, StepStarted):
-            current[0] = agent.get(event.text, "agent")
+            current[0] = agent.get(event.text, AGENT)
             line = step_line(event.text, event.index, event.total, resumed=event.resumed, woke=event.woke)
             out.write(f"\n{line}\n")
         elif isinstance(event, ToolCall):
-            who = "worker" if event.subagent else current[0]
-            out.write(f"  {who} [{event.tool}] {event.text[:90]}\n")
+            who = WORKER if event.subagent else current[0]
+            out.write(f"  {_(who)} [{event.tool}] {event.text[:90]}\n")
         elif isinstance(event, VerdictGiven):
-            missing = f" (missing: {'; '.join(event.failed)})" if event.failed else ""
-            out.write(f"  judge, round {event.round}: {event.state}{missing}\n")
+            missing = _("(未通过:{checks})").format(checks=_(";").join(event.failed)) if event.failed else ""
+            state = _(VERDICT_STATES[event.state]) if event.state in VERDICT_STATES else event.state
+            out.write(
+                _("  判定者,第 {n} 轮:{state}{missing}\n").format(n=event.round, state=state, missing=missing)
+            )
         elif isinstance(event, (Retry, Offline)):
             out.write(f"  ~ {event.text}\n")
 
@@ -75,8 +90,9 @@ async def _one_run(ask: str, ws: Path, run_dir: Path, out: TextIO) -> dict[str, 
         answerer.cancel()
         runtime.close()
     out.write(
-        f"\n  cost ${runtime.total_cost():.4f} (priced by the CLI from simulated usage)"
-        f" · manifest {runtime.manifest_path}\n"
+        _("\n  花费 ${cost:.4f}(CLI 按模拟的用量计价) · 清单 {manifest}\n").format(
+            cost=runtime.total_cost(), manifest=runtime.manifest_path
+        )
     )
     return ctx
 
@@ -93,12 +109,13 @@ async def run_demo(out: TextIO, *, keep: bool = False) -> int:
         with SimServer(starter_scenario(context=78_000)) as sim:
             os.environ.update(isolated_env(sim.base_url, root))
             out.write(
-                "flower demo: the real Claude Code CLI; "
-                f"the model is scripted by flower.sim at {sim.base_url}\n"
+                _("flower demo:真实的 Claude Code CLI;模型由 flower.sim 照剧本扮演,地址 {url}\n").format(
+                    url=sim.base_url
+                )
             )
-            out.write(f'workspace: {ws}\n\n$ flower "{REQUEST}"\n')
+            out.write(_("工作区:{workspace}\n").format(workspace=ws) + f'\n$ flower "{REQUEST}"\n')
             first = await _one_run(REQUEST, ws, run_dir, out)
-            out.write("\n$ flower        # again, same folder: continue where it stopped\n")
+            out.write("\n$ flower        # " + _("再跑一次,同一个目录:从停下的地方接着做") + "\n")
             second = await _one_run("", ws, run_dir, out)
         hello = ws / "hello.py"
         same = first.get("_sessions", {}).get("干活") == second.get("_sessions", {}).get("干活")
@@ -111,24 +128,18 @@ async def run_demo(out: TextIO, *, keep: bool = False) -> int:
             and second.get("_woke") == 2
         )
         notes = ws / ".flower" / "notes"
-        out.write(
-            "\nfiles: " + ", ".join(sorted(p.name for p in ws.iterdir() if not p.name.startswith("."))) + "\n"
-        )
-        out.write("notes: " + ", ".join(sorted(p.name for p in notes.iterdir() if p.is_file())) + "\n")
-        out.write(
-            ("ok: " if ok else "FAILED: ")
-            + (
-                "the second run continued the same work session"
-                if same
-                else "the second run did not continue"
-            )
-            + "\n"
-        )
+        files = sorted(p.name for p in ws.iterdir() if not p.name.startswith("."))
+        out.write("\n" + _("文件:{names}").format(names=", ".join(files)) + "\n")
+        noted = sorted(p.name for p in notes.iterdir() if p.is_file())
+        out.write(_("笔记:{names}").format(names=", ".join(noted)) + "\n")
+        verdict = _("ok:") if ok else _("失败:")
+        story = _("第二次运行接着同一个干活会话做了下去") if same else _("第二次运行没有接上")
+        out.write(f"{verdict}{story}\n")
     finally:
         os.environ.clear()
         os.environ.update(saved)
         if keep:
-            out.write(f"kept: {root}\n")
+            out.write(_("保留在:{path}").format(path=root) + "\n")
         else:
             shutil.rmtree(root, ignore_errors=True)
     return 0 if ok else 1

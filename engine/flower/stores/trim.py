@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from ..core.i18n import _
 from ..core.secrets import redact
 from .ephemeral import EphemeralPolicy, is_ephemeral
 from .layer import StoreLayer, open_inner
@@ -490,13 +491,15 @@ class TrimmingSessionStore(StoreLayer):
 
 
 def trim_report(store: TrimmingSessionStore) -> str:
-    """One line of Chinese for the UI log describing the last ``load()``."""
+    """One line for the UI log describing the last ``load()``, in the language flower speaks."""
     report = store.last_report
     cleared = report.get("cleared", 0)
     if cleared:
         tokens = report.get("chars_saved", 0) // 4
-        return f"裁掉 {cleared} 个工具结果(保留最近 {report.get('kept', 0)} 个),省下 ~{tokens} tokens"
+        return _("裁掉 {cleared} 个工具结果(保留最近 {kept} 个),省下 ~{tokens} tokens").format(
+            cleared=cleared, kept=report.get("kept", 0), tokens=tokens
+        )
     expired = report.get("expired", 0)
     if expired:
-        return f"{expired} 个时效性结果标记为过期"
-    return "未裁剪"
+        return _("{expired} 个时效性结果标记为过期").format(expired=expired)
+    return _("未裁剪")

@@ -8,6 +8,7 @@ from typing import Any
 
 from ..core.events import Event, GoalUnverifiable, VerdictGiven, emitter, verdict_state
 from ..core.goal import Goal, Verdict
+from ..core.i18n import _
 from ..core.resilience import classify
 from ..core.roles import judge
 from .base import Ctx, Step, StepAbort
@@ -85,7 +86,9 @@ def goal_step(
             _emit(
                 ctx,
                 GoalUnverifiable(
-                    text=f"目标里有 {len(goal.unverifiable)} 条在这个环境里验证不了",
+                    text=_("目标里有 {unverifiable} 条在这个环境里验证不了").format(
+                        unverifiable=len(goal.unverifiable)
+                    ),
                     unverifiable=list(goal.unverifiable),
                     total=len(goal.checks),
                     path=str(goal_path),
@@ -119,14 +122,18 @@ def with_goal(
     async def gate(result: Any, ctx: Ctx) -> bool:
         runtime = ctx.get("_runtime")
         if runtime is None:
-            raise StepAbort("拿不到 Runtime,无法判定目标")  # never pretend it passed
+            raise StepAbort(_("拿不到 Runtime,无法判定目标"))  # never pretend it passed
         round_no = ctx[ROUND_KEY] = ctx.get(ROUND_KEY, 0) + 1
         goal = ctx.get(GOAL_KEY)
         if not (isinstance(goal, Goal) and goal.complete()):
             goal = Goal.load(goal_path) or Goal()
             if goal.damage:
                 # judged on what is left, a cut-off checklist would pass on its first lines alone
-                raise StepAbort(f"{goal_path} {goal.damage}:补好它(或删掉它让 flower 重新设定目标)再跑")
+                raise StepAbort(
+                    _("{goal_path} {damage}:补好它(或删掉它让 flower 重新设定目标)再跑").format(
+                        goal_path=goal_path, damage=goal.damage
+                    )
+                )
         # the judge is its own fresh session every round: never resumed, never in the lineage
         verdict_run = await runtime.run(
             judger,
@@ -144,7 +151,9 @@ def with_goal(
         _emit(
             ctx,
             VerdictGiven(
-                text=f"第 {round_no} 轮判定:{verdict.state or '无法解析'}",
+                text=_("第 {round_no} 轮判定:{state}").format(
+                    round_no=round_no, state=verdict.state or _("无法解析")
+                ),
                 state=verdict_state(verdict.state),
                 reason=verdict.reason,
                 failed=list(verdict.failed),
@@ -161,7 +170,9 @@ def with_goal(
             UNREACHABLE_QUESTION.format(reason=verdict.reason or "(没说原因)"), [ACCEPT, AMEND, WRONG]
         )
         if ask.state != "answered":
-            raise StepAbort(f"目标判定为验证不了,且没人回应({ask.state}):再跑一轮也只是空转")
+            raise StepAbort(
+                _("目标判定为验证不了,且没人回应({state}):再跑一轮也只是空转").format(state=ask.state)
+            )
         if ask.answer.strip() == ACCEPT:
             return True
         if ask.answer.strip() == AMEND:

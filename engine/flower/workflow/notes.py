@@ -6,6 +6,7 @@ from pathlib import Path
 
 from ..core.events import NoteBackup, emitter
 from ..core.files import keep_copy
+from ..core.i18n import _
 from .base import Ctx
 
 
@@ -28,9 +29,11 @@ def keep_before_rewrite(ctx: Ctx, path: Path, text: str, problem: str = "") -> P
         return None
     emit = emitter(ctx.get("_on_event"))
     if problem:
-        text = f"{path} {problem}:这次重写它,原文件备份在 {copy}"
+        text = _("{path} {problem}:这次重写它,原文件备份在 {copy}").format(
+            path=path, problem=problem, copy=copy
+        )
     else:
-        text = f"{path.name} 改写前备份在 {copy}"
+        text = _("{name} 改写前备份在 {copy}").format(name=path.name, copy=copy)
     emit(NoteBackup(text=text, path=str(path), backup=str(copy), problem=problem))
     return copy
 

@@ -14,6 +14,7 @@ from ..core.brief import Brief
 from ..core.display import columns, format_tokens
 from ..core.goal import Goal
 from ..core.human import HumanChannel
+from ..core.i18n import _, ngettext
 from ..core.lineage import Lineage
 from ..core.roles import coordinator, worker
 from ..core.shared import SharedRun, shared_run, store_setting
@@ -89,13 +90,15 @@ def wake_state(
 
 def banner_line(state: WakeState, *, workspace: str | Path, context: int | None = None) -> str:
     """`<- 在 ~/proj 接上上次  需求已确认 · 目标 15 条 · 干活上下文 80.2K · 第 3 次唤醒`"""
-    parts = ["需求已确认"]
+    parts = [_("需求已确认")]
     if state["checks"]:
-        parts.append(f"目标 {state['checks']} 条")
+        parts.append(ngettext("目标 {n} 条", "目标 {n} 条", state["checks"]).format(n=state["checks"]))
     if context:
-        parts.append(f"{WORK}上下文 {format_tokens(context)}")
-    parts.append(f"第 {state['woke'] + 1} 次唤醒")
-    return f"<- 在 {_home_relative(Path(workspace))} 接上上次  " + " · ".join(parts)
+        parts.append(_("{step}上下文 {tokens}").format(step=WORK, tokens=format_tokens(context)))
+    parts.append(_("第 {n} 次唤醒").format(n=state["woke"] + 1))
+    return _("<- 在 {workspace} 接上上次  ").format(workspace=_home_relative(Path(workspace))) + " · ".join(
+        parts
+    )
 
 
 def banner(
@@ -137,7 +140,7 @@ def step_line(name: str, index: int, total: int, *, resumed: bool, woke: int, wi
     fill = max(3, width - columns(head))
     line = f"{head}{'=' * fill}  {index}/{total}"
     if resumed:
-        line += f"  <- 接上次 · 第 {woke} 次唤醒"
+        line += _("  <- 接上次 · 第 {n} 次唤醒").format(n=woke)
     return line
 
 

@@ -16,6 +16,26 @@ function M.object(t)
   return t
 end
 
+--- The editor's language as an LSP locale ("en-US", "zh-CN"): the first of LC_ALL, LC_MESSAGES
+--- and LANG that is set (the POSIX order), else v:lang; nil for C/POSIX, so the server falls back
+--- to its own choice.
+function M.locale()
+  local value = nil
+  for _, name in ipairs({ 'LC_ALL', 'LC_MESSAGES', 'LANG' }) do
+    local v = vim.env[name]
+    if v ~= nil and v ~= '' then
+      value = v
+      break
+    end
+  end
+  value = value or vim.v.lang
+  local tag = value and value:match('^([%a_%-]+)') or nil
+  if tag == nil or tag == 'C' or tag == 'POSIX' then
+    return nil
+  end
+  return (tag:gsub('_', '-'))
+end
+
 --- Start the client; returns its id, or nil and why not.
 function M.start(opts, handlers)
   local root = opts.root_dir
@@ -28,6 +48,10 @@ function M.start(opts, handlers)
     workspace_folders = { { uri = vim.uri_from_fname(root), name = vim.fn.fnamemodify(root, ':t') } },
     capabilities = capabilities,
     init_options = M.object(opts.init_options),
+    -- the server speaks the editor's language (InitializeParams.locale, as VS Code sends it)
+    before_init = function(params)
+      params.locale = M.locale()
+    end,
     handlers = handlers,
     on_exit = opts.on_exit,
   }
