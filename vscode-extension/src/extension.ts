@@ -86,55 +86,48 @@ export function activate(context: vscode.ExtensionContext): FlowerApi | Promise<
   context.subscriptions.push(histories, view, chart);
   register(SHOW_CHART, (folder?: unknown) => chart.show(typeof folder === 'string' ? folder : undefined));
 
+  // The words a command was given (a keybinding, a test, the Flower view's menus), else asked
+  // for; trimmed, and undefined when there are none.
+  const wordsFor = async (given: unknown, box: vscode.InputBoxOptions): Promise<string | undefined> => {
+    const text =
+      typeof given === 'string' ? given : await vscode.window.showInputBox({ ...box, ignoreFocusOut: true });
+    return text?.trim() || undefined;
+  };
   register('flower.newRun', async (ask?: string) => {
     if (!trusted()) return;
-    const text =
-      typeof ask === 'string'
-        ? ask
-        : await vscode.window.showInputBox({
-            title: vscode.l10n.t('Flower: New Run'),
-            prompt: vscode.l10n.t(
-              'What should the agents do? Flower clarifies it into {0} before any work starts.',
-              '需求.md',
-            ),
-            placeHolder: vscode.l10n.t(
-              'e.g. a command-line tool that renames photos by the date they were taken',
-            ),
-            ignoreFocusOut: true,
-          });
-    if (!text?.trim()) return;
-    const args: StartArgs = { ask: text.trim(), new: true };
+    const text = await wordsFor(ask, {
+      title: vscode.l10n.t('Flower: New Run'),
+      prompt: vscode.l10n.t(
+        'What should the agents do? Flower clarifies it into {0} before any work starts.',
+        '需求.md',
+      ),
+      placeHolder: vscode.l10n.t('e.g. a command-line tool that renames photos by the date they were taken'),
+    });
+    if (!text) return;
+    const args: StartArgs = { ask: text, new: true };
     return runServerCommand(START, args);
   });
-  register('flower.sayPrompt', async (say?: string) => {
+  register('flower.sayPrompt', async (say?: string, folder?: string) => {
     if (!trusted()) return;
-    const text =
-      typeof say === 'string'
-        ? say
-        : await vscode.window.showInputBox({
-            title: vscode.l10n.t('Flower: Say'),
-            prompt: vscode.l10n.t('Interrupt the running step with these words; the agent reads them next.'),
-            ignoreFocusOut: true,
-          });
-    if (!text?.trim()) return;
-    const args: SayArgs = { text: text.trim() };
+    const text = await wordsFor(say, {
+      title: vscode.l10n.t('Flower: Say'),
+      prompt: vscode.l10n.t('Interrupt the running step with these words; the agent reads them next.'),
+    });
+    if (!text) return;
+    const args: SayArgs = { text, folder: folder ?? null };
     return runServerCommand(SAY, args);
   });
   register('flower.askAside', async (question?: string, folder?: string) => {
     if (!trusted()) return;
-    const text =
-      typeof question === 'string'
-        ? question
-        : await vscode.window.showInputBox({
-            title: vscode.l10n.t('Flower: Ask Aside'),
-            prompt: vscode.l10n.t(
-              'A side question about the run: a read-only oracle answers from its recent events and workbench, without disturbing it.',
-            ),
-            placeHolder: vscode.l10n.t('e.g. which step is the run on?'),
-            ignoreFocusOut: true,
-          });
-    if (!text?.trim()) return;
-    const args: AsideArgs = { question: text.trim(), folder: folder ?? null };
+    const text = await wordsFor(question, {
+      title: vscode.l10n.t('Flower: Ask Aside'),
+      prompt: vscode.l10n.t(
+        'A side question about the run: a read-only oracle answers from its recent events and workbench, without disturbing it.',
+      ),
+      placeHolder: vscode.l10n.t('e.g. which step is the run on?'),
+    });
+    if (!text) return;
+    const args: AsideArgs = { question: text, folder: folder ?? null };
     const result = await runServerCommand<AsideResult>(ASIDE, args);
     // the answer goes where the question was asked; a refusal the server's warning already shows
     if (result?.ok) {

@@ -11,8 +11,6 @@ import {
   type ContinueArgs,
   OPEN_DOCUMENT,
   type OpenDocumentArgs,
-  SAY,
-  type SayArgs,
   STOP,
   type StopArgs,
 } from './protocol';
@@ -102,37 +100,20 @@ export class FlowerView implements vscode.TreeDataProvider<Node>, vscode.Disposa
   private commands(): vscode.Disposable[] {
     const register = (id: string, fn: (node?: Node, text?: string) => unknown) =>
       vscode.commands.registerCommand(id, fn);
-    // the menus pass the node; the words may come as a second argument (a keybinding, a test)
-    const words = async (given: string | undefined, title: string, prompt: string) =>
-      typeof given === 'string' ? given : vscode.window.showInputBox({ title, prompt, ignoreFocusOut: true });
+    // the menus pass the node; the words may come as a second argument (a keybinding, a test).
+    // Say and Ask Aside are the extension's own commands for the node's folder: they ask for the
+    // words when none came, and show the answer where the person asked.
     return [
       register('flower.view.continue', (node) =>
         this.run(CONTINUE, { folder: folderOf(node) } satisfies ContinueArgs),
       ),
-      register('flower.view.say', async (node, given) => {
-        const text = await words(
-          given,
-          vscode.l10n.t('Flower: Say'),
-          vscode.l10n.t('Interrupt the running step with these words; the agent reads them next.'),
-        );
-        if (text?.trim())
-          return this.run(SAY, { text: text.trim(), folder: folderOf(node) } satisfies SayArgs);
-        return undefined;
-      }),
+      register('flower.view.say', (node, given) =>
+        vscode.commands.executeCommand('flower.sayPrompt', given, folderOf(node)),
+      ),
       register('flower.view.stop', (node) => this.run(STOP, { folder: folderOf(node) } satisfies StopArgs)),
-      register('flower.view.askAside', async (node, given) => {
-        const question = await words(
-          given,
-          vscode.l10n.t('Flower: Ask Aside'),
-          vscode.l10n.t(
-            'A side question about the run; a read-only helper answers it without disturbing the run.',
-          ),
-        );
-        // the extension's own command shows the answer where the person asked
-        if (question?.trim())
-          return vscode.commands.executeCommand('flower.askAside', question.trim(), folderOf(node));
-        return undefined;
-      }),
+      register('flower.view.askAside', (node, given) =>
+        vscode.commands.executeCommand('flower.askAside', given, folderOf(node)),
+      ),
       register('flower.view.openBrief', (node) =>
         this.run(OPEN_DOCUMENT, { which: 'brief', folder: folderOf(node) } satisfies OpenDocumentArgs),
       ),
