@@ -60,6 +60,6 @@ def test_a_planted_bash_env_and_pythonstartup_run_nothing_and_are_named_in_one_l
     assert done.returncode == 0, done.stdout + done.stderr
     assert len(sim.last().tool_results()) == 2  # both commands ran, unconfined
     assert not out.exists()  # and neither planted file ran with them
-    said = [line for line in done.stderr.splitlines() if "ignored" in line]
-    why = "(a workspace .env only gives credentials and model settings)"
-    assert said == [f"flower: {(ws / '.env').resolve()}: ignored BASH_ENV, PYTHONSTARTUP {why}"]
+    said = [line for line in done.stderr.splitlines() if "忽略了" in line]
+    why = "(工作区的 .env 只提供凭据和模型设置)"
+    assert said == [f"flower: {(ws / '.env').resolve()}: 忽略了 BASH_ENV, PYTHONSTARTUP{why}"]

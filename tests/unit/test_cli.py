@@ -343,7 +343,7 @@ def test_sandbox_require_without_bubblewrap_stops_before_any_run(
     monkeypatch.setattr(platform, "system", lambda: "Linux")
     code = cli.main(["once", "hi", "--sandbox", "require", "-w", str(here)])
     err = capsys.readouterr().err
-    assert code == 1 and "the sandbox is required but bubblewrap (bwrap) and socat are missing" in err
+    assert code == 1 and "需要沙箱,但缺少 bubblewrap (bwrap) 和 socat;安装 bubblewrap 和 socat" in err
     assert not (here / "runs" / "manifest.json").exists()  # nothing ran, nothing was booked
     sandbox._why.cache_clear()
 

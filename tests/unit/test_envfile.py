@@ -69,7 +69,9 @@ def test_anything_else_is_ignored_and_said_once_in_one_line(tmp_path, caplog):
     [record] = caplog.records
     line = record.getMessage()
     assert "\n" not in line and str((ws / ".env").resolve()) in line
-    assert "ignored BASH_ENV, PYTHONSTARTUP, NODE_OPTIONS, LD_PRELOAD" in line
+    assert (
+        "忽略了 BASH_ENV, PYTHONSTARTUP, NODE_OPTIONS, LD_PRELOAD(工作区的 .env 只提供凭据和模型设置)" in line
+    )
 
 
 def test_the_environment_wins_and_the_files_credential_is_still_masked(tmp_path, monkeypatch):
@@ -100,7 +102,10 @@ def test_an_endpoint_comes_only_with_its_own_credential(tmp_path, monkeypatch, c
         got = load_workspace_env(ws)
     assert got is not None and got.held == ["ANTHROPIC_BASE_URL", "ANTHROPIC_CUSTOM_HEADERS"]
     assert "ANTHROPIC_BASE_URL" not in os.environ and "ANTHROPIC_CUSTOM_HEADERS" not in os.environ
-    assert "kept ANTHROPIC_BASE_URL, ANTHROPIC_CUSTOM_HEADERS out" in caplog.records[0].getMessage()
+    assert (
+        "没有采用 ANTHROPIC_BASE_URL, ANTHROPIC_CUSTOM_HEADERS(正在用的凭据来自环境变量"
+        in caplog.records[0].getMessage()
+    )
 
 
 def test_values_are_taken_as_written_without_interpolation(tmp_path, monkeypatch):

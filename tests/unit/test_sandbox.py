@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from flower.core import registries, sandbox
+from flower.core.i18n import set_language
 from flower.core.registries import extra_hosts, host_of, registry_hosts
 from flower.core.sandbox import CREDENTIAL_PATHS, SandboxPolicy, SandboxUnavailable, decide
 from flower.core.secrets import CREDENTIAL_ENV
@@ -64,7 +65,7 @@ def test_require_fails_clearly_when_a_tool_is_missing(monkeypatch, tmp_path, mis
     with pytest.raises(SandboxUnavailable) as caught:
         decide(SandboxPolicy(mode="require"))
     text = str(caught.value)
-    assert "required" in text and "apt-get install bubblewrap socat" in text
+    assert text.startswith("需要沙箱,但缺少 ") and "apt-get install bubblewrap socat" in text
     assert ("bubblewrap (bwrap)" in text) == ("bwrap" in missing) and ("socat" in text)
 
 
@@ -73,7 +74,7 @@ def test_auto_says_in_one_line_that_it_runs_unconfined_and_why(monkeypatch, tmp_
     monkeypatch.setenv("PATH", path_without(tmp_path, "socat"))
     state = decide(SandboxPolicy())
     assert state.active is False and state.note is not None and "\n" not in state.note
-    assert "socat is missing" in state.note and "unconfined" in state.note
+    assert state.note == "flower: 没有沙箱:缺少 socat;命令不受限地运行"
 
 
 def test_bubblewrap_that_cannot_make_its_namespaces_counts_as_missing(monkeypatch, tmp_path):
@@ -87,9 +88,20 @@ def test_bubblewrap_that_cannot_make_its_namespaces_counts_as_missing(monkeypatc
     assert state.active is False and "No permissions to create new namespace" in (state.note or "")
 
 
-def test_a_platform_without_a_sandbox_says_so(monkeypatch):
+@pytest.mark.parametrize(
+    ("speaking", "said"),
+    [
+        ("zh", "flower: 没有沙箱:Claude Code CLI 在 Windows 上没有沙箱;"),
+        ("en", "the Claude Code CLI has no sandbox on Windows"),
+    ],
+)
+def test_a_platform_without_a_sandbox_says_so_in_the_language_spoken(monkeypatch, speaking, said):
     monkeypatch.setattr(platform, "system", lambda: "Windows")
-    assert "no sandbox on Windows" in (decide(SandboxPolicy()).note or "")
+    set_language(speaking)
+    try:
+        assert said in (decide(SandboxPolicy()).note or "")
+    finally:
+        set_language("zh")
 
 
 def test_this_machine_can_sandbox():

@@ -19,6 +19,7 @@ import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .i18n import _
 from .secrets import HEADER_ENV, is_secret_name, remember
 
 log = logging.getLogger("flower")
@@ -53,12 +54,10 @@ class EnvFile:
         parts = []
         if self.ignored:
             names = ", ".join(self.ignored)
-            parts.append(f"ignored {names} (a workspace .env only gives credentials and model settings)")
+            parts.append(_("忽略了 {names}(工作区的 .env 只提供凭据和模型设置)").format(names=names))
         if self.held:
-            parts.append(
-                f"kept {', '.join(self.held)} out (the credential in use comes from the environment, "
-                "not from this file)"
-            )
+            names = ", ".join(self.held)
+            parts.append(_("没有采用 {names}(正在用的凭据来自环境变量,不是这个文件)").format(names=names))
         return f"flower: {self.path}: {'; '.join(parts)}" if parts else None
 
 

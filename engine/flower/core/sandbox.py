@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, cast
 
+from .i18n import N_, _, language, ngettext
 from .registries import extra_hosts, registry_hosts
 from .secrets import CREDENTIAL_ENV
 
@@ -62,7 +63,7 @@ CREDENTIAL_PATHS: tuple[str, ...] = (
     ".claude.json",
 )
 
-INSTALL_HINT = "install bubblewrap and socat (Debian/Ubuntu: apt-get install bubblewrap socat)"
+INSTALL_HINT = N_("安装 bubblewrap 和 socat(Debian/Ubuntu:apt-get install bubblewrap socat)")
 
 
 class SandboxUnavailable(RuntimeError):
@@ -151,26 +152,33 @@ def decide(policy: SandboxPolicy) -> SandboxState:
         return SandboxState(policy, active=True)
     if policy.mode == "require":
         raise SandboxUnavailable(
-            f"the sandbox is required but {missing}; {INSTALL_HINT}, or choose --sandbox auto|off"
+            _("需要沙箱,但{missing};{hint},或者改用 --sandbox auto|off").format(
+                missing=missing, hint=_(INSTALL_HINT)
+            )
         )
-    return SandboxState(policy, active=False, note=f"flower: no sandbox: {missing}; commands run unconfined")
+    note = _("flower: 没有沙箱:{missing};命令不受限地运行").format(missing=missing)
+    return SandboxState(policy, active=False, note=note)
 
 
 def why_unavailable() -> str | None:
     """Why this machine cannot sandbox commands, or None when it can."""
-    return _why(platform.system(), os.environ.get("PATH", ""))
+    return _why(platform.system(), os.environ.get("PATH", ""), language())
 
 
 @functools.lru_cache(maxsize=8)
-def _why(system: str, path: str) -> str | None:
+def _why(system: str, path: str, speaking: str) -> str | None:
+    """`speaking` keys the cache: the reason is said in the language of the moment."""
     if system == "Darwin":
-        return None if shutil.which("sandbox-exec", path=path) else "sandbox-exec is missing"
+        return None if shutil.which("sandbox-exec", path=path) else _("缺少 sandbox-exec")
     if system != "Linux":
-        return f"the Claude Code CLI has no sandbox on {system or 'this system'}"
+        return _("Claude Code CLI 在 {system} 上没有沙箱").format(system=system or _("这个系统"))
     missing = [name for name in ("bwrap", "socat") if shutil.which(name, path=path) is None]
     if missing:
-        names = {"bwrap": "bubblewrap (bwrap)", "socat": "socat"}
-        return f"{' and '.join(names[m] for m in missing)} {'is' if len(missing) == 1 else 'are'} missing"
+        labels = {"bwrap": "bubblewrap (bwrap)", "socat": "socat"}
+        names = labels[missing[0]]
+        if len(missing) == 2:
+            names = _("{first} 和 {second}").format(first=names, second=labels[missing[1]])
+        return ngettext("缺少 {names}", "缺少 {names}", len(missing)).format(names=names)
     bwrap = cast(str, shutil.which("bwrap", path=path))
     # the namespaces the CLI's wrapper needs; a container without user namespaces refuses them
     probe = [
@@ -188,8 +196,8 @@ def _why(system: str, path: str) -> str | None:
     try:
         done = subprocess.run([*probe, "true"], capture_output=True, text=True, timeout=20)
     except (OSError, subprocess.SubprocessError) as exc:
-        return f"bubblewrap cannot run here ({exc})"
+        return _("bubblewrap 在这里跑不起来({error})").format(error=exc)
     if done.returncode != 0:
-        first = (done.stderr.strip().splitlines() or ["no reason given"])[0]
-        return f"bubblewrap cannot create its namespaces here ({first})"
+        first = (done.stderr.strip().splitlines() or [_("没有给出原因")])[0]
+        return _("bubblewrap 在这里建不了它要的命名空间({reason})").format(reason=first)
     return None
