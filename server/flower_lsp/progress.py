@@ -5,10 +5,9 @@ carries the last context reading."""
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import logging
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
@@ -29,12 +28,23 @@ class Progress(Feature):
     def __init__(self, server: FlowerServer) -> None:
         super().__init__(server)
         self.tokens: dict[Run, str] = {}
+        # token -> its run, from before the bar is created: the client may show the bar, and so
+        # its Cancel, as soon as it is asked to create it, before the server hears the answer
+        self.runs: dict[str, Run] = {}
+
+    def register(self) -> None:
+        @self.server.feature(types.WINDOW_WORK_DONE_PROGRESS_CANCEL)
+        def cancelled(ls: FlowerServer, params: types.WorkDoneProgressCancelParams) -> None:
+            run = self.runs.get(str(params.token))
+            if run is not None:
+                self._cancelled_by_client(run)
 
     async def on_run_start(self, run: Run) -> None:
         if not self.server.client.can.work_done_progress:
             return
         token = f"flower-run-{uuid.uuid4().hex}"
         progress = self.server.work_done_progress
+        self.runs[token] = run
         try:
             # asyncio.timeout, not wait_for: on 3.11 wait_for swallows a cancellation (a stop)
             # that lands as the client's answer does, and the run would go on
@@ -53,14 +63,6 @@ class Progress(Feature):
             log.info("the client refused a progress bar", exc_info=True)
             return
         self.tokens[run] = token
-        future = progress.tokens.get(token)
-        if future is not None:
-
-            def on_done(f: concurrent.futures.Future[Any]) -> None:
-                if f.cancelled():  # the client's Cancel button
-                    self.server.client.call_soon(self._cancelled_by_client, run)
-
-            future.add_done_callback(on_done)
 
     def on_event(self, run: Run, event: Event) -> None:
         # what moves the bar: a step begins or ends, a round is judged (and, without the meter, a reading)
@@ -70,6 +72,9 @@ class Progress(Feature):
             self.report(run)
 
     def on_run_end(self, run: Run, ended: RunEnded) -> None:
+        # its token, with or without a bar (one the client refused, or a stop while creating it)
+        for asked in [t for t, r in self.runs.items() if r is run]:
+            del self.runs[asked]
         token = self.tokens.pop(run, None)
         if token is None:
             return

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 from fake_engine import read_log
 from lsprotocol import types
@@ -182,6 +183,25 @@ async def test_cancelling_the_progress_bar_stops_the_run(fake_lsp, script):
         await s.until(lambda: s.run_phase() == "stopped", what="the run to stop")
         assert s.events_of("run")[-1]["text"] == "cancelled from the progress bar"
         assert {"cancelled": True} in read_log(s.run_dir)
+
+
+async def test_a_cancel_pressed_as_the_bar_is_created_stops_the_run(fake_lsp, script):
+    """VS Code shows the bar, Cancel included, as soon as the server asks to create it: the cancel
+    can reach the server before the create request's answer does."""
+    script([step("干活", 3), {"wait_interrupt": 60}])
+    async with fake_lsp() as s:
+        features = s.client.protocol.fm.features
+        create = features[types.WINDOW_WORK_DONE_PROGRESS_CREATE]
+
+        def create_then_cancel(*args: Any) -> Any:
+            params = args[-1]
+            s.client.window_work_done_progress_cancel(types.WorkDoneProgressCancelParams(token=params.token))
+            return create(*args)  # the answer goes out after the cancel
+
+        features[types.WINDOW_WORK_DONE_PROGRESS_CREATE] = create_then_cancel
+        await s.command("flower.start", {"ask": "X"})
+        await s.until(lambda: s.run_phase() == "stopped", what="the run to stop")
+        assert s.events_of("run")[-1]["text"] == "cancelled from the progress bar"
 
 
 async def test_continue_with_nothing_to_continue_offers_to_start(fake_lsp, script):
