@@ -61,6 +61,7 @@ class Progress(Feature):
             )
         except Exception:
             log.info("the client refused a progress bar", exc_info=True)
+            self.runs.pop(token, None)  # no bar to end
             return
         self.tokens[run] = token
 
@@ -72,19 +73,18 @@ class Progress(Feature):
             self.report(run)
 
     def on_run_end(self, run: Run, ended: RunEnded) -> None:
-        # its token, with or without a bar (one the client refused, or a stop while creating it)
-        for asked in [t for t, r in self.runs.items() if r is run]:
-            del self.runs[asked]
-        token = self.tokens.pop(run, None)
-        if token is None:
-            return
-        self.server.work_done_progress.tokens.pop(token, None)
-        if self.server.client.shut_down:
-            return
-        try:
-            self.server.work_done_progress.end(token, types.WorkDoneProgressEnd(message=ended.text))
-        except Exception:
-            log.debug("progress end failed", exc_info=True)
+        self.tokens.pop(run, None)
+        # every bar asked for this run, begun or not: a stop while the bar was being created
+        # leaves one the client already shows
+        for token in [t for t, r in self.runs.items() if r is run]:
+            del self.runs[token]
+            self.server.work_done_progress.tokens.pop(token, None)
+            if self.server.client.shut_down:
+                continue
+            try:
+                self.server.work_done_progress.end(token, types.WorkDoneProgressEnd(message=ended.text))
+            except Exception:
+                log.debug("progress end failed", exc_info=True)
 
     def report(self, run: Run) -> None:
         token = self.tokens.get(run)

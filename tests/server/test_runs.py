@@ -202,6 +202,12 @@ async def test_a_cancel_pressed_as_the_bar_is_created_stops_the_run(fake_lsp, sc
         await s.command("flower.start", {"ask": "X"})
         await s.until(lambda: s.run_phase() == "stopped", what="the run to stop")
         assert s.events_of("run")[-1]["text"] == "cancelled from the progress bar"
+        # and the bar the client shows is ended
+        [token] = s.client.progress_reports
+        await s.until(
+            lambda: any(getattr(v, "kind", "") == "end" for v in s.client.progress_reports[token]),
+            what="the bar to end",
+        )
 
 
 async def test_continue_with_nothing_to_continue_offers_to_start(fake_lsp, script):
