@@ -37,7 +37,9 @@ def test_a_report_over_the_bound_stops_the_step_at_once_with_one_line(sim_factor
     ws = tmp_path / "proj"
     ws.mkdir()
     sim = sim_factory(with_report(50 * 1000 * 1000))
-    done = flower(REQUEST, "--timeout", "0", cwd=ws, env=cli_env(sim, claude_root, FLOWER_LANG="en"))
+    done = flower(
+        REQUEST, "--timeout", "0", cwd=ws, env=cli_env(sim, claude_root, FLOWER_LANG="en"), timeout=900
+    )
     out = done.stdout + done.stderr
     assert done.returncode == 1, out
     assert "Traceback" not in out
@@ -58,7 +60,9 @@ def test_a_big_report_under_the_bound_goes_through_whole(sim_factory, claude_roo
     ws = tmp_path / "proj"
     ws.mkdir()
     sim = sim_factory(with_report(size))
-    done = flower(REQUEST, "--timeout", "0", cwd=ws, env=cli_env(sim, claude_root, FLOWER_LANG="en"))
+    done = flower(
+        REQUEST, "--timeout", "0", cwd=ws, env=cli_env(sim, claude_root, FLOWER_LANG="en"), timeout=900
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     # the coordinator was shown the worker's report, all of it or a pointer to all of it on disk
     shown = sim.requests_for("coordinator")[1].all_text
@@ -71,7 +75,7 @@ def test_a_lower_bound_is_the_one_applied(sim_factory, claude_root, tmp_path):
     ws.mkdir()
     sim = sim_factory(with_report(3 * MB))
     env = cli_env(sim, claude_root, FLOWER_LANG="en", **{LIMIT_VAR: "2"})
-    done = flower(REQUEST, "--timeout", "0", cwd=ws, env=env)
+    done = flower(REQUEST, "--timeout", "0", cwd=ws, env=env, timeout=900)
     out = done.stdout + done.stderr
     assert done.returncode == 1 and "2 MiB" in out and LIMIT_VAR in out, out
     assert len(sim.requests_for("coder")) == 2
@@ -79,4 +83,8 @@ def test_a_lower_bound_is_the_one_applied(sim_factory, claude_root, tmp_path):
 
 def _spilled_whole(ws: Path, size: int) -> bool:
     spill = ws / ".flower" / "spill"
-    return any(p.stat().st_size >= size - len(REPORT_HEAD) for p in spill.glob("*.txt")) if spill.is_dir() else False
+    return (
+        any(p.stat().st_size >= size - len(REPORT_HEAD) for p in spill.glob("*.txt"))
+        if spill.is_dir()
+        else False
+    )

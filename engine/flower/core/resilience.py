@@ -131,7 +131,9 @@ _FIXES: list[tuple[re.Pattern[str], str]] = [
     ),
     (
         re.compile(r"(?<![\w.])413(?!\w)|request.too.large", re.I),
-        N_("这次请求太大,模型的服务拒收了,重试也会一样:把大文件或大输出留在磁盘上、让 agent 按需读取,再跑 —— 同一目录会接着上次"),
+        N_(
+            "这次请求太大,模型的服务拒收了,重试也会一样:把大文件或大输出留在磁盘上、让 agent 按需读取,再跑 —— 同一目录会接着上次"
+        ),
     ),
     (
         re.compile(r"credit balance|quota|billing|payment", re.I),
