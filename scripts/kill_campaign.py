@@ -29,12 +29,13 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from claude_agent_sdk import project_key_for_directory
+
 from flower.core.brief import Brief
 from flower.core.goal import Goal
 from flower.core.lineage import Lineage
 from flower.core.recovery import read_manifest
 from flower.core.rundir import Damaged, read_json
-from claude_agent_sdk import project_key_for_directory
 from flower.sim.env import isolated_env
 from flower.sim.scenarios import resumable_starter_scenario
 from flower.sim.server import SimServer

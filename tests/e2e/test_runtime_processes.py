@@ -11,9 +11,9 @@ import time
 from pathlib import Path
 
 import pytest
+from claude_agent_sdk import project_key_for_directory
 
 from flower import Lineage
-from claude_agent_sdk import project_key_for_directory
 from flower.core.transcripts import catch_up
 from flower.stores.sqlite import SqliteSessionStore
 

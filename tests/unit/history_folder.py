@@ -13,10 +13,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
 
+from claude_agent_sdk import project_key_for_directory
 from claude_agent_sdk.types import SessionStoreEntry
 
 from flower.core.handoff import HANDOFF_PROMPT, Handoff
-from claude_agent_sdk import project_key_for_directory
 from flower.stores.sqlite import SqliteSessionStore
 
 T0 = 1_800_000_000.0  # every time in a test is T0 + seconds

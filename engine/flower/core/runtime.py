@@ -48,8 +48,8 @@ from .events import (
 from .guard import delegate_guard, merge_hooks, whitelist_guard, workbench_hooks
 from .handoff import HANDOFF_PROMPT, Handoff, degraded, is_overflow
 from .i18n import _
-from .reaper import contain
 from .projectkey import project_key, unkeyable
+from .reaper import contain
 from .recovery import (
     StoreError,
     damaged_store,
