@@ -107,11 +107,27 @@ class StepResult:
     retired: list[str] = field(default_factory=list)
     context: int = 0
 
+    def __post_init__(self) -> None:
+        # (start, end) on the monotonic clock when this process ran the step; not a field: the
+        # manifest keeps the seeds' wall-clock fields, a clock that jumps moves only those
+        self._span: tuple[float, float] | None = None
+
+    def begin(self) -> None:
+        self.started_at, self._span = time.time(), (time.monotonic(), 0.0)
+
+    def finish(self) -> None:
+        self.ended_at = time.time()
+        if self._span is not None:
+            self._span = (self._span[0], time.monotonic())
+
     @property
     def duration_s(self) -> float:
+        span = getattr(self, "_span", None)
+        if span is not None and span[1]:
+            return round(span[1] - span[0], 2)
         if not self.ended_at:
             return 0.0
-        return round(self.ended_at - self.started_at, 2)
+        return round(max(0.0, self.ended_at - self.started_at), 2)  # read back from disk
 
 
 class Runtime:
@@ -370,7 +386,7 @@ class Runtime:
             if step.error != "killed-by-signal":
                 step.errors.append(step.error)
                 step.error = "killed-by-signal"
-            step.ended_at = time.time()
+            step.finish()
         self._write_manifest(extra=[step] if step is not None else [])
 
     # -- the step loop -------------------------------------------------------------------
@@ -386,7 +402,8 @@ class Runtime:
         on_event: Callable[[Event], None] | None = None,
     ) -> StepResult:
         name = step_name or spec.name
-        result = StepResult(step=name, started_at=time.time())
+        result = StepResult(step=name)
+        result.begin()
         self._inflight = result
         self._loop = asyncio.get_running_loop()
         self._ctx, self._warned = 0, False
@@ -497,7 +514,7 @@ class Runtime:
             result.error = self.INTERRUPTED  # the person quit (Ctrl-C twice)
             raise
         finally:
-            result.ended_at = time.time()
+            result.finish()
             self.results.append(result)
             self._inflight = None
             self._write_manifest()
