@@ -63,3 +63,23 @@ def test_the_servers_uris_name_the_folder_whatever_its_characters(parts: list[st
     assert same_document(ours, path) and same_document(theirs, path)
     folder = Folder(theirs, path.resolve(), path / "runs")
     assert find_folder([folder], ours) is folder and find_folder([folder], str(path)) is folder
+
+
+@settings(max_examples=3000, deadline=None)
+@given(parts=st.lists(NAMES, min_size=1, max_size=3))
+def test_a_folder_is_refused_exactly_when_the_cli_would_file_it_elsewhere(parts: list[str]) -> None:
+    path = Path("/work").joinpath(*parts)
+    apart = cli_folder_name(str(path)) != project_key(path)
+    assert (unkeyable(path) is not None) == apart, (str(path), cli_folder_name(str(path)), project_key(path))
+
+
+def test_marks_the_nfc_form_only_reorders_key_alike_and_a_long_path_hashes_them_apart() -> None:
+    # U+0301 (class 230) before U+0327 (class 202): NFC swaps them, composes nothing
+    short = Path("/work/\u0301\u0327")
+    assert unicodedata.normalize("NFC", str(short)) != str(short)
+    assert unkeyable(short) is None and cli_folder_name(str(short)) == project_key(short)
+    assert unkeyable(Path("/work/\u0327\u0301")) is None
+    # over 200 characters the hash reads the units in their order: the swap files it elsewhere
+    long = Path("/work/" + "a" * 220 + "\u0301\u0327")
+    assert cli_folder_name(str(long)) != project_key(long)
+    assert unkeyable(long) is not None

@@ -14,11 +14,14 @@ Chinese, accented letters, names of any length. They disagree, measured with CLI
 There the SDK writes a resumed session where the CLI does not look for it ("No conversation
 found with session ID"), and the store is keyed apart from what flower looks up: the work could
 never be continued. Such a folder is refused before anything runs (`unkeyable`), with one line
-saying how to name it instead.
+saying how to name it instead. The refusal is exactly the set where the two names differ
+(`cli_folder_name`): a decomposed name whose marks the NFC form only reorders, for one, keys alike
+and runs.
 """
 
 from __future__ import annotations
 
+import os
 import unicodedata
 from pathlib import Path
 
@@ -37,20 +40,35 @@ def project_key(workspace: str | Path) -> str:
     return project_key_for_directory(workspace)
 
 
+def cli_folder_name(workspace: str | Path) -> str:
+    """The folder the bundled CLI files this workspace's transcripts in.
+
+    The CLI applies the SDK's own rule (``_sanitize_path``: the replacement, the 200-unit cut,
+    the hash) to ``process.cwd()`` as the kernel spells it, unnormalized, counted in UTF-16
+    code units; the SDK applies it to the NFC form counted in code points. Feeding the SDK's
+    function the CLI's units gives the CLI's name without re-deriving the rule.
+    """
+    from claude_agent_sdk._internal.sessions import _sanitize_path
+
+    units = os.path.realpath(workspace).encode("utf-16-le", "surrogatepass")
+    codes = (int.from_bytes(units[i : i + 2], "little") for i in range(0, len(units), 2))
+    return _sanitize_path("".join(map(chr, codes)))
+
+
 def unkeyable(workspace: str | Path) -> str | None:
     """Why the CLI would file this workspace's transcripts under another key than the SDK's
-    (one line for a person), or None when they agree."""
-    text = str(Path(workspace).resolve())
+    (one line for a person), or None when they agree (the only test: the two keys)."""
+    text = os.path.realpath(workspace)
+    if cli_folder_name(text) == project_key(text):
+        return None
     astral = [c for c in text if ord(c) > 0xFFFF]
     if astral:
         what, sample = _("超出基本平面的字符(比如 emoji)"), "".join(dict.fromkeys(astral))[:8]
-    elif unicodedata.normalize("NFC", text) != text:
+    else:
         marks = [c for c in text if unicodedata.combining(c)]
         what = _("分解形式的字符(字母后跟组合符号,不是 NFC)")
         sample = " ".join(f"U+{ord(c):04X}" for c in dict.fromkeys(marks))[:40] or "NFD"
-    else:
-        return None
     return _(UNKEYABLE).format(what=what, sample=sample, path=text)
 
 
-__all__ = ["project_key", "unkeyable"]
+__all__ = ["cli_folder_name", "project_key", "unkeyable"]
