@@ -33,6 +33,9 @@ def session_of(request: Any) -> str | None:
     return request.headers.get("x-claude-code-session-id")
 
 
+# two `flower` runs of up to 900 s each: the suite's 300 s default would cut the second one off on a
+# loaded machine (that, not the key, was what stopped cases of this test in parallel runs)
+@pytest.mark.timeout(2 * 900 + 120)
 @pytest.mark.parametrize("case", range(CASES))
 def test_a_second_flower_in_an_odd_folder_continues_the_same_session(
     case, sim_factory, claude_root, tmp_path
