@@ -169,6 +169,15 @@ def big(tag: str, n: int = 5000) -> str:
     return (line * (n // len(line) + 1))[:n]
 
 
+def one_big_read() -> Transcript:
+    """A transcript whose one decision to make is spilling one big result."""
+    t = Transcript()
+    t.prompt("go")
+    t.read("/a", big("a"))
+    t.read("/pad", "pad\n")
+    return t
+
+
 # --------------------------------------------------------------------------- trim
 
 
@@ -691,10 +700,7 @@ async def test_a_transcript_written_elsewhere_is_judged_by_its_timestamps(
 ) -> None:
     from datetime import datetime
 
-    t = Transcript()
-    t.prompt("go")
-    t.read("/a", big("a"))
-    t.read("/pad", "pad\n")
+    t = one_big_read()
     if stamp_age is not None:
         when = datetime.fromtimestamp(clock() - stamp_age, tz=UTC).isoformat().replace("+00:00", "Z")
         for entry in t.entries:
@@ -926,10 +932,7 @@ async def test_a_rebase_waits_until_the_cache_has_stayed_warm_for_a_while(make_s
 async def test_a_wall_clock_that_jumps_never_makes_a_decision_early_or_withholds_one(
     tmp_path: Path, ws: Path, wall_jump: float, elapsed: float, decides: bool
 ) -> None:
-    t = Transcript()
-    t.prompt("go")
-    t.read("/a", big("a"))
-    t.read("/pad", "pad\n")
+    t = one_big_read()
     wall, steady = [1_800_000_000.0], [0.0]
     policy = TrimPolicy(keep_recent=1, warm_budget=0, rebase_share=0)
     store = TrimmingSessionStore(
@@ -946,10 +949,7 @@ async def test_a_wall_clock_that_jumps_never_makes_a_decision_early_or_withholds
 
 
 async def test_another_process_behind_the_stamp_decides_nothing_on_a_guess(tmp_path: Path, ws: Path) -> None:
-    t = Transcript()
-    t.prompt("go")
-    t.read("/a", big("a"))
-    t.read("/pad", "pad\n")
+    t = one_big_read()
     policy = TrimPolicy(keep_recent=1, warm_budget=0, rebase_share=0)
     writer = TrimmingSessionStore(tmp_path / "sessions.db", ws, policy=policy, clock=lambda: 1_800_000_000.0)
     await put(writer, KEY, t.entries)
