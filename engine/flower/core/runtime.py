@@ -122,7 +122,7 @@ class StepResult:
 
     @property
     def duration_s(self) -> float:
-        span = getattr(self, "_span", None)
+        span: tuple[float, float] | None = getattr(self, "_span", None)
         if span is not None and span[1]:
             return round(span[1] - span[0], 2)
         if not self.ended_at:

@@ -9,6 +9,7 @@ import re
 import unicodedata
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pygls.uris import from_fs_path
@@ -43,7 +44,9 @@ def cli_folder_name(path: str) -> str:
 
 @settings(max_examples=500, deadline=None)
 @given(seed=st.integers(0, 10**9))
-def test_generated_workspaces_are_keyed_as_the_cli_keys_them(seed: int, tmp_path_factory) -> None:  # type: ignore[no-untyped-def]
+def test_generated_workspaces_are_keyed_as_the_cli_keys_them(
+    seed: int, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     ws = oddpaths.folder(random.Random(seed), tmp_path_factory.mktemp("odd"))
     assert unkeyable(ws) is None
     assert cli_folder_name(str(ws)) == project_key(ws)
