@@ -29,12 +29,13 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from claude_agent_sdk import project_key_for_directory
+
 from flower.core.brief import Brief
 from flower.core.goal import Goal
 from flower.core.lineage import Lineage
 from flower.core.recovery import read_manifest
 from flower.core.rundir import Damaged, read_json
-from flower.core.runtime import project_key_of
 from flower.sim.env import isolated_env
 from flower.sim.scenarios import resumable_starter_scenario
 from flower.sim.server import SimServer
@@ -97,7 +98,7 @@ def torn_files(ws: Path, run_dir: Path) -> list[str]:
 
 def store_behind(ws: Path, run_dir: Path, config: Path, sessions: dict[str, str]) -> bool:
     """Did the kill land between the CLI writing an entry and the store receiving it?"""
-    key = project_key_of(ws)
+    key = project_key_for_directory(ws)
     db = run_dir / "sessions.db"
     for sid in sessions.values():
         local = config / "projects" / key / f"{sid}.jsonl"

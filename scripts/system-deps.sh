@@ -5,12 +5,13 @@
 #   neovim      the second editor the server is tested with (the `nvim` command)
 #   bubblewrap  the Claude Code CLI's Bash sandbox on Linux (the `bwrap` command)
 #   socat       the sandbox's network proxy bridge
+#   faketime    clock jumps under a running flower (libfaketime), for the tests of time
 #   postgresql  the tests start a throwaway server of their own for PostgresSessionStore
 #               (flower/sim/postgres.py)
 set -eu
 missing=""
 # each entry: the command the tests run, then the Debian package that provides it
-for pair in strace:strace git:git nvim:neovim bwrap:bubblewrap socat:socat; do
+for pair in strace:strace git:git nvim:neovim bwrap:bubblewrap socat:socat faketime:faketime; do
     tool=${pair%%:*}
     package=${pair#*:}
     command -v "$tool" >/dev/null 2>&1 || missing="$missing $package"

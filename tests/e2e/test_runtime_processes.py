@@ -11,9 +11,9 @@ import time
 from pathlib import Path
 
 import pytest
+from claude_agent_sdk import project_key_for_directory
 
 from flower import Lineage
-from flower.core.runtime import project_key_of
 from flower.core.transcripts import catch_up
 from flower.stores.sqlite import SqliteSessionStore
 
@@ -70,8 +70,8 @@ def test_sigkill_mid_step_leaves_the_session_on_disk_and_a_second_process_contin
     store = SqliteSessionStore(run_dir / "sessions.db")
     # recoverable from the moment its id is on disk: what the mirror had not written yet, the
     # CLI's own transcript has (how far the mirror got before the kill is the machine's timing)
-    catch_up(store, project_key_of(workspace), sid)
-    assert store.has_session(project_key_of(workspace), sid)
+    catch_up(store, project_key_for_directory(workspace), sid)
+    assert store.has_session(project_key_for_directory(workspace), sid)
     store.close()
 
     second = start_child(workspace, run_dir, "--resume-lineage")

@@ -13,10 +13,10 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, cast
 
+from claude_agent_sdk import project_key_for_directory
 from claude_agent_sdk.types import SessionStoreEntry
 
 from flower.core.handoff import HANDOFF_PROMPT, Handoff
-from flower.core.runtime import project_key_of
 from flower.stores.sqlite import SqliteSessionStore
 
 T0 = 1_800_000_000.0  # every time in a test is T0 + seconds
@@ -184,7 +184,7 @@ class RunFolder:
         (self.run_dir / "lineage.json").write_text(json.dumps(lineage, ensure_ascii=False), encoding="utf-8")
         store = SqliteSessionStore(self.run_dir / "sessions.db")
         try:
-            key = project_key_of(self.workspace)
+            key = project_key_for_directory(self.workspace)
             for session, entries in self.entries.items():
                 store.add(
                     {"project_key": key, "session_id": session}, cast("list[SessionStoreEntry]", entries)

@@ -30,6 +30,12 @@ from flower.core.resilience import Resilience, classify, endpoint, reachable
         "error_max_budget_usd",
         "error_max_turns",
         "CLINotFoundError: Claude Code not found",
+        # failures that repeat identically: a retry meets the same line or request again
+        "Failed to decode JSON: JSON message exceeded maximum buffer size of 1048576 bytes...",
+        "message too big: a message from Claude Code was longer than 32 MiB (FLOWER_MAX_MESSAGE_MB)",
+        'CLIJSONDecodeError: Failed to decode JSON: {"type": "assis...',
+        "MessageParseError: Unknown message type",
+        "API Error: 413 request_too_large",
     ],
 )
 def test_fatal_keywords(text: str) -> None:
@@ -286,3 +292,32 @@ async def test_wait_online_survives_a_raising_notify(
         raise RuntimeError("ui broke")
 
     assert await Resilience(probe_interval=0.05, max_offline_wait=0.1).wait_online(boom) is False
+
+
+def test_a_message_over_the_sdks_buffer_is_named_with_the_bound_and_what_to_do() -> None:
+    from flower.core.resilience import what_to_fix
+    from flower.core.sizes import LIMIT_VAR, over_limit, too_big
+
+    sdk = "Failed to decode JSON: JSON message exceeded maximum buffer size of 33554432 bytes..."
+    limit = over_limit(sdk)
+    assert limit == 32 * 1024 * 1024
+    line = too_big(limit)
+    assert "32 MiB" in line and LIMIT_VAR in line and classify(line) == "fatal"
+    assert LIMIT_VAR in what_to_fix(line) and "\n" not in what_to_fix(line)
+
+
+def test_the_message_bound_follows_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    from flower import AgentSpec, build_options
+    from flower.core.sizes import DEFAULT_MB, LIMIT_VAR, message_limit
+
+    monkeypatch.delenv(LIMIT_VAR, raising=False)
+    assert build_options(AgentSpec(name="a", instructions="x")).max_buffer_size == DEFAULT_MB * 1024 * 1024
+    for raw, mb in [
+        ("64", 64),
+        ("0.5", 1),
+        ("nonsense", DEFAULT_MB),
+        ("-3", DEFAULT_MB),
+        ("inf", DEFAULT_MB),
+    ]:
+        monkeypatch.setenv(LIMIT_VAR, raw)
+        assert message_limit() == int(mb * 1024 * 1024), raw

@@ -234,14 +234,44 @@ def test_an_earlier_handoff_of_the_same_step_gets_its_archived_document(tmp_path
     assert [(t.used, t.generation) for t in h.turns] == [(150_000, 1), (20_000, 2), (152_000, 2), (21_000, 3)]
 
 
-def test_work_archived_by_new_is_left_out(folder):
+def archived(folder: RunFolder, steps: dict[str, str], mtime: float) -> None:
+    """What `--new` leaves: the earlier work's lineage moved into notes/archive/<stamp>/."""
     archive = folder.notes / "archive" / "20270115-080000"
     archive.mkdir(parents=True)
-    os.utime(archive, (T0 + 60, T0 + 60))  # between the two wakes
+    lineage = {"workspace": str(folder.workspace), "woke": 1, "steps": steps}
+    (archive / "lineage.json").write_text(json.dumps(lineage), encoding="utf-8")
+    os.utime(archive, (mtime, mtime))
+
+
+def test_work_archived_by_new_is_left_out(folder):
+    archived(folder, {"确认需求": C, "设定目标": G}, T0 + 60)  # between the two wakes
     h = read_history(folder.workspace)
     assert (h.earlier, [w.run for w in h.wakes]) == (1, ["r2"])
     assert [t.used for t in h.turns] == [45_000, 13_800]
     assert all(not r.questions for w in h.wakes for s in w.steps for r in s.rounds)  # q1 was before
+
+
+def test_a_wake_whose_clock_is_behind_the_archive_is_kept_in_the_manifests_order(folder):
+    # the archive's folder time is hours after both wakes (a clock set right after they ran)
+    archived(folder, {"确认需求": "s-of-other-work"}, T0 + 7200)
+    h = read_history(folder.workspace)
+    assert (h.earlier, [w.run for w in h.wakes]) == (0, ["r1", "r2"])
+
+
+@pytest.mark.parametrize("jump", [-7200.0, -86_400.0, 3 * 3600.0])
+def test_wakes_keep_the_manifests_order_when_the_clock_jumped(tmp_path, jump):
+    f = RunFolder(tmp_path / "ws")
+    f.goal("A 条")
+    f.row("干活", W1, run="r1", start=0, end=10)
+    f.turn(W1, 1, 30_000)
+    f.row("干活", W1, run="r2", start=20 + jump, end=30 + jump)  # the clock jumped between the wakes
+    f.turn(W1, 21 + jump, 40_000)
+    f.lineage, f.woke = {"干活": W1}, 2
+    f.write()
+    h = read_history(f.workspace)
+    assert [w.run for w in h.wakes] == ["r1", "r2"]
+    assert [w.number for w in h.wakes] == [1, 2]
+    assert all(w.duration_s >= 0 for w in h.wakes)
 
 
 def test_a_damaged_manifest_gives_what_still_reads_and_says_so(folder):

@@ -144,7 +144,7 @@ def test_what_is_not_a_store_url_is_said_without_its_password(url: str) -> None:
 
 
 def keyed(url: str, workspace: Path, shared: str = "workspace:git:h/r#main") -> WorkspaceStore:
-    local = [str(workspace).replace("/", "-"), project_key_for_directory(workspace)]
+    local = [project_key_for_directory(workspace)]
     return WorkspaceStore(PostgresSessionStore(url), workspace=workspace, shared_key=shared, local_keys=local)
 
 
@@ -212,7 +212,7 @@ async def test_two_checkouts_of_one_work_share_sessions_and_see_their_own_paths(
         assert back[:2] == written and back[2]["cwd"] == str(a)
         roots = at_a.decision_ledger().decided(key_a)[ROOT]
         assert set(roots) == {str(a), str(b)}
-        assert at_a.projects() == [str(a).replace("/", "-")]
+        assert at_a.projects() == [project_key_for_directory(a)]
         # the rows in the store are the CLI's own, untouched
         raw = PostgresSessionStore(pg_url)
         try:

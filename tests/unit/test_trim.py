@@ -169,6 +169,15 @@ def big(tag: str, n: int = 5000) -> str:
     return (line * (n // len(line) + 1))[:n]
 
 
+def one_big_read() -> Transcript:
+    """A transcript whose one decision to make is spilling one big result."""
+    t = Transcript()
+    t.prompt("go")
+    t.read("/a", big("a"))
+    t.read("/pad", "pad\n")
+    return t
+
+
 # --------------------------------------------------------------------------- trim
 
 
@@ -691,10 +700,7 @@ async def test_a_transcript_written_elsewhere_is_judged_by_its_timestamps(
 ) -> None:
     from datetime import datetime
 
-    t = Transcript()
-    t.prompt("go")
-    t.read("/a", big("a"))
-    t.read("/pad", "pad\n")
+    t = one_big_read()
     if stamp_age is not None:
         when = datetime.fromtimestamp(clock() - stamp_age, tz=UTC).isoformat().replace("+00:00", "Z")
         for entry in t.entries:
@@ -909,3 +915,47 @@ async def test_a_rebase_waits_until_the_cache_has_stayed_warm_for_a_while(make_s
     assert [results(loaded)[i] == text for i, text in zip(ids, texts, strict=True)] == [False] * 5 + [
         True
     ] * 12
+
+
+@pytest.mark.parametrize(
+    ("wall_jump", "elapsed", "decides"),
+    [
+        (2 * 3600, 10, False),  # the clock jumped forward: the cache is still warm
+        (-2 * 3600, 10, False),
+        (-2 * 3600, COLD, True),  # jumped back, yet the cache has expired
+        (2 * 3600, COLD, True),
+        (0, COLD, True),
+        (0, 10, False),
+    ],
+    ids=["forward-warm", "back-warm", "back-cold", "forward-cold", "steady-cold", "steady-warm"],
+)
+async def test_a_wall_clock_that_jumps_never_makes_a_decision_early_or_withholds_one(
+    tmp_path: Path, ws: Path, wall_jump: float, elapsed: float, decides: bool
+) -> None:
+    t = one_big_read()
+    wall, steady = [1_800_000_000.0], [0.0]
+    policy = TrimPolicy(keep_recent=1, warm_budget=0, rebase_share=0)
+    store = TrimmingSessionStore(
+        tmp_path / "sessions.db", ws, policy=policy, clock=lambda: wall[0], monotonic=lambda: steady[0]
+    )
+    try:
+        await put(store, KEY, t.entries)
+        wall[0] += wall_jump + elapsed
+        steady[0] += elapsed
+        loaded = await get(store, KEY)
+    finally:
+        store.close()
+    assert (loaded != t.entries) is decides, store.last_boundary
+
+
+async def test_another_process_behind_the_stamp_decides_nothing_on_a_guess(tmp_path: Path, ws: Path) -> None:
+    t = one_big_read()
+    policy = TrimPolicy(keep_recent=1, warm_budget=0, rebase_share=0)
+    writer = TrimmingSessionStore(tmp_path / "sessions.db", ws, policy=policy, clock=lambda: 1_800_000_000.0)
+    await put(writer, KEY, t.entries)
+    writer.close()
+    behind = TrimmingSessionStore(tmp_path / "sessions.db", ws, policy=policy, clock=lambda: 1_700_000_000.0)
+    try:
+        assert await get(behind, KEY) == t.entries
+    finally:
+        behind.close()

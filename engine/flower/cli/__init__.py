@@ -70,6 +70,7 @@ from .driver import (
     Driver,
 )
 from .lineedit import Edited, EndOfInput, Interrupted, LineEditor, Submitted
+from .problems import quiet_sdk_log
 from .render import RECEIVED, RECEIVED_AMENDED, RECEIVED_NOWHERE, Render
 from .setup import ENV_HEADER, credential_updates, read_env_file, setup_command, write_env_file
 from .target import TargetError, load_target
@@ -161,6 +162,7 @@ __all__ = [
 
 def main(argv: list[str] | None = None) -> int:
     set_language(language_from_environment())  # before the parser: its help texts are translated too
+    quiet_sdk_log()
     args = parse_args(argv)
     try:
         if args.command == "demo":

@@ -51,6 +51,12 @@ def _ready(args: argparse.Namespace, screen: Screen, *, verbose: bool) -> Path |
     except OSError as exc:
         screen.say(unwritable(exc, args.workspace), err=True)
         return None
+    from ..core.projectkey import unkeyable
+
+    refused = unkeyable(ws)
+    if refused is not None:  # before any lock or folder is made: nothing of a run is left here
+        screen.say(refused, err=True)
+        return None
     env = env_file_of(ws)
     if env is not None:
         try:

@@ -49,3 +49,9 @@ def quiet_dotenv() -> None:
     """python-dotenv logs its own warning for a line it skips, without the file's path; flower
     says it once, with the path (check_env_file)."""
     logging.getLogger("dotenv.main").setLevel(logging.ERROR)
+
+
+def quiet_sdk_log() -> None:
+    """The SDK logs a failure it also raises ("Fatal error in message reader: ..."), which would
+    reach the terminal bare; flower says it once, in the step's own line."""
+    logging.getLogger("claude_agent_sdk").setLevel(logging.CRITICAL)

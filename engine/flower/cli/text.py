@@ -28,6 +28,8 @@ TAB_SIZE = 8
 _STRINGS = re.compile(r"(?:\x1b[P\]X^_]|[\x90\x9d\x98\x9e\x9f]).*?(?:\x1b\\|\x9c|\x07|\Z)", re.DOTALL)
 _CSI = re.compile(r"(?:\x1b\[|\x9b)[0-?]*[ -/]*(?:[@-~]|\Z)")
 _OTHER_ESCAPES = re.compile(r"\x1b[ -/]*(?:[0-~]|\Z)")
+# A lone surrogate (a JSON escape of half a pair) cannot be written to a UTF-8 terminal at all.
+_SURROGATES = re.compile(r"[\ud800-\udfff]")
 # What is left of C0 and C1 (tab and newline are handled on their own), and the bidi controls
 # that would let a tool's output display in another order than it reads.
 _CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
@@ -44,8 +46,9 @@ def line_width(columns: int) -> int:
 
 def clean(text: str) -> str:
     """`text` with every escape sequence and control character removed, its carriage returns
-    resolved the way a terminal shows them, and one "\\n" between lines; tabs are kept."""
-    text = _STRINGS.sub("", text)
+    resolved the way a terminal shows them, one "\\n" between lines and U+FFFD for a lone
+    surrogate; tabs are kept."""
+    text = _SURROGATES.sub("\ufffd", _STRINGS.sub("", text))
     text = _CSI.sub("", text)
     text = _OTHER_ESCAPES.sub("", text)
     lines = [_CONTROLS.sub("", _overstrike(line)) for line in _LINE_BREAKS.split(text)]

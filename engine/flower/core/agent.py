@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..plugin import plugin_dir
+from .sizes import message_limit
 
 if TYPE_CHECKING:  # the SDK is slow to import; only build_options needs it at run time
     from claude_agent_sdk import ClaudeAgentOptions
@@ -124,6 +125,8 @@ def build_options(
         "permission_mode": spec.permission_mode,
         # portable: the host's ~/.claude and the project's .claude/ never change behaviour
         "setting_sources": [] if portable else ["project"],
+        # the SDK's 1 MiB default refuses a long report or an Edit's echo of a big file (sizes.py)
+        "max_buffer_size": message_limit(),
     }
     plugin = plugin_dir() if use_plugin else None
     if plugin is not None:

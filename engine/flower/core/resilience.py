@@ -50,6 +50,19 @@ _FATAL: list[re.Pattern[str]] = [
         "max_turns",
         "CLINotFound",
     ),
+    # the same request, or the same line from the CLI, fails the same way every time: a retry
+    # (even in a fresh session, which resumes the same transcript) meets it again
+    *_numbers("413"),
+    *_phrases(
+        "request_too_large",
+        "request too large",
+        "message too big",
+        "exceeded maximum buffer size",
+        "Failed to decode JSON",
+        "JSONDecodeError",
+        "MessageParseError",
+        "Failed to parse message",
+    ),
 ]
 
 _TRANSIENT: list[re.Pattern[str]] = [
@@ -84,7 +97,10 @@ _TRANSIENT: list[re.Pattern[str]] = [
 
 
 def classify(text: str | None) -> str:
-    """Sort an error text into "transient" (wait and retry), "fatal" (stop) or "unknown"."""
+    """Sort an error text into "transient" (wait and retry), "fatal" (stop) or "unknown".
+
+    "fatal" is every failure that would repeat identically: a refused key or request, and a
+    message the SDK cannot take (too big for its buffer, not JSON) - never a reason to wait."""
     if not text or not text.strip():
         return "unknown"
     text = text.replace("\u2019", "'")
@@ -104,6 +120,21 @@ _FIXES: list[tuple[re.Pattern[str], str]] = [
     (
         re.compile(r"(?<![\w.])403(?!\w)|permission", re.I),
         N_("这个 key 没有权限用它要的模型或资源:换一个有权限的 key(`flower setup`)或换模型(ANTHROPIC_MODEL)"),
+    ),
+    (
+        re.compile(r"message too big|exceeded maximum buffer size", re.I),
+        N_(
+            "Claude Code 发来的一条消息超过了 flower 的上限(FLOWER_MAX_MESSAGE_MB),"
+            "重试也会一样:让 agent 把大结果写进文件、回复里只写路径,或调高 FLOWER_MAX_MESSAGE_MB "
+            "再跑 —— 同一目录会接着上次"
+        ),
+    ),
+    (
+        re.compile(r"(?<![\w.])413(?!\w)|request.too.large", re.I),
+        N_(
+            "这次请求太大,模型的服务拒收了,重试也会一样:"
+            "把大文件或大输出留在磁盘上、让 agent 按需读取,再跑 —— 同一目录会接着上次"
+        ),
     ),
     (
         re.compile(r"credit balance|quota|billing|payment", re.I),

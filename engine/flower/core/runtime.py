@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import gc
 import logging
 import os
 import shutil
@@ -47,6 +48,7 @@ from .events import (
 from .guard import delegate_guard, merge_hooks, whitelist_guard, workbench_hooks
 from .handoff import HANDOFF_PROMPT, Handoff, degraded, is_overflow
 from .i18n import _
+from .projectkey import project_key, unkeyable
 from .reaper import contain
 from .recovery import (
     StoreError,
@@ -61,6 +63,7 @@ from .rundir import Repair, update_json
 from .sandbox import SandboxPolicy, SandboxState, decide
 from .secrets import redact
 from .shared import SharedRun, shared_key, store_setting
+from .sizes import over_limit, too_big
 from .transcripts import catch_up
 from .walls import role_walls
 from .workbench import Workbench
@@ -85,11 +88,6 @@ def check_credentials() -> None:
     )
 
 
-def project_key_of(workspace: Path) -> str:
-    """The SDK's key for a workspace: its absolute path with '/', '_' and '.' turned into '-'."""
-    return str(workspace.resolve()).replace("/", "-").replace("_", "-").replace(".", "-")
-
-
 @dataclass
 class StepResult:
     """The whole ledger of one step."""
@@ -109,11 +107,27 @@ class StepResult:
     retired: list[str] = field(default_factory=list)
     context: int = 0
 
+    def __post_init__(self) -> None:
+        # (start, end) on the monotonic clock when this process ran the step; not a field: the
+        # manifest keeps the seeds' wall-clock fields, a clock that jumps moves only those
+        self._span: tuple[float, float] | None = None
+
+    def begin(self) -> None:
+        self.started_at, self._span = time.time(), (time.monotonic(), 0.0)
+
+    def finish(self) -> None:
+        self.ended_at = time.time()
+        if self._span is not None:
+            self._span = (self._span[0], time.monotonic())
+
     @property
     def duration_s(self) -> float:
+        span: tuple[float, float] | None = getattr(self, "_span", None)
+        if span is not None and span[1]:
+            return round(span[1] - span[0], 2)
         if not self.ended_at:
             return 0.0
-        return round(self.ended_at - self.started_at, 2)
+        return round(max(0.0, self.ended_at - self.started_at), 2)  # read back from disk
 
 
 class Runtime:
@@ -152,6 +166,9 @@ class Runtime:
         workspace's identity, which keeps the lineage and the manifest too (``core/shared.py``).
         Any other ``SessionStore``: used as it is, under the same resume-time layers."""
         self.workspace = Path(workspace).expanduser().resolve()
+        refused = unkeyable(self.workspace)
+        if refused is not None:
+            raise RuntimeError(refused)  # nothing spent, nothing written: the work could not go on
         self.workspace.mkdir(parents=True, exist_ok=True)
         self.run_dir = Path(run_dir).expanduser().resolve()
         self.run_dir.mkdir(parents=True, exist_ok=True)
@@ -259,13 +276,11 @@ class Runtime:
         if not callable(book):
             return backend, None, where  # a store of the caller's own: used as it is
         shared = SharedRun.of(self.workspace, book(), where)
-        from claude_agent_sdk import project_key_for_directory
-
         under = WorkspaceStore(
             backend,
             workspace=self.workspace,
             shared_key=shared_key(shared.identity),
-            local_keys=[self.project_key, project_key_for_directory(self.workspace)],
+            local_keys=[self.project_key],
         )
         return under, shared, where
 
@@ -276,7 +291,7 @@ class Runtime:
 
     @property
     def project_key(self) -> str:
-        return project_key_of(self.workspace)
+        return project_key(self.workspace)
 
     def has_session(self, session_id: str) -> bool:
         return bool(session_id) and self.store.has_session(self.project_key, session_id)
@@ -371,7 +386,7 @@ class Runtime:
             if step.error != "killed-by-signal":
                 step.errors.append(step.error)
                 step.error = "killed-by-signal"
-            step.ended_at = time.time()
+            step.finish()
         self._write_manifest(extra=[step] if step is not None else [])
 
     # -- the step loop -------------------------------------------------------------------
@@ -387,7 +402,8 @@ class Runtime:
         on_event: Callable[[Event], None] | None = None,
     ) -> StepResult:
         name = step_name or spec.name
-        result = StepResult(step=name, started_at=time.time())
+        result = StepResult(step=name)
+        result.begin()
         self._inflight = result
         self._loop = asyncio.get_running_loop()
         self._ctx, self._warned = 0, False
@@ -498,7 +514,7 @@ class Runtime:
             result.error = self.INTERRUPTED  # the person quit (Ctrl-C twice)
             raise
         finally:
-            result.ended_at = time.time()
+            result.finish()
             self.results.append(result)
             self._inflight = None
             self._write_manifest()
@@ -583,6 +599,7 @@ class Runtime:
         finished = False
         fatal: str | None = None  # a refused key the CLI would go on retrying for minutes
         texts: list[str] = []
+        crashed = False
         try:
             async with ClaudeSDKClient(options) as client:
                 with self._lock:
@@ -631,15 +648,24 @@ class Runtime:
                         if not outstanding or self._interrupt_requested or self._handoff_requested or fatal:
                             break
         except ClaudeSDKError as exc:
+            crashed = True
             # the SDK raises after an error result too; keep the first, most specific text
-            if result.error is None:
+            if result.error is None or over_limit(str(exc)) is not None:
                 result.error = str(exc)
         except Exception as exc:  # a crash of the CLI or the transport must not lose the books
+            crashed = True
             result.error = f"{type(exc).__name__}: {exc}"
         finally:
             with self._lock:
                 self._client = None
+        if crashed:
+            # the error's frames hold the CLI's subprocess transport in a cycle: collected after
+            # the event loop closed, it prints "Event loop is closed" with a traceback at exit
+            gc.collect()
         result.text = "\n".join(t for t in texts if t).strip()
+        limit = over_limit(result.error)
+        if limit is not None:
+            result.error = too_big(limit)  # the same line would be refused on every retry
         if fatal is not None:
             result.error = fatal
         elif self._handoff_requested:

@@ -220,8 +220,11 @@ class PruningSessionStore(TrimmingSessionStore):
         ephemeral: EphemeralPolicy | None = None,
         *,
         clock: Callable[[], float] | None = None,
+        monotonic: Callable[[], float] | None = None,
     ) -> None:
-        super().__init__(path, workspace, policy=policy, ephemeral=ephemeral, clock=clock)
+        super().__init__(
+            path, workspace, policy=policy, ephemeral=ephemeral, clock=clock, monotonic=monotonic
+        )
         self.prune_policy = prune if prune is not None else PrunePolicy()
         self.pruned = 0
         self.denials_dropped = 0

@@ -284,7 +284,7 @@ class SqliteSessionStore(SessionStore):
                 "INSERT INTO summaries (project_key, session_id, mtime, data) VALUES (?, ?, ?, ?) "
                 "ON CONFLICT (project_key, session_id) DO UPDATE "
                 "SET mtime = excluded.mtime, data = excluded.data",
-                (pk, sid, mtime, json.dumps(folded["data"], ensure_ascii=False)),
+                (pk, sid, mtime, dump(folded["data"])),
             )
 
     async def load(self, key: SessionKey) -> list[SessionStoreEntry] | None:

@@ -40,6 +40,7 @@ from ..core.i18n import _
 from ..core.secrets import redact
 from .ephemeral import EphemeralPolicy, is_ephemeral
 from .layer import StoreLayer, open_inner
+from .ledger import where
 from .tokens import CACHE_READ, CACHE_WRITE, entry_tokens
 from .transcript import (
     Entry,
@@ -125,6 +126,7 @@ class TrimmingSessionStore(StoreLayer):
         ephemeral: EphemeralPolicy | None = None,
         *,
         clock: Callable[[], float] | None = None,
+        monotonic: Callable[[], float] | None = None,
     ) -> None:
         inner, opened = open_inner(path)
         super().__init__(inner)
@@ -135,8 +137,13 @@ class TrimmingSessionStore(StoreLayer):
         # Why the last load made new decisions: "cold", "pays at once", "rebase" or "".
         self.last_boundary = ""
         self._warm_loads = 0
-        # The time the API's cache lives in; injectable so tests can let it expire.
+        # The time the API's cache lives in; injectable so tests can let it expire. The ledger
+        # keeps wall-clock stamps (another process reads them); this process also keeps a
+        # monotonic reading of its own appends, so a wall clock that jumps between an append
+        # and a load here cannot make a warm cache look cold. An injected clock alone is both.
         self.clock: Callable[[], float] = clock if clock is not None else time.time
+        self._monotonic: Callable[[], float] = monotonic or clock or time.monotonic
+        self._appended: dict[tuple[str, str, str], float] = {}  # where(key) -> monotonic time
         spill = (self.workspace / self.policy.spill_dirname).resolve()
         # Outside the workspace the agent's Read cannot follow the pointer.
         if not spill.is_relative_to(self.workspace):
@@ -153,13 +160,13 @@ class TrimmingSessionStore(StoreLayer):
     async def append(self, key: SessionKey, entries: list[SessionStoreEntry]) -> None:
         await self.inner.append(key, entries)
         if entries:
-            at = self.clock()
+            at = self._appended_now(key)
             await self._offload(lambda: self.ledger.touch(key, at))
 
     def add(self, key: SessionKey, entries: list[SessionStoreEntry]) -> None:
         super().add(key, entries)
         if entries:
-            self.ledger.touch(key, self.clock())
+            self.ledger.touch(key, self._appended_now(key))
 
     async def delete(self, key: SessionKey) -> None:
         await self.inner.delete(key)
@@ -183,10 +190,32 @@ class TrimmingSessionStore(StoreLayer):
         if last is None:  # a transcript this store never saw being written: trust its stamps
             stamps = (_timestamp(e) for e in reversed(entries) if isinstance(e, dict))
             last = next((t for t in stamps if t is not None), None)
-        cold = last is None or self.clock() - last >= self.policy.cache_ttl
+        cold = last is None or self._idle(key, last) >= self.policy.cache_ttl
         out = self._rework(key, entries, cold)
         self.ledger.count_warm_load(key, boundary=cold or bool(self.last_boundary))
         return out
+
+    def _appended_now(self, key: SessionKey) -> float:
+        """Note an append on both clocks; the wall-clock stamp goes to the ledger."""
+        self._appended[where(key)] = self._monotonic()
+        return self.clock()
+
+    def _idle(self, key: SessionKey, last: float) -> float:
+        """Seconds the transcript has received nothing, robust to a wall clock that jumps.
+
+        The last activity is at least as late as this process's own last append, so the
+        monotonic time since that bounds the idle time from above: a jump forward cannot make
+        it longer. A wall clock behind the stamp (it jumped back, or the writer's clock runs
+        ahead) tells nothing: with no monotonic reading the cache counts as warm, the prompt
+        stays byte-identical and nothing is decided on a guess (the rebase rule still bounds
+        how long that lasts).
+        """
+        wall = self.clock() - last
+        mine = self._appended.get(where(key))
+        own = None if mine is None else self._monotonic() - mine
+        if wall < 0:
+            return own if own is not None else 0.0
+        return wall if own is None else min(wall, own)
 
     def _rework(self, key: SessionKey, entries: list[Entry], cold: bool) -> list[Entry]:
         """Expire and spill at one load: decide (cold, or pays at once), record, apply."""

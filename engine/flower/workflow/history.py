@@ -15,6 +15,7 @@ rest still from disk, so a history asked for mid-run and one read days later tel
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import string
@@ -265,7 +266,7 @@ def read_disk(
         problems.append(f"{lineage.path}: {lineage.damage}")
     cutoff = _archived_at(notes / "archive")
     rows = [r for r in rows if _is_row(r)]
-    earlier = {r["run"] for r in rows if _started(r) < cutoff}
+    earlier = _earlier_runs(rows, _archived_sessions(notes / "archive"))
     rows = [r for r in rows if r["run"] not in earlier]
     sessions = {
         s for r in rows for s in [r.get("session_id"), *(r.get("retired") or [])] if isinstance(s, str)
@@ -424,10 +425,12 @@ class _Book:
     ) -> None:
         self.live = live
         self.now = now
+        # the manifest's order, never the clocks': each process appends its rows as its steps
+        # run, so a wake whose clock was behind (or jumped back) keeps its place
         by_run: dict[str, list[dict[str, Any]]] = {}
-        for row in sorted(rows, key=_started):  # stable: a tie keeps the file's order
+        for row in rows:
             by_run.setdefault(row["run"], []).append(row)
-        runs = sorted(by_run, key=lambda run: _started(by_run[run][0]))
+        runs = list(by_run)
         if live is not None and live.run is not None and live.run not in by_run:
             by_run[live.run] = []  # started, no session yet
             runs.append(live.run)
@@ -444,7 +447,6 @@ class _Book:
             if is_live and live is not None and live.step:
                 self._mark_live(wake, live)
             self._wakes.append(wake)
-        self.rows.sort(key=lambda item: item[1].started_at)
 
     def _add(self, wake: WakeRecord, row: dict[str, Any], running: bool) -> None:
         name = str(row["step"])
@@ -483,7 +485,7 @@ class _Book:
             retired=[s for s in row.get("retired") or [] if isinstance(s, str) and s],
             started_at=_started(row),
             ended_at=ended,
-            duration_s=_float(row.get("duration_s")),
+            duration_s=max(0.0, _float(row.get("duration_s"))),  # an older flower wrote clock jumps
             cost_usd=_float(row.get("cost_usd")),
             num_turns=_int(row.get("num_turns")),
             attempts=max(1, _int(row.get("attempts"))),
@@ -520,7 +522,7 @@ class _Book:
             at=_float(row.get("ended_at")),
             cost_usd=_float(row.get("cost_usd")),
             num_turns=_int(row.get("num_turns")),
-            duration_s=_float(row.get("duration_s")),
+            duration_s=max(0.0, _float(row.get("duration_s"))),  # an older flower wrote clock jumps
         )
 
     def _mark_live(self, wake: WakeRecord, live: LiveRun) -> None:
@@ -723,11 +725,13 @@ def _turns(
             sessions.setdefault(sid, []).append(item)
     turns: list[Turn] = []
     calls: list[tuple[str, StoredMessage]] = []
+    place = {id(item[0]): index for index, item in enumerate(book.rows)}
+    placed: list[tuple[int, int, int, Turn]] = []  # (wake, row in the manifest, seq in the store)
     for sid, messages in stored.items():
         if sid not in sessions:
             continue  # only the live run's: its turns are the watcher's
-        owners = sorted(sessions[sid], key=lambda item: _started(item[0]))
-        first = _started(owners[0][0]) - _SLACK_S
+        owners = sessions[sid]  # in the manifest's order
+        first = min(_started(item[0]) for item in owners) - _SLACK_S
         for message in _work_turns(messages):
             if message.at >= live_from or message.at < first:
                 continue  # the live run's (the watcher has them), or work archived with `--new`
@@ -735,11 +739,13 @@ def _turns(
                 calls.append((sid, message))
                 continue
             row, _, wake = _owner(owners, message.at)
-            turns.append(Turn(message.at, message.used, sid, str(row["step"]), wake=wake.number))
+            turn = Turn(message.at, message.used, sid, str(row["step"]), wake=wake.number)
+            placed.append((wake.number, place.get(id(row), 0), len(placed), turn))
+    placed.sort(key=lambda item: item[:3])  # recorded order: a clock that jumped reorders nothing
+    turns.extend(item[3] for item in placed)
     if live is not None and live_wake is not None:
         for seen in live.turns:
             turns.append(Turn(seen.at, seen.used, seen.session_id, seen.step, wake=live_wake.number))
-    turns.sort(key=lambda t: t.at)
     _lanes(turns)
     return turns, calls
 
@@ -863,6 +869,35 @@ def _documents(notes: Path) -> list[Handoff]:
         if doc is not None and doc.step:
             out.append(doc)
     return out
+
+
+def _archived_sessions(archive: Path) -> set[str]:
+    """Every session a `--new` archive's lineage names: the work before the current one."""
+    found: set[str] = set()
+    try:
+        folders = [c for c in archive.iterdir() if c.is_dir() and _ARCHIVE_DIR.match(c.name)]
+    except OSError:
+        return found
+    for folder in folders:
+        try:
+            data = json.loads((folder / "lineage.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        steps = data.get("steps") if isinstance(data, dict) else None
+        if isinstance(steps, dict):
+            found.update(s for s in steps.values() if isinstance(s, str))
+    return found
+
+
+def _earlier_runs(rows: list[dict[str, Any]], archived: set[str]) -> set[str]:
+    """The wakes of work archived with `--new`, by the manifest's own order, never by a clock:
+    every run up to the last one that used a session the archives name."""
+    order = list(dict.fromkeys(r["run"] for r in rows))
+    last = -1
+    for index, run in enumerate(order):
+        if any(_row_sessions(r) & archived for r in rows if r["run"] == run):
+            last = index
+    return set(order[: last + 1])
 
 
 def _archived_at(archive: Path) -> float:

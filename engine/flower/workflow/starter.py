@@ -120,13 +120,13 @@ def banner(
     work = state["steps"].get(WORK)
     db = Path(run_dir) / "sessions.db"
     if work and db.is_file() and store_setting(store) is None:
-        from ..core.runtime import project_key_of
+        from ..core.projectkey import project_key
         from ..stores.sqlite import SqliteSessionStore
 
         try:
             sessions = SqliteSessionStore(db)
             try:
-                context = sessions.last_context(project_key_of(Path(workspace)), work) or None
+                context = sessions.last_context(project_key(Path(workspace)), work) or None
             finally:
                 sessions.close()
         except Exception:

@@ -1,0 +1,59 @@
+"""How big one message from the Claude Code CLI may be, and what flower says past that.
+
+The SDK reads the CLI's stream-json one line at a time and refuses a line longer than its
+buffer (1 MiB unless told otherwise) with ``CLIJSONDecodeError``. What the CLI can put on one
+line, measured with the bundled CLI (docs/cli.md, "How big a message can be"):
+
+- a tool's own output is capped by the CLI: Bash keeps a 2 KB preview and persists the rest
+  (a 50 MB output is a 190 KB line), Read refuses files over 256 KB, MCP results are cut at
+  the CLI's token limit;
+- free text is not: a subagent's report, an assistant message and the task notification that
+  carries a background agent's report are as long as the model made them (a 20 MB report is a
+  20 MB line, twice), and so is the file an Edit or Write echoes back.
+
+So the bound is set far above what a real model writes in one message and below what would
+exhaust memory: ``DEFAULT_MB`` MiB, ``FLOWER_MAX_MESSAGE_MB`` to change it. A longer line is
+refused by the SDK; flower turns that into one line saying what happened and what to do, and
+never retries it (every retry would meet the same line again).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+LIMIT_VAR = "FLOWER_MAX_MESSAGE_MB"
+DEFAULT_MB = 32
+_MIB = 1024 * 1024
+
+# the SDK's words for a line over its buffer (claude_agent_sdk/_internal/transport/subprocess_cli.py)
+_OVER_BUFFER = re.compile(r"exceeded maximum buffer size of (\d+) bytes")
+
+
+def message_limit() -> int:
+    """The longest line (in characters, as the SDK counts) flower accepts from the CLI."""
+    raw = (os.environ.get(LIMIT_VAR) or "").strip()
+    try:
+        mb = float(raw) if raw else DEFAULT_MB
+    except ValueError:
+        mb = DEFAULT_MB
+    if not mb > 0 or mb != mb or mb == float("inf"):
+        mb = DEFAULT_MB
+    return max(_MIB, int(mb * _MIB))
+
+
+def over_limit(text: str | None) -> int | None:
+    """The limit an SDK error names when a message was too big for it, else None."""
+    found = _OVER_BUFFER.search(text or "")
+    return int(found.group(1)) if found else None
+
+
+def too_big(limit: int) -> str:
+    """The step's error for a refused message (English, like every error text in the manifest)."""
+    return (
+        f"message too big: a message from Claude Code was longer than {limit // _MIB} MiB "
+        f"({LIMIT_VAR}); refused without retrying"
+    )
+
+
+__all__ = ["DEFAULT_MB", "LIMIT_VAR", "message_limit", "over_limit", "too_big"]
