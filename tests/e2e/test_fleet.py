@@ -1,0 +1,186 @@
+"""The fleet end to end: a real PostgreSQL, worker processes standing for machines (each its own
+HOME, Claude Code config and work folder), local bare repositories, the real `flower` command and
+the real Claude Code CLI against flower.sim. What a person checks: every run finishes and its
+branch is in the repository, a worker killed with SIGKILL mid-round loses nothing and no run is
+ever executed by two workers at once (from the executions the store recorded), a question waits
+in the database until `flower fleet answer`, bad input ends its run with a clear state."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from flower.core.identity import identify
+from flower.fleet.records import FleetBook
+from flower.sim.fleet import ANSWER, FleetRig, fleet_scenario, overlaps
+from flower.sim.scenario import content_text
+from flower.stores.postgres import PostgresRunBook
+from flower.workflow.starter import WORK
+
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(1500)]
+
+REQUEST = "写一个 hello.py"
+HELLO = 'print("hello")'
+
+
+@pytest.fixture
+def rig(pg_url, sim_factory, tmp_path, request):
+    scenario = request.param if hasattr(request, "param") else fleet_scenario()
+    sim = sim_factory(scenario)
+    made = FleetRig(tmp_path / "fleet", pg_url, sim.base_url, takeover_s=12.0)
+    made.sim = sim  # type: ignore[attr-defined]
+    yield made
+    made.stop()
+
+
+def checkout_of(rig: FleetRig, worker: str, run_id: str):
+    return rig.root / worker / "work" / "runs" / run_id / "checkout"
+
+
+@pytest.mark.parametrize("rig", [fleet_scenario(bash_seconds=8)], indirect=True)
+def test_two_workers_three_runs_one_killed_mid_round_finish_all_and_never_overlap(rig: FleetRig):
+    origins = [rig.origin(f"proj{i}") for i in range(3)]
+    runs = [rig.submit(origin, REQUEST, "--timeout", "0") for origin in origins]
+    listed = rig.flower("fleet")
+    assert listed.returncode == 0 and all(r in listed.stdout for r in runs) and "排队中" in listed.stdout
+    a, b = rig.start_worker("a"), rig.start_worker("b")
+
+    # kill -9 a worker while its coder's command runs: in the middle of a round of work
+    def working() -> str | None:
+        for run_id in runs:
+            for line in rig.events(run_id):
+                if "| * Bash" in line:
+                    return run_id
+        return None
+
+    rig.wait(lambda: working() is not None, "a coder at work")
+    victim_run = working()
+    assert victim_run is not None
+    holder = rig.book.summary(victim_run).worker
+    victim, survivor = (a, b) if holder == "a" else (b, a)
+    killed_at = victim.kill()
+
+    took = rig.wait(lambda: rig.over(runs), "all runs over", timeout=1200)
+    assert took > 0
+    summaries = {r: rig.book.summary(r) for r in runs}
+    for run_id, origin in zip(runs, origins, strict=True):
+        summary = summaries[run_id]
+        assert summary.state == "finished", rig.events(run_id)
+        assert summary.outcome is not None and summary.outcome.pushed and summary.outcome.goal_met
+        branch = f"flower/{run_id}"
+        assert rig.branches(origin)[branch] == summary.outcome.commit
+        assert rig.show_file(origin, branch, "hello.py") == HELLO
+        assert "需求.md" in rig.git("ls-tree", "-r", "--name-only", branch, cwd=origin)
+
+    # 0 run twice at the same time: from the store's execution intervals
+    intervals = FleetBook(rig.url).intervals()
+    assert overlaps(intervals) == []
+    lost = intervals[victim_run]
+    assert [e.worker for e in lost] == [victim.name, survivor.name]
+    first, second = lost
+    assert first.reason == "lost" and second.reason == "finished"
+    assert first.ended_at >= killed_at - 1.0  # the recorded end covers the moment it really died
+    assert second.started_at - killed_at < rig.takeover_s  # taken over within the bound
+    # the other worker continued the same work: the same identity, the same work session
+    ids = {identify(checkout_of(rig, w, victim_run)) for w in ("a", "b")}
+    assert len(ids) == 1
+    identity = ids.pop()
+    assert identity.key == f"git:file:{str(origins[runs.index(victim_run)]).removesuffix('.git')}#flower/{victim_run}"
+    rows = PostgresRunBook.direct(rig.url).manifest(identity.key)
+    work_sessions = {r["session_id"] for r in rows if r["step"] == WORK}
+    assert len(work_sessions) == 1 and len({r["run"] for r in rows}) == 2, rows
+    events = rig.events(victim_run)
+    assert any("没了心跳" in e for e in events) and any("从分支" in e for e in events)
+    # every run that was not killed ran once, on one worker
+    assert all(len(intervals[r]) == 1 for r in runs if r != victim_run)
+    assert survivor.proc.poll() is None  # the survivor is still at work
+
+
+@pytest.mark.parametrize("rig", [fleet_scenario(asks=True)], indirect=True)
+def test_a_question_waits_in_the_database_and_its_answer_reaches_the_run_after_a_takeover(rig: FleetRig):
+    origin = rig.origin("asking")
+    run_id = rig.submit(origin, REQUEST, "--timeout", "900")
+    a = rig.start_worker("a")
+    rig.wait(lambda: rig.state(run_id) == "waiting", "the run waiting for an answer")
+    listed = rig.flower("fleet")
+    assert "等人回答" in listed.stdout and "hello.py 要打印什么?" in listed.stdout
+
+    # nobody is attached to it; its machine dies; the person answers from anywhere
+    a.kill()
+    answered = rig.flower("fleet", "answer", run_id, ANSWER)
+    assert answered.returncode == 0, answered.stderr
+    assert "hello.py 要打印什么?" in answered.stdout
+    rig.start_worker("b")
+    rig.wait(lambda: rig.over([run_id]), "the run over", timeout=900)
+    assert rig.state(run_id) == "finished", rig.events(run_id)
+    # the run asked again on b and got the answer given meanwhile, as the tool's result
+    sim = rig.sim  # type: ignore[attr-defined]
+    results = [content_text(r.tool_results()[-1]["content"]) for r in sim.requests_for("clarifier") if r.tool_results()]
+    assert ANSWER in results
+    detail = rig.book.detail(run_id)
+    assert [e.worker for e in detail.executions] == ["a", "b"]
+    assert any(q.answer == ANSWER for q in detail.questions)
+    shown = rig.flower("fleet", "show", run_id)
+    assert "在换 worker 前已经答过了" in shown.stdout and ANSWER in shown.stdout
+    # answering a run that waits for nothing says so, in one line
+    again = rig.flower("fleet", "answer", run_id, "more")
+    assert again.returncode == 1 and "没有在等回答" in again.stderr and "Traceback" not in again.stderr
+
+
+def test_bad_input_ends_each_run_with_its_reason_and_the_worker_goes_on(rig: FleetRig):
+    good = rig.origin("good")
+    refusing = rig.origin("refusing")
+    hook = refusing / "hooks" / "pre-receive"
+    hook.write_text("#!/bin/sh\necho 'flower branches are not accepted here' >&2\nexit 1\n", encoding="utf-8")
+    hook.chmod(0o755)
+    nowhere = rig.root / "repos" / "gone.git"
+    nowhere.mkdir(parents=True)
+    unreachable = rig.submit(nowhere, REQUEST, "--timeout", "0")
+    nowhere.rmdir()  # it existed when submitted; the worker cannot reach it
+    no_ref = rig.submit(good, REQUEST, "--ref", "no-such-branch", "--timeout", "0")
+    refused = rig.submit(refusing, REQUEST, "--timeout", "0")
+    worker = rig.start_worker("a")
+    rig.wait(lambda: rig.over([unreachable, no_ref, refused]), "all three over", timeout=900)
+
+    assert rig.state(unreachable) == "failed" and rig.state(no_ref) == "failed"
+    assert "连不上" in rig.book.summary(unreachable).note.text()
+    assert "no-such-branch" in rig.book.summary(no_ref).note.text()
+    pushed = rig.book.summary(refused)
+    assert pushed.state == "finished" and pushed.outcome is not None and not pushed.outcome.pushed
+    patch = pushed.outcome.patch
+    assert patch.endswith(f"{refused}.patch") and "hello.py" in open(patch, encoding="utf-8").read()
+    assert "补丁" in pushed.note.text() and f"flower/{refused}" not in rig.branches(refusing)
+    assert any("flower branches are not accepted here" in e for e in rig.events(refused))
+    assert worker.proc.poll() is None, worker.output  # never a worker crash
+    assert "Traceback" not in worker.output
+    shown = rig.flower("fleet", "show", no_ref)
+    assert shown.returncode == 0 and "no-such-branch" in shown.stdout
+    listed = rig.flower("fleet", "--all")
+    assert listed.stdout.count("失败") == 2
+
+
+@pytest.mark.parametrize("rig", [fleet_scenario(bash_seconds=30)], indirect=True)
+def test_sigterm_hands_the_run_back_at_once_and_another_worker_continues_it(rig: FleetRig):
+    origin = rig.origin("handback")
+    run_id = rig.submit(origin, REQUEST, "--timeout", "0")
+    a = rig.start_worker("a")
+    rig.wait(lambda: any("| * Bash" in e for e in rig.events(run_id)), "the coder at work")
+    b = rig.start_worker("b")
+    asked_at = time.time()
+    a.terminate()
+    a.proc.wait(120)
+    assert a.proc.returncode == 0, a.output
+    # back in the queue at once: not after the takeover window
+    rig.wait(lambda: any(e.worker == "b" for e in rig.book.detail(run_id).executions), "b took it")
+    first, second = rig.book.detail(run_id).executions[:2]
+    assert first.reason == "handed-back" and second.worker == "b"
+    assert second.started_at - asked_at < rig.takeover_s / 2
+    rig.wait(lambda: rig.over([run_id]), "the run over", timeout=900)
+    assert rig.state(run_id) == "finished"
+    assert overlaps(rig.book.intervals()) == []
+    assert any("收到停止信号" in e for e in rig.events(run_id))
+    b.terminate()
+    b.proc.wait(120)
+    assert json.loads(json.dumps(rig.book.summary(run_id).outcome.__dict__))["pushed"] is True
