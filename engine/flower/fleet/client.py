@@ -11,20 +11,21 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from ..core.i18n import N_
 from .model import ACTIVE, FleetError, Note, RunDetail, RunRequest, RunState, RunSummary
 from .queue import TASK, engine_error, make_app
 from .records import FLEET_SCHEMA, FleetBook, new_run_id
 
 __all__ = ["Fleet", "repository_of"]
 
-UNKNOWN_RUN = "没有这个 run:{run}(flower fleet 列出所有 run)"
-NOTHING_WAITS = "run {run} 没有在等回答(现在:{state})"
-EMPTY_ANSWER = "回答是空的:写上要告诉它的话"
-ALREADY_OVER = "run {run} 已经结束({state}),没有可取消的"
-EMPTY_REQUEST = "诉求是空的:写一句要它做什么"
-CREDENTIAL_IN_URL = "仓库地址里带着凭证:去掉它;每个 worker 用自己的 git 凭证(ssh key、credential helper)"
-NOT_QUEUED = "run 没能进队列:{error}"
-NO_SUCH_PATH = "本地仓库 {path} 不存在"
+UNKNOWN_RUN = N_("没有这个 run:{run}(flower fleet 列出所有 run)")
+NOTHING_WAITS = N_("run {run} 没有在等回答(现在:{state})")
+EMPTY_ANSWER = N_("回答是空的:写上要告诉它的话")
+ALREADY_OVER = N_("run {run} 已经结束({state}),没有可取消的")
+EMPTY_REQUEST = N_("诉求是空的:写一句要它做什么")
+CREDENTIAL_IN_URL = N_("仓库地址里带着凭证:去掉它;每个 worker 用自己的 git 凭证(ssh key、credential helper)")
+NOT_QUEUED = N_("run 没能进队列:{error}")
+NO_SUCH_PATH = N_("本地仓库 {path} 不存在")
 
 
 def repository_of(text: str, *, cwd: Path | None = None) -> str:
@@ -94,14 +95,14 @@ class Fleet:
             raise FleetError(Note(EMPTY_ANSWER))
         question = self.book.answer(run_id, text.strip())
         if question is None:
-            raise FleetError(Note(NOTHING_WAITS, {"run": run_id, "state": summary.state}))
+            raise FleetError(Note(NOTHING_WAITS, {"run": run_id, "state": summary.state_text()}))
         return question
 
     def cancel(self, run_id: str) -> RunSummary:
         """Cancel a queued run, or stop a running one (its worker pushes what it has, then lets go)."""
         summary = self._summary(run_id)
         if summary.state not in ACTIVE:
-            raise FleetError(Note(ALREADY_OVER, {"run": run_id, "state": summary.state}))
+            raise FleetError(Note(ALREADY_OVER, {"run": run_id, "state": summary.state_text()}))
         found = self.book.job_of(run_id)
         job = found[0] if found is not None else None
         if job is not None:

@@ -12,6 +12,7 @@ from ..core.i18n import N_
 DB_UNREACHABLE = N_("x 连不上队列库 {where}:{error}")
 DB_LOST = N_("! 队列库 {where} 断了:{error};{delay:.0f} 秒后重连,手上的 run 到时交给接手的 worker")
 DB_BACK = N_(". 队列库 {where} 又连上了")
+SCHEMA_NEWER = N_("队列库 {where} 的格式(第 {version} 版)比这个 flower 新:升级 flower")
 
 # a run's life, as its events and notes say it
 QUEUED = N_("排队等 worker 来取")

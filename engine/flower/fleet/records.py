@@ -36,7 +36,7 @@ from .model import (
     RunSummary,
     branch_of,
 )
-from .notes import DB_UNREACHABLE
+from .notes import DB_UNREACHABLE, SCHEMA_NEWER
 
 if TYPE_CHECKING:
     import psycopg
@@ -185,10 +185,7 @@ class FleetBook:
                 row = conn.execute(f"SELECT version FROM {self._s}.fleet_version WHERE id = 1").fetchone()
                 if row is not None and int(row[0]) > SCHEMA_VERSION:
                     raise FleetError(
-                        Note(
-                            "队列库 {where} 的格式(第 {version} 版)比这个 flower 新:升级 flower",
-                            {"where": self.where, "version": int(row[0])},
-                        )
+                        Note(SCHEMA_NEWER, {"where": self.where, "version": int(row[0])})
                     )
             for statement in _DDL.format(s=self._s).split(";"):
                 if statement.strip():
