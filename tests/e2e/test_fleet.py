@@ -87,7 +87,10 @@ def test_two_workers_three_runs_one_killed_mid_round_finish_all_and_never_overla
     ids = {identify(checkout_of(rig, w, victim_run)) for w in ("a", "b")}
     assert len(ids) == 1
     identity = ids.pop()
-    assert identity.key == f"git:file:{str(origins[runs.index(victim_run)]).removesuffix('.git')}#flower/{victim_run}"
+    assert (
+        identity.key
+        == f"git:file:{str(origins[runs.index(victim_run)]).removesuffix('.git')}#flower/{victim_run}"
+    )
     rows = PostgresRunBook.direct(rig.url).manifest(identity.key)
     work_sessions = {r["session_id"] for r in rows if r["step"] == WORK}
     assert len(work_sessions) == 1 and len({r["run"] for r in rows}) == 2, rows
@@ -117,7 +120,11 @@ def test_a_question_waits_in_the_database_and_its_answer_reaches_the_run_after_a
     assert rig.state(run_id) == "finished", rig.events(run_id)
     # the run asked again on b and got the answer given meanwhile, as the tool's result
     sim = rig.sim  # type: ignore[attr-defined]
-    results = [content_text(r.tool_results()[-1]["content"]) for r in sim.requests_for("clarifier") if r.tool_results()]
+    results = [
+        content_text(r.tool_results()[-1]["content"])
+        for r in sim.requests_for("clarifier")
+        if r.tool_results()
+    ]
     assert ANSWER in results
     detail = rig.book.detail(run_id)
     assert [e.worker for e in detail.executions] == ["a", "b"]

@@ -184,9 +184,7 @@ class FleetBook:
             if found is not None and found[0] is not None:
                 row = conn.execute(f"SELECT version FROM {self._s}.fleet_version WHERE id = 1").fetchone()
                 if row is not None and int(row[0]) > SCHEMA_VERSION:
-                    raise FleetError(
-                        Note(SCHEMA_NEWER, {"where": self.where, "version": int(row[0])})
-                    )
+                    raise FleetError(Note(SCHEMA_NEWER, {"where": self.where, "version": int(row[0])}))
             for statement in _DDL.format(s=self._s).split(";"):
                 if statement.strip():
                     conn.execute(statement)

@@ -24,7 +24,14 @@ from .env import isolated_env
 
 __all__ = ["ANSWER", "FleetRig", "WorkerProcess", "fleet_scenario", "overlaps"]
 
-GIT_ID = ["-c", "user.name=flower tests", "-c", "user.email=tests@flower.invalid", "-c", "init.defaultBranch=main"]
+GIT_ID = [
+    "-c",
+    "user.name=flower tests",
+    "-c",
+    "user.email=tests@flower.invalid",
+    "-c",
+    "init.defaultBranch=main",
+]
 ANSWER = "hello, fleet"  # the clarifier's brief follows once it has seen this answer
 
 
@@ -134,7 +141,9 @@ class FleetRig:
         env.pop("FLOWER_STORE", None)
         return env
 
-    def flower(self, *argv: str, who: str = "person", timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    def flower(
+        self, *argv: str, who: str = "person", timeout: float = 120
+    ) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             [sys.executable, "-m", "flower", "--store", self.url, *argv],
             cwd=self.root,
