@@ -108,7 +108,8 @@ def main() -> int:
                 f"executions {result['executions']}"
             )
             if result.get("takeover_s") is not None:
-                line += f"; worker {result['killed']} killed: its run continued elsewhere {result['takeover_s']:.1f} s later"
+                took = result["takeover_s"]
+                line += f"; worker {result['killed']} killed: its run continued elsewhere {took:.1f} s later"
             print(line, flush=True)
     finally:
         sim.stop()
@@ -121,7 +122,8 @@ def main() -> int:
     if base is not None:
         for r in results:
             print(
-                f"throughput with {r['workers']} worker(s): {base['elapsed_s'] / r['elapsed_s']:.2f}x one worker's"
+                f"throughput with {r['workers']} worker(s): "
+                f"{base['elapsed_s'] / r['elapsed_s']:.2f}x one worker's"
             )
     bad = [r for r in results if r["lost"] or r["overlaps"] or r["pushed"] != r["runs"]]
     return 1 if bad else 0

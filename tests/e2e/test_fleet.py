@@ -7,8 +7,8 @@ in the database until `flower fleet answer`, bad input ends its run with a clear
 
 from __future__ import annotations
 
-import json
 import time
+from pathlib import Path
 
 import pytest
 
@@ -58,13 +58,13 @@ def test_two_workers_three_runs_one_killed_mid_round_finish_all_and_never_overla
     rig.wait(lambda: working() is not None, "a coder at work")
     victim_run = working()
     assert victim_run is not None
-    holder = rig.book.summary(victim_run).worker
+    holder = rig.summary(victim_run).worker
     victim, survivor = (a, b) if holder == "a" else (b, a)
     killed_at = victim.kill()
 
     took = rig.wait(lambda: rig.over(runs), "all runs over", timeout=1200)
     assert took > 0
-    summaries = {r: rig.book.summary(r) for r in runs}
+    summaries = {r: rig.summary(r) for r in runs}
     for run_id, origin in zip(runs, origins, strict=True):
         summary = summaries[run_id]
         assert summary.state == "finished", rig.events(run_id)
@@ -126,7 +126,7 @@ def test_a_question_waits_in_the_database_and_its_answer_reaches_the_run_after_a
         if r.tool_results()
     ]
     assert ANSWER in results
-    detail = rig.book.detail(run_id)
+    detail = rig.detail(run_id)
     assert [e.worker for e in detail.executions] == ["a", "b"]
     assert any(q.answer == ANSWER for q in detail.questions)
     shown = rig.flower("fleet", "show", run_id)
@@ -152,13 +152,13 @@ def test_bad_input_ends_each_run_with_its_reason_and_the_worker_goes_on(rig: Fle
     rig.wait(lambda: rig.over([unreachable, no_ref, refused]), "all three over", timeout=900)
 
     assert rig.state(unreachable) == "failed" and rig.state(no_ref) == "failed"
-    assert "连不上" in rig.book.summary(unreachable).note.text()
-    assert "no-such-branch" in rig.book.summary(no_ref).note.text()
-    pushed = rig.book.summary(refused)
+    assert "连不上" in rig.note(unreachable)
+    assert "no-such-branch" in rig.note(no_ref)
+    pushed = rig.summary(refused)
     assert pushed.state == "finished" and pushed.outcome is not None and not pushed.outcome.pushed
     patch = pushed.outcome.patch
-    assert patch.endswith(f"{refused}.patch") and "hello.py" in open(patch, encoding="utf-8").read()
-    assert "补丁" in pushed.note.text() and f"flower/{refused}" not in rig.branches(refusing)
+    assert patch.endswith(f"{refused}.patch") and "hello.py" in Path(patch).read_text(encoding="utf-8")
+    assert "补丁" in rig.note(refused) and f"flower/{refused}" not in rig.branches(refusing)
     assert any("flower branches are not accepted here" in e for e in rig.events(refused))
     assert worker.proc.poll() is None, worker.output  # never a worker crash
     assert "Traceback" not in worker.output
@@ -180,8 +180,8 @@ def test_sigterm_hands_the_run_back_at_once_and_another_worker_continues_it(rig:
     a.proc.wait(120)
     assert a.proc.returncode == 0, a.output
     # back in the queue at once: not after the takeover window
-    rig.wait(lambda: any(e.worker == "b" for e in rig.book.detail(run_id).executions), "b took it")
-    first, second = rig.book.detail(run_id).executions[:2]
+    rig.wait(lambda: any(e.worker == "b" for e in rig.detail(run_id).executions), "b took it")
+    first, second = rig.detail(run_id).executions[:2]
     assert first.reason == "handed-back" and second.worker == "b"
     assert second.started_at - asked_at < rig.takeover_s / 2
     rig.wait(lambda: rig.over([run_id]), "the run over", timeout=900)
@@ -190,4 +190,5 @@ def test_sigterm_hands_the_run_back_at_once_and_another_worker_continues_it(rig:
     assert any("收到停止信号" in e for e in rig.events(run_id))
     b.terminate()
     b.proc.wait(120)
-    assert json.loads(json.dumps(rig.book.summary(run_id).outcome.__dict__))["pushed"] is True
+    outcome = rig.summary(run_id).outcome
+    assert outcome is not None and outcome.pushed

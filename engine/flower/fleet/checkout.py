@@ -137,8 +137,7 @@ def prepare(repository: str, ref: str, run_id: str, into: Path, *, base: str = "
             _ok(_git(into, "checkout", "--quiet", "--force", "-B", branch, f"origin/{branch}"), "checkout")
             _ok(_git(into, "reset", "--quiet", "--hard", f"origin/{branch}"), "reset")
             _ok(_git(into, "clean", "--quiet", "-fd"), "clean")
-        start = base or _commit_of(into, "HEAD") or ""
-        return Checkout(into, branch, start, head(into), continued=True)
+        return Checkout(into, branch, base or _commit_of(into, "HEAD") or "", head(into), continued=True)
     start = base or _resolve(into, ref)
     if start is None:
         raise CheckoutError(Note(NO_REF, {"repository": repository, "ref": ref}))

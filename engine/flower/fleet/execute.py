@@ -31,7 +31,7 @@ import socket
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, TextIO, cast
 
 from ..core.display import first_line
 from ..core.events import Event, VerdictGiven
@@ -44,14 +44,17 @@ from .notes import (
     CANCELLED_PUSHED,
     CANNOT_START,
     CHECKED_OUT,
+    CHECKOUT_FAILED,
     CONTINUED,
     FINISHED,
     FINISHED_PATCH,
     FLOW_FAILED,
     HANDED_BACK,
+    NO_REF,
     PUSH_REFUSED,
     PUSHED,
     TAKEN,
+    UNREACHABLE,
     WHY_CANCEL,
     WHY_END,
     WHY_HANDBACK,
@@ -66,6 +69,9 @@ if TYPE_CHECKING:
     from procrastinate.job_context import JobContext
 
 __all__ = ["RunExecution", "StopReason", "WorkerSide", "go_argv"]
+
+# notes that end a run for good (bad input); anything else a FleetError says is the database
+_FINAL = frozenset({UNREACHABLE, NO_REF, CHECKOUT_FAILED, CANNOT_START})
 
 StopReason = Literal["handback", "fenced"]
 
@@ -252,7 +258,8 @@ class RunExecution:
         from ..cli.terminal import Screen
 
         render = Render()
-        screen = Screen(_LineStream(story), _LineStream(story), live=False, colour=False)
+        stream = cast("TextIO", _LineStream(story))
+        screen = Screen(stream, stream, live=False, colour=False)
         failed = say_failed_steps(screen)
 
         def on_event(event: Event) -> None:
@@ -357,9 +364,3 @@ class RunExecution:
 
     def _branch(self) -> str:
         return self._checkout.branch if self._checkout is not None else ""
-
-
-# notes that end a run for good (bad input): anything else a FleetError says is the database
-from .notes import CHECKOUT_FAILED, NO_REF, UNREACHABLE  # noqa: E402 (kept beside the rule it serves)
-
-_FINAL = frozenset({UNREACHABLE, NO_REF, CHECKOUT_FAILED, CANNOT_START})

@@ -46,7 +46,6 @@ from .records import FLEET_SCHEMA, FleetBook
 if TYPE_CHECKING:
     from procrastinate import App
     from procrastinate.job_context import JobContext
-    from procrastinate.worker import Worker
 
 __all__ = ["FleetWorker", "WorkerSettings"]
 
@@ -106,7 +105,7 @@ class FleetWorker:
         self.running: dict[str, RunExecution] = {}
         self._stopping = False
         self._stopped = asyncio.Event()
-        self._engine: Worker | None = None
+        self._engine: Any = None  # procrastinate's Worker (its methods are not annotated)
         self._beat = time.monotonic()
 
     # -- life --------------------------------------------------------------------------------
@@ -172,7 +171,7 @@ class FleetWorker:
         app = self._app()
         async with app.open_async():
             poll = max(0.5, self.settings.heartbeat_s)
-            engine = Worker(
+            engine: Any = Worker(
                 app,
                 name=self.name,
                 concurrency=self.settings.concurrency,
@@ -227,7 +226,7 @@ class FleetWorker:
 
     # -- the three promises ------------------------------------------------------------------
 
-    async def _heartbeat(self, app: App, engine: Worker) -> None:
+    async def _heartbeat(self, app: App, engine: Any) -> None:
         while True:
             await asyncio.sleep(self.settings.heartbeat_s)
             try:

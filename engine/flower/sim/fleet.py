@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..fleet.model import Execution
+from ..fleet.model import Execution, RunDetail, RunSummary
 from ..fleet.records import FleetBook
 from . import scenarios
 from .env import isolated_env
@@ -184,6 +184,22 @@ class FleetRig:
             worker.kill()
 
     # -- watching ----------------------------------------------------------------------------
+
+    def summary(self, run_id: str) -> RunSummary:
+        found = self.book.summary(run_id)
+        if found is None:
+            raise AssertionError(f"no run {run_id}")
+        return found
+
+    def detail(self, run_id: str) -> RunDetail:
+        found = self.book.detail(run_id)
+        if found is None:
+            raise AssertionError(f"no run {run_id}")
+        return found
+
+    def note(self, run_id: str) -> str:
+        note = self.summary(run_id).note
+        return note.text() if note is not None else ""
 
     def state(self, run_id: str) -> str:
         summary = self.book.summary(run_id)
