@@ -72,7 +72,9 @@ def test_two_workers_three_runs_one_killed_mid_round_finish_all_and_never_overla
         branch = f"flower/{run_id}"
         assert rig.branches(origin)[branch] == summary.outcome.commit
         assert rig.show_file(origin, branch, "hello.py") == HELLO
-        assert "需求.md" in rig.git("ls-tree", "-r", "--name-only", branch, cwd=origin)
+        assert ".flower/notes/需求.md" in rig.git(
+            "-c", "core.quotePath=false", "ls-tree", "-r", "--name-only", branch, cwd=origin
+        )
 
     # 0 run twice at the same time: from the store's execution intervals
     intervals = FleetBook(rig.url).intervals()
