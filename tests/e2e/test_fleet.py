@@ -44,8 +44,9 @@ def test_two_workers_three_runs_one_killed_mid_round_finish_all_and_never_overla
     runs = [rig.submit(origin, REQUEST, "--timeout", "0") for origin in origins]
     listed = rig.flower("fleet")
     assert listed.returncode == 0 and all(r in listed.stdout for r in runs) and "排队中" in listed.stdout
-    # two slots each: the survivor has room for the run it takes over, whatever it holds already
-    a, b = rig.start_worker("a", concurrency=2), rig.start_worker("b", concurrency=2)
+    # three slots each: the survivor has room for every run it takes over (the victim may hold
+    # two), so the time measured is the takeover's, not a wait for a free slot
+    a, b = rig.start_worker("a", concurrency=3), rig.start_worker("b", concurrency=3)
 
     # kill -9 a worker while its coder's command runs: in the middle of a round of work
     def working() -> str | None:
