@@ -80,12 +80,21 @@ def test_two_workers_three_runs_one_killed_mid_round_finish_all_and_never_overla
     # 0 run twice at the same time: from the store's execution intervals
     intervals = FleetBook(rig.url).intervals()
     assert overlaps(intervals) == []
-    lost = intervals[victim_run]
-    assert [e.worker for e in lost] == [victim.name, survivor.name]
-    first, second = lost
-    assert first.reason == "lost" and second.reason == "finished"
-    assert first.ended_at >= killed_at - 1.0  # the recorded end covers the moment it really died
-    assert second.started_at - killed_at < rig.takeover_s  # taken over within the bound
+    # every run the victim held (it may hold more than one) was taken over once, the others ran once
+    held = [r for r in runs if intervals[r][0].worker == victim.name]
+    assert victim_run in held
+    for run_id in runs:
+        executions = intervals[run_id]
+        if run_id not in held:
+            assert [(e.worker, e.reason) for e in executions] == [(survivor.name, "finished")]
+            continue
+        assert [(e.worker, e.reason) for e in executions] == [
+            (victim.name, "lost"),
+            (survivor.name, "finished"),
+        ]
+        first, second = executions
+        assert first.ended_at >= killed_at - 1.0  # the recorded end covers the moment it really died
+        assert second.started_at - killed_at < rig.takeover_s  # taken over within the bound
     # the other worker continued the same work: the same identity, the same work session
     ids = {identify(checkout_of(rig, w, victim_run)) for w in ("a", "b")}
     assert len(ids) == 1
@@ -99,8 +108,6 @@ def test_two_workers_three_runs_one_killed_mid_round_finish_all_and_never_overla
     assert len(work_sessions) == 1 and len({r["run"] for r in rows}) == 2, rows
     events = rig.events(victim_run)
     assert any("没了心跳" in e for e in events) and any("从分支" in e for e in events)
-    # every run that was not killed ran once, on one worker
-    assert all(len(intervals[r]) == 1 for r in runs if r != victim_run)
     assert survivor.proc.poll() is None  # the survivor is still at work
 
 
