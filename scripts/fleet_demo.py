@@ -20,7 +20,9 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
+from flower.fleet.notes import LOST
 from flower.sim.fleet import FleetRig, fleet_scenario, overlaps
 from flower.sim.postgres import LocalPostgres
 from flower.sim.server import SimServer
@@ -30,7 +32,7 @@ REQUEST = "写一个 hello.py"
 
 def one_fleet(
     pg: LocalPostgres, sim: SimServer, root: Path, *, workers: int, runs: int, takeover: float
-) -> dict:
+) -> dict[str, Any]:
     url = pg.create_database(f"fleet_{workers}_{int(time.time() * 1000) % 10**8}")
     rig = FleetRig(root / f"workers-{workers}", url, sim.base_url, takeover_s=takeover)
     try:
@@ -38,7 +40,7 @@ def one_fleet(
         ids = [rig.submit(origin, REQUEST, "--timeout", "0") for origin in origins]
         started = time.monotonic()
         procs = [rig.start_worker(f"w{i}") for i in range(workers)]
-        killed: dict = {}
+        killed: dict[str, Any] = {}
         if workers > 1:
 
             def coder_at_work() -> str | None:
@@ -50,16 +52,16 @@ def one_fleet(
             rig.wait(lambda: coder_at_work() is not None, "a coder at work")
             victim_run = coder_at_work()
             assert victim_run is not None
-            holder = rig.book.summary(victim_run).worker
+            holder = rig.summary(victim_run).worker
             victim = next(p for p in procs if p.name == holder)
             killed = {"run": victim_run, "worker": holder, "at": victim.kill()}
         rig.wait(lambda: rig.over(ids), "every run over", timeout=7200)
         elapsed = time.monotonic() - started
         intervals = rig.book.intervals()
-        states = {r: rig.book.summary(r) for r in ids}
+        states = {r: rig.summary(r) for r in ids}
         finished = [r for r, s in states.items() if s.state == "finished" and s.outcome and s.outcome.pushed]
         pushed = [r for r, origin in zip(ids, origins, strict=True) if f"flower/{r}" in rig.branches(origin)]
-        result = {
+        result: dict[str, Any] = {
             "workers": workers,
             "runs": runs,
             "elapsed_s": elapsed,
@@ -74,6 +76,10 @@ def one_fleet(
             continued = min(e.started_at for e in after) if after else None
             result["takeover_s"] = (continued - killed["at"]) if continued else None
             result["killed"] = killed["worker"]
+            # back in the queue (the reaper's note): the part of the takeover that is the fleet's;
+            # the rest is waiting for a worker with a free slot
+            requeued = [e.at for e in rig.detail(killed["run"]).events if e.note and e.note.msgid == LOST]
+            result["requeued_s"] = (min(requeued) - killed["at"]) if requeued else None
         return result
     finally:
         rig.stop()
@@ -108,8 +114,11 @@ def main() -> int:
                 f"executions {result['executions']}"
             )
             if result.get("takeover_s") is not None:
-                took = result["takeover_s"]
-                line += f"; worker {result['killed']} killed: its run continued elsewhere {took:.1f} s later"
+                took, queued = result["takeover_s"], result["requeued_s"] or 0.0
+                line += (
+                    f"; worker {result['killed']} killed: its run back in the queue {queued:.1f} s later, "
+                    f"continued elsewhere {took:.1f} s later"
+                )
             print(line, flush=True)
     finally:
         sim.stop()
