@@ -202,3 +202,54 @@ def test_sigterm_hands_the_run_back_at_once_and_another_worker_continues_it(rig:
     b.proc.wait(120)
     outcome = rig.summary(run_id).outcome
     assert outcome is not None and outcome.pushed
+
+
+@pytest.mark.parametrize("rig", [(fleet_scenario(bash_seconds=40), 12.0)], indirect=True)
+def test_cancel_stops_a_queued_run_outright_and_a_running_one_promptly_and_the_worker_goes_on(
+    rig: FleetRig,
+):
+    origin = rig.origin("cancelling")
+    running = rig.submit(origin, REQUEST, "--timeout", "0")
+    queued = rig.submit(origin, REQUEST, "--timeout", "0")
+    after = rig.submit(rig.origin("after"), REQUEST, "--timeout", "0")
+
+    # a queued run, cancelled before any worker exists: no worker ever executes it
+    cancelled = rig.flower("fleet", "cancel", queued)
+    assert cancelled.returncode == 0, cancelled.stderr
+    assert rig.state(queued) == "cancelled"
+
+    worker = rig.start_worker("a")  # one slot: `running` first, `after` once it is let go
+    rig.wait(lambda: any("| * Bash" in e for e in rig.events(running)), "the coder at work")
+    assert rig.summary(running).worker == "a" and rig.state(after) == "queued"
+    stopped = rig.flower("fleet", "cancel", running)
+    assert stopped.returncode == 0, stopped.stderr
+    rig.wait(lambda: rig.detail(running).executions[0].ended_at > 0, "the worker let it go")
+    execution = rig.detail(running).executions[0]
+    assert execution.reason == "cancelled" and rig.state(running) == "cancelled"
+    # stopped mid-command: well before the coder's 40 s command could have ended by itself
+    events = rig.detail(running).events
+    bash_at = next(e.at for e in events if "| * Bash" in e.line)
+    assert execution.ended_at - bash_at < 25, (execution, bash_at)  # both the database's clock
+
+    # the branch holds what the worker had: its checkout's last commit, with the clarified needs
+    branch = f"flower/{running}"
+    checkout = checkout_of(rig, "a", running)
+    assert rig.branches(origin)[branch] == rig.git("rev-parse", "HEAD", cwd=checkout)
+    assert rig.git("status", "--porcelain", cwd=checkout) == ""
+    assert ".flower/notes/需求.md" in rig.git(
+        "-c", "core.quotePath=false", "ls-tree", "-r", "--name-only", branch, cwd=origin
+    )
+    assert any("已取消" in e for e in rig.events(running))
+
+    # the worker goes on with the next run; the cancelled ones stay cancelled
+    rig.wait(lambda: rig.over([after]), "the next run over", timeout=900)
+    assert rig.state(after) == "finished", rig.events(after)
+    assert rig.state(running) == "cancelled" and rig.state(queued) == "cancelled"
+    assert rig.detail(queued).executions == []
+    assert f"flower/{queued}" not in rig.branches(origin)
+    assert [e.reason for e in rig.detail(running).executions] == ["cancelled"]
+    assert worker.proc.poll() is None and "Traceback" not in worker.output, worker.output
+    assert overlaps(rig.book.intervals()) == []
+    # cancelling what is over says so, in one line
+    again = rig.flower("fleet", "cancel", running)
+    assert again.returncode == 1 and "已经结束" in again.stderr and "Traceback" not in again.stderr
