@@ -363,6 +363,17 @@ class Runtime:
         if client is not None and loop is not None and not loop.is_closed():
             asyncio.run_coroutine_threadsafe(_quiet(client.interrupt()), loop)
 
+    async def halt(self, *, within_s: float = 2.0) -> None:
+        """End the CLI's turn, and the tool it runs, before the caller cancels the step (on this
+        Runtime's loop). Closing a busy CLI otherwise waits for it to exit by itself (the SDK
+        grants it 5 s) before terminating it: a run stopped from outside would linger that long."""
+        with self._lock:
+            client = self._client
+        if client is not None:
+            with suppress(TimeoutError):
+                async with asyncio.timeout(within_s):
+                    await _quiet(client.interrupt())
+
     def rescue(self) -> None:
         """Keep the books before a forced exit (SIGTERM/SIGHUP): small synchronous writes only."""
         step = self._inflight

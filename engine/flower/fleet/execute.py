@@ -25,6 +25,7 @@ How an execution ends:
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import io
 import os
 import socket
@@ -124,6 +125,7 @@ class RunExecution:
         self._task: asyncio.Task[Any] | None = None
         self._git = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"flower-git-{run_id}")
         self._checkout: git.Checkout | None = None
+        self._runtime: Any = None  # the flow's Runtime while it runs
         self._refused = False
 
     @property
@@ -164,9 +166,13 @@ class RunExecution:
         attempt = int(getattr(self.context.job, "attempts", 0) or 0) + 1
         await self._db(self.book.set_state, self.run_id, "running", None, worker=self.side.name)
         story.note(Note(TAKEN, {"worker": self.side.name, "attempt": attempt}))
+        # the work in a task of its own: a stop from outside (a handback, fencing, the engine's
+        # abort) ends the CLI's turn first, then the work, so that the run is let go at once
+        work = asyncio.create_task(self._work(request, base, story), name=f"flower-fleet-{self.run_id}")
         try:
-            await self._work(request, base, story)
+            await asyncio.shield(work)
         except asyncio.CancelledError:
+            await self._halt(work)
             await self._stopped(story)
             raise
         except FlowBusy as busy:
@@ -181,6 +187,13 @@ class RunExecution:
             raise HeldElsewhere(self.side.busy_delay_s) from None  # the database: try again later
         finally:
             await story.close()
+
+    async def _halt(self, work: asyncio.Task[None]) -> None:
+        if self._runtime is not None:
+            await self._runtime.halt()
+        work.cancel()
+        with contextlib.suppress(asyncio.CancelledError, Exception):
+            await work
 
     async def _end(
         self, reason: str, state: Any, story: Story, note: Note | None = None, outcome: Outcome | None = None
@@ -206,10 +219,12 @@ class RunExecution:
         else:
             story.note(Note(CHECKED_OUT, {**fields, "repository": request.repository, "ref": request.ref}))
         flow, runtime = await self._assemble(request, checkout.path, where / "runs", story)
+        self._runtime = runtime
         answers = Answers(self.book, self.run_id, self.execution, flow.channel, story)
         try:
             ctx = await self._run_flow(flow, runtime, story, answers)
         finally:
+            self._runtime = None
             await answers.close()
             await asyncio.to_thread(runtime.close)
         from ..workflow.outcome import Outcome as FlowOutcome

@@ -106,6 +106,25 @@ CREATE TABLE IF NOT EXISTS {s}.questions (
 CREATE INDEX IF NOT EXISTS questions_by_run ON {s}.questions (run, id);
 """
 
+# The job engine notifies its workers of a new job only when one is inserted; a job put back to
+# `todo` (a handback, a dead worker's job retried) would wait for their next poll. This trigger
+# says it the way the engine says an insert, so a free worker takes it at once.
+_REQUEUED_NOTIFY = """
+CREATE OR REPLACE FUNCTION {s}.flower_notify_job_requeued() RETURNS trigger LANGUAGE plpgsql AS $$
+DECLARE
+    payload text := json_build_object('type', 'job_inserted', 'job_id', NEW.id)::text;
+BEGIN
+    PERFORM pg_notify('procrastinate_queue_v1#' || NEW.queue_name, payload);
+    PERFORM pg_notify('procrastinate_any_queue_v1', payload);
+    RETURN NEW;
+END;
+$$;
+DROP TRIGGER IF EXISTS flower_job_requeued ON {s}.procrastinate_jobs;
+CREATE TRIGGER flower_job_requeued AFTER UPDATE OF status ON {s}.procrastinate_jobs
+    FOR EACH ROW WHEN (OLD.status <> 'todo' AND NEW.status = 'todo')
+    EXECUTE FUNCTION {s}.flower_notify_job_requeued();
+"""
+
 _RUN_COLUMNS = (
     "r.id, r.state, r.repository, r.ref, r.request, r.worker, EXTRACT(EPOCH FROM r.created_at), "
     "EXTRACT(EPOCH FROM r.updated_at), r.note, r.outcome, "
@@ -197,6 +216,7 @@ class FleetBook:
                 # the job engine's schema, in ours: its functions find their tables by search_path
                 conn.execute(f"SET LOCAL search_path TO {self._s}")
                 conn.execute(SchemaManager.get_schema())
+            conn.execute(_REQUEUED_NOTIFY.format(s=self._s))
 
     # -- runs --------------------------------------------------------------------------------
 

@@ -111,16 +111,17 @@ class FleetRig:
             raise RuntimeError(f"git {' '.join(args)}: {done.stderr}")
         return done.stdout.strip()
 
-    def origin(self, name: str) -> Path:
-        """A bare repository with one commit on main (a README)."""
+    def origin(self, name: str, files: dict[str, str] | None = None) -> Path:
+        """A bare repository with one commit on main (a README, and ``files``)."""
         bare = self.root / "repos" / f"{name}.git"
         bare.parent.mkdir(parents=True, exist_ok=True)
         self.git("init", "-q", "--bare", str(bare), cwd=self.root)
         seed = self.root / "seeds" / name
         seed.parent.mkdir(parents=True, exist_ok=True)
         self.git("clone", "-q", str(bare), str(seed), cwd=self.root)
-        (seed / "README.md").write_text(f"# {name}\n", encoding="utf-8")
-        self.git("add", "README.md", cwd=seed)
+        for path, text in {"README.md": f"# {name}\n", **(files or {})}.items():
+            (seed / path).write_text(text, encoding="utf-8")
+        self.git("add", "-A", cwd=seed)
         self.git("commit", "-q", "-m", "start", cwd=seed)
         self.git("push", "-q", "origin", "main", cwd=seed)
         return bare
@@ -218,6 +219,12 @@ class FleetRig:
                 raise AssertionError(f"never happened within {timeout:.0f} s: {what}\n{logs}")
             time.sleep(0.2)
         return time.monotonic() - started
+
+    def engines(self) -> int:
+        """How many workers the job engine has registered (each one fetching jobs)."""
+        with self.book.connect() as conn:
+            row = conn.execute(f"SELECT count(*) FROM {self.book._s}.procrastinate_workers").fetchone()
+        return int(row[0]) if row is not None else 0
 
     def over(self, run_ids: list[str]) -> bool:
         return all(self.state(r) in ("finished", "failed", "cancelled") for r in run_ids)
