@@ -257,3 +257,26 @@ def test_cancel_stops_a_queued_run_outright_and_a_running_one_promptly_and_the_w
     # cancelling what is over says so, in one line
     again = rig.flower("fleet", "cancel", running)
     assert again.returncode == 1 and "已经结束" in again.stderr and "Traceback" not in again.stderr
+
+
+def test_each_run_gets_its_own_repositorys_model_settings_even_beside_another_run(rig: FleetRig):
+    import json
+
+    models = {"alpha": "claude-sim-alpha", "beta": "claude-sim-beta"}
+    origins = {n: rig.origin(n, {".env": f"ANTHROPIC_MODEL={m}\n"}) for n, m in models.items()}
+    runs = {n: rig.submit(origins[n], REQUEST, "--timeout", "0") for n in models}
+    worker = rig.start_worker("a", concurrency=2)  # both at once, in one worker process
+    rig.wait(lambda: rig.over(list(runs.values())), "both runs over", timeout=900)
+    assert all(rig.state(r) == "finished" for r in runs.values()), [rig.events(r) for r in runs.values()]
+    executions = {n: rig.detail(r).executions[0] for n, r in runs.items()}
+    assert executions["alpha"].started_at < executions["beta"].ended_at
+    assert executions["beta"].started_at < executions["alpha"].ended_at  # side by side
+    sim = rig.sim  # type: ignore[attr-defined]
+    for name, run_id in runs.items():
+        where = str(checkout_of(rig, "a", run_id))
+        used = {
+            str(r.body.get("model")) for r in sim.requests if where in json.dumps(r.body, ensure_ascii=False)
+        }
+        other = next(m for n, m in models.items() if n != name)
+        assert models[name] in used and other not in used, (name, used)
+    assert "ANTHROPIC_MODEL" not in worker.output
