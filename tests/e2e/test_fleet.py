@@ -280,3 +280,66 @@ def test_each_run_gets_its_own_repositorys_model_settings_even_beside_another_ru
         other = next(m for n, m in models.items() if n != name)
         assert models[name] in used and other not in used, (name, used)
     assert "ANTHROPIC_MODEL" not in worker.output
+
+
+@pytest.fixture
+def own_postgres():
+    """A PostgreSQL server of this test's own, to stop and start again (the session's is shared)."""
+    from flower.sim.postgres import LocalPostgres, PostgresUnavailable
+
+    server = LocalPostgres()
+    try:
+        server.start()
+    except PostgresUnavailable as exc:
+        pytest.fail(f"PostgreSQL could not start for the test: {exc}", pytrace=False)
+    yield server
+    server.stop()
+
+
+def test_the_database_going_away_briefly_or_for_long_loses_no_run_and_never_runs_one_twice(
+    own_postgres, sim_factory, tmp_path
+):
+    sim = sim_factory(fleet_scenario(bash_seconds=20))
+    # fenced after 10 s without a heartbeat, taken over after 15 s
+    rig = FleetRig(tmp_path / "fleet", own_postgres.url(), sim.base_url, takeover_s=30.0)
+    try:
+        origins = [rig.origin("brief"), rig.origin("long")]
+        a = rig.start_worker("a")
+
+        def at_work(run_id: str) -> bool:
+            return any("| * Bash" in e for e in rig.events(run_id))
+
+        # shorter than the fencing bound: down until the worker has said so, then back at once
+        brief = rig.submit(origins[0], REQUEST, "--timeout", "0")
+        rig.wait(lambda: at_work(brief), "the coder at work")
+        own_postgres.pause()
+        rig.wait(lambda: "断了" in a.output, "the worker saying the database is gone", timeout=120)
+        own_postgres.resume()
+        rig.wait(lambda: "又连上了" in a.output, "the worker connected again", timeout=120)
+        rig.wait(lambda: rig.over([brief]), "the first run over", timeout=900)
+
+        # longer than the fencing bound: down until the worker stopped its run by itself
+        long = rig.submit(origins[1], REQUEST, "--timeout", "0")
+        rig.wait(lambda: at_work(long), "the coder at work again")
+        own_postgres.pause()
+        rig.wait(lambda: "自己停下了这个 run" in a.output, "the worker fencing its run", timeout=120)
+        own_postgres.resume()
+        rig.wait(lambda: rig.over([long]), "the second run over", timeout=900)
+
+        for run_id, origin in zip((brief, long), origins, strict=True):
+            summary = rig.summary(run_id)
+            assert summary.state == "finished", rig.events(run_id)
+            assert summary.outcome is not None and summary.outcome.pushed and summary.outcome.goal_met
+            assert rig.branches(origin)[f"flower/{run_id}"] == summary.outcome.commit
+            assert rig.show_file(origin, f"flower/{run_id}", "hello.py") == HELLO
+        intervals = rig.book.intervals()
+        assert overlaps(intervals) == [], intervals
+        # the fenced run was let go and taken over: by the same worker, once it could tell
+        assert len(intervals[long]) >= 2 and intervals[long][-1].reason == "finished", intervals[long]
+        said = [line for line in a.output.splitlines() if "断了" in line]
+        assert said and all(line.startswith("! 队列库") for line in said), a.output
+        # one line each: the worker's own, no library's log nor a reason over several lines
+        assert all(line[:1] in ". ><~!" or "自己停下了" in line for line in a.output.splitlines()), a.output
+        assert "Traceback" not in a.output and a.proc.poll() is None, a.output
+    finally:
+        rig.stop()

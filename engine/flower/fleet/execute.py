@@ -16,8 +16,9 @@ How an execution ends:
 - the repository or the ref cannot be had: ``failed`` with git's reason, nothing started;
 - ``stop("handback")`` (the worker got SIGTERM): the files as they are are pushed, the run goes back
   to the queue at once (``HandedBack``) and another worker continues the same sessions;
-- ``stop("fenced")`` (the worker lost the database for too long): the flow stops where it is;
-  the run is taken over once its heartbeat is seen to be stale;
+- ``stop("fenced")`` (the worker lost the database for too long): the flow stops where it is and
+  the run goes back to the queue (or, while the database is still away, is taken over once its
+  heartbeat is seen to be stale);
 - the job engine aborts the job (``flower fleet cancel``): the files are pushed, ``cancelled``;
 - the work is still held elsewhere (the flow claim): back to the queue after a while.
 """
@@ -359,7 +360,9 @@ class RunExecution:
         reason = self.stopping
         if reason == "fenced":
             await self._end("fenced", "queued", story)
-            return
+            # back to the queue: were the job to end here as aborted (the database being back by
+            # the time the engine records it), no worker would ever take the run again
+            raise HandedBack(self.run_id)
         if reason == "handback":
             await self._deliver(story, Note(WHY_HANDBACK))
             note = Note(HANDED_BACK, {"worker": self.side.name, "branch": self._branch()})

@@ -66,5 +66,8 @@ def make_app(url: str, schema: str, *, pool_size: int = 4) -> App:
 
 
 def engine_error(exc: BaseException, url: str) -> str:
-    """A job engine's or driver's error as one line, without the URL's password."""
+    """A job engine's or driver's error as one line, without the URL's password: the driver's
+    own reason, not the engine's wrapper around it ("Database error.")."""
+    while exc.__cause__ is not None:
+        exc = exc.__cause__
     return redact_text(str(exc).strip() or type(exc).__name__, url).splitlines()[0]

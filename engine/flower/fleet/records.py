@@ -400,10 +400,17 @@ class FleetBook:
                 (execution,),
             )
 
-    def alive(self, executions: list[int]) -> None:
-        """The worker holding these executions is alive now."""
-        if executions:
-            with self.connect() as conn:
+    def beat(self, worker_id: int, executions: list[int]) -> None:
+        """The worker is alive now: its heartbeat in the job engine (the engine's own query) and
+        its executions'. On a connection of its own, not the engine's pool: after an outage a pool
+        reconnects with a growing backoff, and a heartbeat stuck there would fence a worker whose
+        database is back."""
+        from procrastinate.sql import queries
+
+        with self.connect() as conn:
+            conn.execute(f"SET search_path TO {self._s}")
+            conn.execute(queries["update_heartbeat"], {"worker_id": worker_id})
+            if executions:
                 conn.execute(
                     f"UPDATE {self._s}.executions SET alive_at = clock_timestamp() "
                     "WHERE id = ANY(%s) AND ended_at IS NULL",

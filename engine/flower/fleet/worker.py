@@ -8,15 +8,16 @@ run at once (the run's id is the job's lock). On top of it this worker keeps thr
   worker of the fleet at a time is the reaper (it holds a session advisory lock: when it dies,
   its connection closes and another worker becomes the reaper): every ``takeover_s / 12`` it asks
   the engine for the jobs of workers silent for ``takeover_s / 2`` (``get_stalled_jobs``),
-  closes their executions and retries them (``retry_job``); a worker fetches them within one
-  polling interval. Silence to continuing elsewhere: under ``0.7 * takeover_s`` plus the checkout.
+  closes their executions and retries them (``retry_job``); a free worker fetches them at once (a
+  requeue notifies, ``records.py``). Silence to continuing elsewhere: under ``0.6 * takeover_s``
+  plus the checkout.
 - **A worker that cannot heartbeat stops by itself first.** After ``takeover_s / 3`` without one
   successful heartbeat, it stops its runs (fenced): before anyone may take them over at
   ``takeover_s / 2``. With the flow claim of the shared store (``core/shared.py``) as the second
   lock, a run is never executed by two workers at once.
 - **SIGTERM hands the runs back at once.** The worker takes no new run, stops each flow where it
   is, pushes its files to the run's branch and lets the engine queue the run again with no delay:
-  another worker continues the same sessions from the store within its polling interval. (A round
+  a free worker continues the same sessions from the store at once. (A round
   can take hours; a machine being shut down cannot wait for it.)
 
 The database going away is no crash: the engine's worker stops, this one says so in one line,
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 import signal
 import socket
@@ -36,6 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..core.display import first_line
 from ..core.i18n import N_, _
 from .execute import RunExecution, WorkerSide
 from .model import FleetError, Note, branch_of
@@ -89,6 +92,13 @@ class WorkerSettings:
         return self.name or f"{socket.gethostname()}-{os.getpid()}"
 
 
+def quiet_libraries() -> None:
+    """The job engine and the connection pools log every failed attempt (with tracebacks) while
+    the database is away; the worker says it in one line of its own, so theirs stay unsaid."""
+    for name in ("procrastinate", "psycopg", "psycopg.pool"):
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+
+
 class FleetWorker:
     def __init__(self, settings: WorkerSettings, *, say: Callable[[str], None]) -> None:
         self.settings = settings
@@ -107,6 +117,7 @@ class FleetWorker:
         self._stopped = asyncio.Event()
         self._engine: Any = None  # procrastinate's Worker (its methods are not annotated)
         self._beat = time.monotonic()
+        self._db_lost = False
 
     # -- life --------------------------------------------------------------------------------
 
@@ -115,6 +126,7 @@ class FleetWorker:
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, self.hand_back)
+        quiet_libraries()
         self.side.work.mkdir(parents=True, exist_ok=True)
         self.say(
             _(STARTED).format(
@@ -124,22 +136,16 @@ class FleetWorker:
                 work=self.side.work,
             )
         )
-        delay, lost = 1.0, False
+        delay = 1.0
         try:
             while not self._stopping:
                 try:
-                    await self._session(back=lost)
-                    delay, lost = 1.0, False
+                    await self._session()
+                    delay = 1.0
                 except Exception as exc:  # the database (or the engine on it) went away
                     if self._stopping:
                         break
-                    error = (
-                        exc.note.text()
-                        if isinstance(exc, FleetError)
-                        else engine_error(exc, self.settings.url)
-                    )
-                    self.say(_(DB_LOST).format(where=self.book.where, error=error, delay=delay))
-                    lost = True
+                    self._lost(exc, delay)
                     with contextlib.suppress(TimeoutError):
                         async with asyncio.timeout(delay):
                             await self._stopped.wait()
@@ -161,13 +167,29 @@ class FleetWorker:
         for execution in list(self.running.values()):
             execution.stop("handback")
 
-    async def _session(self, *, back: bool) -> None:
+    def _lost(self, exc: BaseException, delay: float) -> None:
+        """The database is gone: one line per outage (whoever notices first), however often the
+        worker tries again."""
+        if self._db_lost:
+            return
+        self._db_lost = True
+        if isinstance(exc, FleetError):  # the driver's reason, already without the password
+            error = str(exc.note.fields.get("error") or exc.note.text())
+        else:
+            error = engine_error(exc, self.settings.url)
+        self.say(_(DB_LOST).format(where=self.book.where, error=first_line(error, 200), delay=delay))
+
+    def _back(self) -> None:
+        if self._db_lost:
+            self._db_lost = False
+            self.say(_(DB_BACK).format(where=self.book.where))
+
+    async def _session(self) -> None:
         """One connected stretch: the engine's worker, the heartbeat and the reaper."""
         from procrastinate.worker import Worker
 
         await asyncio.to_thread(self.book.ensure)
-        if back:
-            self.say(_(DB_BACK).format(where=self.book.where))
+        self._back()
         app = self._app()
         async with app.open_async():
             poll = max(0.5, self.settings.heartbeat_s)
@@ -190,7 +212,7 @@ class FleetWorker:
             self._beat = time.monotonic()
             work = asyncio.create_task(engine.run(), name="flower-fleet-engine")
             side = [
-                asyncio.create_task(self._heartbeat(app, engine), name="flower-fleet-heartbeat"),
+                asyncio.create_task(self._heartbeat(engine), name="flower-fleet-heartbeat"),
                 asyncio.create_task(self._reaper(app), name="flower-fleet-reaper"),
             ]
             try:
@@ -226,17 +248,19 @@ class FleetWorker:
 
     # -- the three promises ------------------------------------------------------------------
 
-    async def _heartbeat(self, app: App, engine: Any) -> None:
+    async def _heartbeat(self, engine: Any) -> None:
         while True:
             await asyncio.sleep(self.settings.heartbeat_s)
             try:
                 if engine.worker_id is not None:
-                    await app.job_manager.update_heartbeat(engine.worker_id)
                     held = [e.execution for e in self.running.values() if e.execution]
-                    await asyncio.to_thread(self.book.alive, held)
+                    # bounded: a database that hangs must not hold the fencing check below
+                    async with asyncio.timeout(self.settings.heartbeat_s):
+                        await asyncio.to_thread(self.book.beat, engine.worker_id, held)
                     self._beat = time.monotonic()
-            except Exception:
-                pass  # a blip; fenced below if it lasts
+                    self._back()
+            except Exception as exc:
+                self._lost(exc, self.settings.heartbeat_s)  # fenced below if it lasts
             if time.monotonic() - self._beat > self.settings.fence_s:
                 self._fence()
 
