@@ -282,26 +282,12 @@ def test_each_run_gets_its_own_repositorys_model_settings_even_beside_another_ru
     assert "ANTHROPIC_MODEL" not in worker.output
 
 
-@pytest.fixture
-def own_postgres():
-    """A PostgreSQL server of this test's own, to stop and start again (the session's is shared)."""
-    from flower.sim.postgres import LocalPostgres, PostgresUnavailable
-
-    server = LocalPostgres()
-    try:
-        server.start()
-    except PostgresUnavailable as exc:
-        pytest.fail(f"PostgreSQL could not start for the test: {exc}", pytrace=False)
-    yield server
-    server.stop()
-
-
 def test_the_database_going_away_briefly_or_for_long_loses_no_run_and_never_runs_one_twice(
-    own_postgres, sim_factory, tmp_path
+    private_postgres, sim_factory, tmp_path
 ):
     sim = sim_factory(fleet_scenario(bash_seconds=20))
     # fenced after 10 s without a heartbeat, taken over after 15 s
-    rig = FleetRig(tmp_path / "fleet", own_postgres.url(), sim.base_url, takeover_s=30.0)
+    rig = FleetRig(tmp_path / "fleet", private_postgres.url(), sim.base_url, takeover_s=30.0)
     try:
         origins = [rig.origin("brief"), rig.origin("long")]
         a = rig.start_worker("a")
@@ -312,18 +298,18 @@ def test_the_database_going_away_briefly_or_for_long_loses_no_run_and_never_runs
         # shorter than the fencing bound: down until the worker has said so, then back at once
         brief = rig.submit(origins[0], REQUEST, "--timeout", "0")
         rig.wait(lambda: at_work(brief), "the coder at work")
-        own_postgres.pause()
+        private_postgres.pause()
         rig.wait(lambda: "断了" in a.output, "the worker saying the database is gone", timeout=120)
-        own_postgres.resume()
+        private_postgres.resume()
         rig.wait(lambda: "又连上了" in a.output, "the worker connected again", timeout=120)
         rig.wait(lambda: rig.over([brief]), "the first run over", timeout=900)
 
         # longer than the fencing bound: down until the worker stopped its run by itself
         long = rig.submit(origins[1], REQUEST, "--timeout", "0")
         rig.wait(lambda: at_work(long), "the coder at work again")
-        own_postgres.pause()
+        private_postgres.pause()
         rig.wait(lambda: "自己停下了这个 run" in a.output, "the worker fencing its run", timeout=120)
-        own_postgres.resume()
+        private_postgres.resume()
         rig.wait(lambda: rig.over([long]), "the second run over", timeout=900)
 
         for run_id, origin in zip((brief, long), origins, strict=True):
