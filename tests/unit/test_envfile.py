@@ -140,3 +140,64 @@ def test_without_its_own_file_the_nearest_one_above_the_current_directory_is_rea
     got = load_workspace_env(tmp_path / "ws")
     assert got is not None and got.path == (tmp_path / ".env").resolve()
     assert os.environ["ANTHROPIC_MODEL"] == "claude-near" and "BASH_ENV" not in os.environ
+
+
+def test_reading_a_workspaces_file_changes_no_environment_and_gives_each_workspace_only_its_own(
+    tmp_path, monkeypatch
+):
+    import random
+
+    from flower.core.envfile import read_workspace_env
+
+    rng = random.Random(28)
+    others = ("BASH_ENV", "PYTHONSTARTUP", "NODE_OPTIONS", "LD_PRELOAD")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-api03-from-the-environment")
+    before = dict(os.environ)
+    for case in range(300):
+        workspaces = []
+        for i in range(rng.randint(2, 4)):
+            keys = rng.sample((*WORKSPACE_ENV_KEYS, *others), rng.randint(1, 6))
+            values = {k: f"{k.lower()}-{case}-{i}" for k in keys}
+            ws = dotenv(tmp_path / f"ws-{case}-{i}", "".join(f"{k}={v}\n" for k, v in values.items()))
+            workspaces.append((ws, values))
+        for ws, values in rng.sample(workspaces, len(workspaces)):
+            got = read_workspace_env(ws)
+            assert got is not None
+            # only its own file's credentials and model settings, and none the environment has
+            # (an endpoint stays with the environment's credential)
+            expected = {
+                k: v
+                for k, v in values.items()
+                if k in WORKSPACE_ENV_KEYS and k not in before and k not in envfile.ENDPOINT_KEYS
+            }
+            assert got.values == expected and got.applied == list(expected)
+        assert dict(os.environ) == before
+
+
+def test_two_runtimes_in_one_process_each_keep_their_workspaces_model(tmp_path, monkeypatch):
+    from flower.core.runtime import Runtime
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-test")
+    monkeypatch.delenv("FLOWER_STORE", raising=False)
+    first = Runtime(workspace=dotenv(tmp_path / "a", "ANTHROPIC_MODEL=model-a\n"), run_dir=tmp_path / "ra")
+    second = Runtime(workspace=dotenv(tmp_path / "b", "ANTHROPIC_MODEL=model-b\n"), run_dir=tmp_path / "rb")
+    try:
+        assert first.env == {"ANTHROPIC_MODEL": "model-a"} and second.env == {"ANTHROPIC_MODEL": "model-b"}
+        assert "ANTHROPIC_MODEL" not in os.environ
+    finally:
+        first.close()
+        second.close()
+
+
+def test_a_credential_only_in_the_workspaces_file_is_enough_for_its_runtime(tmp_path, monkeypatch):
+    from flower.core.runtime import Runtime
+
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN", "FLOWER_STORE"):
+        monkeypatch.delenv(name, raising=False)
+    ws = dotenv(tmp_path / "ws", "ANTHROPIC_API_KEY=sk-ant-api03-only-in-the-file\n")
+    runtime = Runtime(workspace=ws, run_dir=tmp_path / "runs")
+    try:
+        assert runtime.env == {"ANTHROPIC_API_KEY": "sk-ant-api03-only-in-the-file"}
+        assert "ANTHROPIC_API_KEY" not in os.environ
+    finally:
+        runtime.close()

@@ -175,6 +175,15 @@ def main(argv: list[str] | None = None) -> int:
             return once_command(args)
         if args.command == "run":
             return run_command(args)
+        if args.command in ("submit", "worker", "fleet"):
+            from . import fleet
+
+            command = {
+                "submit": fleet.submit_command,
+                "worker": fleet.worker_command,
+                "fleet": fleet.fleet_command,
+            }
+            return command[args.command](args)
         return go_command(args)
     except KeyboardInterrupt:  # before the run started (or after it ended): nothing to keep
         print(_(CANCELLED), file=sys.stderr)

@@ -14,7 +14,7 @@ from typing import Any
 from .. import __version__
 from ..core.i18n import N_, _
 
-COMMANDS = ("go", "run", "once", "setup", "demo")
+COMMANDS = ("go", "run", "once", "setup", "demo", "submit", "worker", "fleet")
 PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
 WAIT_HELP = N_("同一个 run 目录里已经有 flower 在跑这个流程时,排队等它跑完再开始(默认:说一句是谁在跑,就退出)")
 SANDBOX_MODES = ("require", "auto", "off")  # flower.core.sandbox.MODES, kept import-free here
@@ -137,24 +137,8 @@ def build_parser() -> _Parser:
     go.add_argument(
         "--asks", type=int, default=-1, metavar="N", help=_("提问额度:负数 = 不限(默认),0 = 不许问")
     )
-    go.add_argument(
-        "--rounds",
-        type=_positive_int("--rounds"),
-        default=3,
-        metavar="N",
-        help=_("干活的总轮数上限,每轮后独立判定(默认 3)"),
-    )
+    _add_run_options(go)
     go.add_argument("--no-goal", action="store_true", help=_("不设目标、不判定:干完就算完"))
-    go.add_argument(
-        "--judge-can-run", action="store_true", help=_("判定者可以跑命令(判得更硬,代价是它也能改工作区)")
-    )
-    go.add_argument(
-        "--timeout",
-        type=float,
-        default=1800.0,
-        metavar="SECONDS",
-        help=_("等人回答多久;0 或负数 = 全自动,提问立刻落空(默认 1800)"),
-    )
     go.add_argument(
         "--isolate", action="store_true", help=_("每个 subagent 一份 git worktree;工作区必须是 git 仓库")
     )
@@ -179,7 +163,6 @@ def build_parser() -> _Parser:
         action="store_true",
         help=_("跑完不写给下一个工具的交接(默认写进工作区根目录 CLAUDE.md 和 AGENTS.md 的 flower 块)"),
     )
-    _add_sandbox_flag(go)
     _add_global_flags(go, copy=True)
     subs["go"] = go
 
@@ -235,8 +218,92 @@ def build_parser() -> _Parser:
     demo.add_argument("--keep", action="store_true", help=_("保留 demo 的临时目录并打印路径"))
     subs["demo"] = demo
 
+    _add_fleet_commands(sub, subs)
+
     parser.subcommands = subs
     return parser
+
+
+def _add_run_options(parser: argparse.ArgumentParser) -> None:
+    """The options of a run that `go` and `submit` share (same names, same defaults)."""
+    parser.add_argument(
+        "--rounds",
+        type=_positive_int("--rounds"),
+        default=3,
+        metavar="N",
+        help=_("干活的总轮数上限,每轮后独立判定(默认 3)"),
+    )
+    parser.add_argument(
+        "--judge-can-run", action="store_true", help=_("判定者可以跑命令(判得更硬,代价是它也能改工作区)")
+    )
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=1800.0,
+        metavar="SECONDS",
+        help=_("等人回答多久;0 或负数 = 全自动,提问立刻落空(默认 1800)"),
+    )
+    _add_sandbox_flag(parser)
+
+
+def _add_fleet_commands(sub: Any, subs: dict[str, argparse.ArgumentParser]) -> None:
+    """`submit`, `worker` and `fleet`: many runs on many machines through one database."""
+    fleet_epilog = _("队列库:--store URL,或者环境变量 FLOWER_STORE(和共享会话库是同一个库)。docs/fleet.md")
+    submit = sub.add_parser(
+        "submit", help=_("把一个 run 放进队列:仓库 + 起点 + 诉求;打印 run 的 id"), epilog=fleet_epilog
+    )
+    submit.add_argument("repository", help=_("git 仓库:URL 或本地路径"))
+    submit.add_argument("ask", help=_("一句诉求"))
+    submit.add_argument(
+        "--ref", default="HEAD", help=_("从哪个分支、标签或提交开始(默认 HEAD:仓库的默认分支)")
+    )
+    _add_run_options(submit)
+    _add_global_flags(submit, copy=True)
+    subs["submit"] = submit
+
+    worker = sub.add_parser(
+        "worker", help=_("在这台机器上从队列里取 run 来跑,结果推到分支 flower/<run-id>"), epilog=fleet_epilog
+    )
+    worker.add_argument(
+        "--concurrency",
+        type=_positive_int("--concurrency"),
+        default=1,
+        metavar="N",
+        help=_("同时跑几个 run(默认 1)"),
+    )
+    worker.add_argument(
+        "--takeover",
+        type=_positive_float("--takeover"),
+        default=60.0,
+        metavar="SECONDS",
+        help=_("一个 worker 停了心跳,多久之内它的 run 由别的 worker 接手(默认 60;整个队伍要用同一个值)"),
+    )
+    worker.add_argument(
+        "--work-dir",
+        default=None,
+        metavar="DIR",
+        help=_("放检出、run 目录和补丁的地方(默认 ~/.local/share/flower/fleet)"),
+    )
+    worker.add_argument("--name", default="", help=_("这个 worker 的名字(默认 主机名-pid)"))
+    _add_global_flags(worker, copy=True)
+    subs["worker"] = worker
+
+    fleet = sub.add_parser(
+        "fleet", help=_("看队列里的 run:列出、看一个、回答它的提问、取消"), epilog=fleet_epilog
+    )
+    fleet.add_argument("--all", action="store_true", help=_("连结束了的 run 一起列出(默认只列没结束的)"))
+    _add_global_flags(fleet, copy=True)
+    actions = fleet.add_subparsers(dest="fleet_command", metavar="ACTION")
+    show = actions.add_parser("show", help=_("一个 run 的经过:状态、谁在什么时候跑、每一行事件、提问"))
+    show.add_argument("run", metavar="ID")
+    answer = actions.add_parser("answer", help=_("回答 run 正在等的提问(哪台机器上的 worker 握着它都行)"))
+    answer.add_argument("run", metavar="ID")
+    answer.add_argument("text", metavar="TEXT", help=_("回答"))
+    cancel = actions.add_parser("cancel", help=_("取消 run:排队的不再跑,在跑的推完文件后停下"))
+    cancel.add_argument("run", metavar="ID")
+    for action in (show, answer, cancel):
+        _add_global_flags(action, copy=True)
+    subs["fleet"] = fleet
 
 
 def rewrite_argv(argv: list[str], parser: argparse.ArgumentParser | None = None) -> list[str]:

@@ -226,13 +226,14 @@ def _run_workflow(
     `handover`: end it with the handover to the next tool (CLAUDE.md / AGENTS.md)."""
 
     async def work(driver: Driver) -> Any:
-        ctx = await flow.run(runtime, on_event=driver.on_event, on_step=_on_step(screen))
-        # a fatal error (a refused key, billing) stops everything at once: no handover turn either
-        if handover and not ctx.get("_fatal"):
-            from .handover import hand_over_on_screen
-
-            await hand_over_on_screen(flow, runtime, ctx, screen=screen, on_event=driver.on_event)
-        return ctx
+        return await work_then_hand_over(
+            flow,
+            runtime,
+            screen=screen,
+            on_event=driver.on_event,
+            on_step=say_failed_steps(screen),
+            handover=handover,
+        )
 
     ctx, code, driver = drive(
         runtime,
@@ -248,6 +249,26 @@ def _run_workflow(
     if code is not None:
         return code
     return _outcome(screen, ctx, runtime)
+
+
+async def work_then_hand_over(
+    flow: Any,
+    runtime: Any,
+    *,
+    screen: Screen,
+    on_event: Callable[[Any], None],
+    on_step: Callable[[Any, Any], None] | None,
+    handover: bool,
+) -> Any:
+    """The work of a run: the flow, then (with `handover`) the handover to the next tool, said on
+    `screen`; the flow's ctx. Every front end that runs the starter flow runs it through here."""
+    ctx = await flow.run(runtime, on_event=on_event, on_step=on_step)
+    # a fatal error (a refused key, billing) stops everything at once: no handover turn either
+    if handover and not ctx.get("_fatal"):
+        from .handover import hand_over_on_screen
+
+        await hand_over_on_screen(flow, runtime, ctx, screen=screen, on_event=on_event)
+    return ctx
 
 
 def _quit_once(runtime: Any) -> str:
@@ -272,7 +293,7 @@ def in_git_repo(path: Path) -> bool:
     return done.returncode == 0 and done.stdout.strip() == "true"
 
 
-def _on_step(screen: Screen) -> Callable[[Any, Any], None]:
+def say_failed_steps(screen: Screen) -> Callable[[Any, Any], None]:
     def on_step(step: Any, result: Any) -> None:
         if not result.ok and result.error:
             screen.say(

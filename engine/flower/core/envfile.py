@@ -6,6 +6,10 @@ every command the CLI runs, so a `BASH_ENV`, `PYTHONSTARTUP`, `NODE_OPTIONS` or 
 there would run its author's code. Only the keys of `WORKSPACE_ENV_KEYS` are taken; the rest is
 ignored and said once, in one line. The process environment always wins over the file.
 
+A Runtime keeps what its workspace's file adds as its own (``read_workspace_env``) and hands it to
+the CLI processes it starts, never to ``os.environ``: a process that runs several workspaces at once
+(a fleet worker) must not give one repository's model settings to another's run.
+
 An endpoint (`ANTHROPIC_BASE_URL`, `ANTHROPIC_CUSTOM_HEADERS`) is taken only together with the
 credential it is for: when the credential in use comes from the environment, a file in the
 repository must not send it to another address.
@@ -16,6 +20,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -42,9 +47,10 @@ _said_lock = threading.Lock()
 
 @dataclass
 class EnvFile:
-    """What one `.env` contributed: `applied` went into the environment, the rest did not."""
+    """What one `.env` contributes: `values` (the keys of `applied`) go to the CLI, the rest not."""
 
     path: Path
+    values: dict[str, str] = field(default_factory=dict)
     applied: list[str] = field(default_factory=list)
     ignored: list[str] = field(default_factory=list)  # not a credential or model setting
     held: list[str] = field(default_factory=list)  # an endpoint whose credential comes from elsewhere
@@ -73,8 +79,19 @@ def find_env_file(workspace: str | Path) -> Path | None:
 
 
 def load_workspace_env(workspace: str | Path) -> EnvFile | None:
-    """Put the allowed keys of the workspace's `.env` into os.environ (never over a set variable)
-    and say once, on the `flower` logger, what was left out. None when there is no file."""
+    """Put what the workspace's `.env` contributes into os.environ (a command that serves one
+    workspace for its whole life); see ``read_workspace_env``."""
+    result = read_workspace_env(workspace)
+    if result is not None:
+        os.environ.update(result.values)
+    return result
+
+
+def read_workspace_env(workspace: str | Path, environ: Mapping[str, str] | None = None) -> EnvFile | None:
+    """What the allowed keys of the workspace's `.env` add to ``environ`` (os.environ unless told),
+    never over a set variable, without changing any environment; says once, on the `flower`
+    logger, what was left out. None when there is no file."""
+    environ = os.environ if environ is None else environ
     path = find_env_file(workspace)
     if path is None:
         return None
@@ -89,15 +106,15 @@ def load_workspace_env(workspace: str | Path) -> EnvFile | None:
     for line in (values.get(HEADER_ENV) or "").splitlines():
         remember(line.partition(":")[2].strip())
     credential_here = any(values.get(k) for k in CREDENTIAL_KEYS) and not any(
-        os.environ.get(k) for k in CREDENTIAL_KEYS
+        environ.get(k) for k in CREDENTIAL_KEYS
     )
     for key, value in values.items():
         if key not in WORKSPACE_ENV_KEYS:
             result.ignored.append(key)
-        elif key in ENDPOINT_KEYS and not credential_here and key not in os.environ:
+        elif key in ENDPOINT_KEYS and not credential_here and key not in environ:
             result.held.append(key)
-        elif key not in os.environ:
-            os.environ[key] = value
+        elif key not in environ:
+            result.values[key] = value
             result.applied.append(key)
     notice = result.notice()
     if notice is not None:

@@ -16,7 +16,7 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from contextlib import suppress
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -29,7 +29,7 @@ from ..stores.trim import TrimPolicy
 from ..stores.workspace import WorkspaceStore
 from .agent import AgentSpec, CompactPolicy, HandoffPolicy, build_options
 from .display import first_line, format_tokens
-from .envfile import load_workspace_env
+from .envfile import read_workspace_env
 from .events import (
     ContextUpdate,
     Event,
@@ -77,9 +77,10 @@ CREDENTIAL_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAU
 CLOUD_PROVIDER_VARS = ("CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX")
 
 
-def check_credentials() -> None:
-    """Fail at construction, not an hour into a run, when no credential is configured."""
-    if any(os.environ.get(v) for v in CREDENTIAL_VARS + CLOUD_PROVIDER_VARS):
+def check_credentials(own: Mapping[str, str] | None = None) -> None:
+    """Fail at construction, not an hour into a run, when no credential is configured (in the
+    environment, or in ``own``: what a run's workspace adds to it)."""
+    if any(os.environ.get(v) or (own or {}).get(v) for v in CREDENTIAL_VARS + CLOUD_PROVIDER_VARS):
         return
     raise RuntimeError(
         "no credential for the model: set ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN with "
@@ -231,11 +232,13 @@ class Runtime:
         # require on a machine without the sandbox fails here, before anything is spent
         self.sandbox: SandboxState = self._decide(sandbox)
         self._tmp: Path | None = None  # the sandbox's private TMPDIR, made on first use
-        env_file = load_workspace_env(self.workspace)  # only credentials and model settings
+        env_file = read_workspace_env(self.workspace)  # only credentials and model settings
+        # this run's own: given to its CLI processes, never to os.environ (other runs share it)
+        self.env: dict[str, str] = dict(env_file.values) if env_file is not None else {}
         refused = env_file.notice() if env_file is not None else None
         if refused is not None:
             self.warnings.append(refused)
-        check_credentials()
+        check_credentials(self.env)
 
     def _local_store(self, layers: dict[str, Any]) -> PruningSessionStore:
         """The run_dir's sessions.db, as the seeds build it; damage is repaired and said."""
@@ -377,6 +380,17 @@ class Runtime:
             client, loop = self._client, self._loop
         if client is not None and loop is not None and not loop.is_closed():
             asyncio.run_coroutine_threadsafe(_quiet(client.interrupt()), loop)
+
+    async def halt(self, *, within_s: float = 2.0) -> None:
+        """End the CLI's turn, and the tool it runs, before the caller cancels the step (on this
+        Runtime's loop). Closing a busy CLI otherwise waits for it to exit by itself (the SDK
+        grants it 5 s) before terminating it: a run stopped from outside would linger that long."""
+        with self._lock:
+            client = self._client
+        if client is not None:
+            with suppress(TimeoutError):
+                async with asyncio.timeout(within_s):
+                    await _quiet(client.interrupt())
 
     def rescue(self) -> None:
         """Keep the books before a forced exit (SIGTERM/SIGHUP): small synchronous writes only."""
@@ -584,6 +598,7 @@ class Runtime:
             add_dirs=add_dirs,
             prelude=prelude,
         )
+        options.env = {**self.env, **options.env}
         options.stderr = self._stderr
         contain(options)  # the tools' process trees end with the CLI, even if flower is killed
         options.tools = walls.tools

@@ -139,6 +139,16 @@ def use_sim(monkeypatch: pytest.MonkeyPatch, claude_root: Path) -> Iterator[Call
 @pytest.fixture(scope="session")
 def postgres() -> Iterator[LocalPostgres]:
     """One real PostgreSQL server for the test session, stopped (and removed) at its end."""
+    yield from _server()
+
+
+@pytest.fixture
+def private_postgres() -> Iterator[LocalPostgres]:
+    """A PostgreSQL server of one test's own, to pause and resume (the session's is shared)."""
+    yield from _server()
+
+
+def _server() -> Iterator[LocalPostgres]:
     server = LocalPostgres()
     try:
         server.start()

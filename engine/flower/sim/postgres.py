@@ -136,29 +136,42 @@ class LocalPostgres:
         self.root = Path(tempfile.mkdtemp(prefix="flower-pg-"))
         try:
             self._initdb()
-            self._run(
-                "pg_ctl start",
-                [
-                    "pg_ctl",
-                    "-D",
-                    str(self.data_dir),
-                    "-l",
-                    str(self.root / "server.log"),
-                    "-w",
-                    "-t",
-                    "60",
-                    "-o",
-                    f"-c listen_addresses='' -c unix_socket_directories='{self.root}' -c port={PORT} "
-                    "-c fsync=off -c max_connections=300 -c shared_buffers=64MB",
-                    "start",
-                ],
-                log=self.root / "server.log",
-            )
+            self._launch()
             self.create_database(self.database)
         except BaseException:
             self.stop()
             raise
         return self
+
+    def _launch(self) -> None:
+        root = self.socket_dir
+        self._run(
+            "pg_ctl start",
+            [
+                "pg_ctl",
+                "-D",
+                str(self.data_dir),
+                "-l",
+                str(root / "server.log"),
+                "-w",
+                "-t",
+                "60",
+                "-o",
+                f"-c listen_addresses='' -c unix_socket_directories='{root}' -c port={PORT} "
+                "-c fsync=off -c max_connections=300 -c shared_buffers=64MB",
+                "start",
+            ],
+            log=root / "server.log",
+        )
+
+    def pause(self) -> None:
+        """Shut the server down as an outage would (``pg_ctl stop -m fast``: every connection is
+        cut), keeping its data for ``resume``."""
+        self._run("pg_ctl stop", ["pg_ctl", "-D", str(self.data_dir), "-m", "fast", "-w", "stop"])
+
+    def resume(self) -> None:
+        """Start the paused server again, on the same socket, with the same data."""
+        self._launch()
 
     def stop(self) -> None:
         root, self.root = self.root, None
