@@ -220,7 +220,7 @@ def _run_workflow(
     `handover`: end it with the handover to the next tool (CLAUDE.md / AGENTS.md)."""
 
     async def work(driver: Driver) -> Any:
-        ctx = await flow.run(runtime, on_event=driver.on_event, on_step=_on_step(screen))
+        ctx = await flow.run(runtime, on_event=driver.on_event, on_step=_on_step(screen, runtime))
         # a fatal error (a refused key, billing) stops everything at once: no handover turn either
         if handover and not ctx.get("_fatal"):
             from .handover import hand_over_on_screen
@@ -266,8 +266,10 @@ def in_git_repo(path: Path) -> bool:
     return done.returncode == 0 and done.stdout.strip() == "true"
 
 
-def _on_step(screen: Screen) -> Callable[[Any, Any], None]:
+def _on_step(screen: Screen, runtime: Any) -> Callable[[Any, Any], None]:
     def on_step(step: Any, result: Any) -> None:
+        if getattr(runtime, "fault", None) is not None:
+            return  # the disk refused a write: the run ends on that one line, said once
         if not result.ok and result.error:
             screen.say(
                 _("  x {step} 没成:{error}").format(step=result.step, error=first_line(result.error, 200))
@@ -291,6 +293,10 @@ def _outcome(screen: Screen, ctx: dict[str, Any], runtime: Any) -> int:
     outcome = Outcome.of(ctx)
     if outcome.ok:
         return 0
+    if outcome.fault:
+        # the disk refused a write: the one line says which folder, why, and what to do
+        screen.say(_("x {fault}").format(fault=outcome.fault), err=True)
+        return 1
     message = _(ABORTED_AT).format(step=outcome.failed_at or "?")
     if outcome.aborted:
         message += _(":{aborted}").format(aborted=outcome.aborted)

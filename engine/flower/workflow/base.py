@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.agent import AgentSpec
 from ..core.events import Event, Recovery, StepStarted, emitter
+from ..core.files import DiskFault
 from ..core.lineage import Lineage
 from ..core.resilience import classify
 from ..core.rundir import claim_flow
@@ -18,6 +19,9 @@ if TYPE_CHECKING:
     from ..core.runtime import Runtime, StepResult
 
 Ctx = dict[str, Any]
+
+FAULT_KEY = "_fault"  # a write the disk refused (full, read-only, gone): its one line
+
 
 ON_FAIL = ("stop", "skip", "continue")
 
@@ -167,6 +171,12 @@ class Workflow:
                 finally:
                     runtime.on_session = None
                 results[step.name] = result
+                fault = _fault_of(runtime, lineage)
+                if fault is not None:
+                    # the disk refused a write: nothing more is written (a vanished folder would
+                    # be made anew, empty), and every further step would be refused the same way
+                    ctx[FAULT_KEY] = ctx["_fatal"] = fault.line()
+                    break
                 if not result.ok and classify(result.error) == "fatal":
                     # auth, permission, billing: every further round fails the same way, in a
                     # fresh session that would take the lineage away from the real work
@@ -213,6 +223,16 @@ class Workflow:
             if step.on_fail == "continue":
                 ctx[step.name] = result.text
         return ctx
+
+
+def _fault_of(runtime: Any, lineage: Lineage | None) -> DiskFault | None:
+    """The write the disk refused during the last step: the runtime's own or its store's, or the
+    lineage's (which never raises: continuity is a bonus, but a disk that refuses it refuses
+    the rest too, and going on would leave the next run nothing to continue from)."""
+    fault = getattr(runtime, "fault", None)
+    if isinstance(fault, DiskFault):
+        return fault
+    return lineage.fault if lineage is not None else None
 
 
 def _rememberer(lineage: Lineage, step: str) -> Callable[[str], None]:
