@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import Any
 
 from faults.tally import Context, Tally, shows_traceback
-
 from flower.core.brief import Brief
 from flower.core.goal import Goal
 from flower.core.lineage import Lineage
@@ -56,7 +55,7 @@ class Case:
         self.kind = KINDS[rng.randrange(len(KINDS))]
         self.target = rng.choice(("run_dir", "workspace"))
         self.size = rng.randint(6, 40) << 20
-        self.after = rng.randint(1, 12)  # model requests served before the fault
+        self.after = rng.randint(1, 8)  # model requests served before the fault (a whole run: 9)
         self.leave = rng.choice((0, 0, 4096, 65536))
         self.name = f"#{n} {self.kind} {self.target} {self.size >> 20}MB after {self.after} requests"
         self.root = ctx.workdir / f"case-{n}"
@@ -77,7 +76,9 @@ def _env(sim: SimServer, root: Path, *, floor_mb: str) -> dict[str, str]:
     return env
 
 
-def _flower(argv: list[str], ws: Path, env: dict[str, str], stdin: str = "") -> subprocess.CompletedProcess[str]:
+def _flower(
+    argv: list[str], ws: Path, env: dict[str, str], stdin: str = ""
+) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "flower", *argv], cwd=ws, env=env, input=stdin,
         capture_output=True, text=True, timeout=600,
@@ -203,14 +204,18 @@ def _one_case(case: Case, tally: Tally) -> None:
             tally.tracebacks_shown += 1
             tally.fail(case.name, "a traceback was shown: " + said[-400:])
         work_before = Lineage.open(run_dir, ws).steps.get("干活") if run_dir.is_dir() else None
-        lines = [x for x in first.stderr.splitlines() if x.startswith("x ") and any(w in x for w in FAULT_WORDS)]
+        lines = [
+            x for x in first.stderr.splitlines() if x.startswith("x ") and any(w in x for w in FAULT_WORDS)
+        ]
         if first.returncode == 0:
             if case.applied_at is not None and case.kind != "vanished":
                 lost = _stored_everything(case.root, ws, run_dir)
                 if lost:
                     tally.fail(case.name, f"ended as a success while {len(lost)} entries were never stored")
         elif len(lines) != 1:
-            tally.fail(case.name, f"stopped (exit {first.returncode}) without one clear line: {first.stderr[-600:]}")
+            tally.fail(
+                case.name, f"stopped (exit {first.returncode}) without one clear line: {first.stderr[-600:]}"
+            )
         elif case.kind == "floor" and len(sim.requests) != 0:
             tally.fail(case.name, f"below the floor, yet {len(sim.requests)} model requests were made")
         _remove(case, disk, run_dir)
@@ -226,7 +231,10 @@ def _one_case(case: Case, tally: Tally) -> None:
         asked = sim.requests[seen:]
         work = [_session_of(q) for q in asked if q.actor == "coordinator"]
         if second.returncode != 0:
-            tally.fail(case.name, f"the second run did not end well (exit {second.returncode}): {second.stderr[-600:]}")
+            tally.fail(
+                case.name,
+                f"the second run did not end well (exit {second.returncode}): {second.stderr[-600:]}",
+            )
         elif work_before and work and work[0] != work_before:
             tally.fail(case.name, f"the work step started over in a new session ({work[0]} != {work_before})")
         else:

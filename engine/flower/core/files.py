@@ -368,7 +368,7 @@ class Space:
 
     @property
     def low(self) -> bool:
-        return self.free < self.warn
+        return self.free < max(self.warn, self.floor)
 
     @property
     def exhausted(self) -> bool:
