@@ -53,7 +53,9 @@ class Case:
     def __init__(self, ctx: Context, n: int) -> None:
         rng = ctx.rng
         self.kind = KINDS[rng.randrange(len(KINDS))]
-        self.target = rng.choice(("run_dir", "workspace"))
+        # a read-only remount is refused while a file there is open for writing (sessions.db):
+        # that disk holds the workspace, the books live elsewhere
+        self.target = "workspace-only" if self.kind == "readonly" else rng.choice(("run_dir", "workspace"))
         self.size = rng.randint(6, 40) << 20
         self.after = rng.randint(1, 8)  # model requests served before the fault (a whole run: 9)
         self.leave = rng.choice((0, 0, 4096, 65536))
@@ -66,6 +68,8 @@ class Case:
         if self.target == "workspace":
             ws = disk / "proj"
             return ws, ws / "runs"
+        if self.target == "workspace-only":
+            return disk / "proj", self.root / "runs"
         return self.root / "proj", disk / "runs"
 
 
@@ -85,15 +89,21 @@ def _flower(
     )  # fmt: skip
 
 
-def _apply(case: Case, disk: Path, run_dir: Path) -> None:
+def _apply(case: Case, disk: Path, run_dir: Path, over: threading.Event) -> bool:
+    """Bring the fault about; whether it came (a read-only remount waits for a moment when no
+    file on the disk is open for writing, and may never find one before the run ends)."""
     if case.kind == "full":
         disks.fill(disk, leave=case.leave)
     elif case.kind == "readonly":
-        disks.remount(disk, read_only=True)
+        while not disks.remount(disk, read_only=True):
+            if over.is_set():
+                return False
+            time.sleep(0.01)
     elif case.kind == "immutable":
         disks.immutable(run_dir)
     elif case.kind == "vanished":
         os.rename(run_dir, run_dir.with_name("runs.away"))  # as an unmount would take it away
+    return True
 
 
 def _remove(case: Case, disk: Path, run_dir: Path) -> None:
@@ -187,8 +197,9 @@ def _one_case(case: Case, tally: Tally) -> None:
             while len(sim.requests) < case.after and not done_event.is_set():
                 time.sleep(0.005)
             if not done_event.is_set():
-                case.applied_at = len(sim.requests)
-                _apply(case, disk, run_dir)
+                at = len(sim.requests)
+                if _apply(case, disk, run_dir, done_event):
+                    case.applied_at = at
 
         if case.kind == "floor":
             run_dir.mkdir(parents=True, exist_ok=True)

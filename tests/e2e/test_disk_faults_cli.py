@@ -98,7 +98,8 @@ def test_a_disk_that_fills_during_the_work_stops_the_run_and_the_next_run_contin
     [line] = fault_lines(first.stderr)  # one line, said once
     assert str(run_dir) in line and "磁盘满了" in line and "腾出空间" in line
     assert "TranscriptMirrorBatcher" not in first.stderr
-    assert "判定" not in first.stdout  # stopped: no judge, no handover spent on a disk that refuses
+    # stopped: no judge and no handover spent on a disk that refuses their books
+    assert "干活·判定" not in first.stdout and "交接给下一个工具" not in first.stdout
     work = Lineage.open(run_dir, ws).steps["干活"]
 
     disks.free(disk)
@@ -111,28 +112,34 @@ def test_a_disk_that_fills_during_the_work_stops_the_run_and_the_next_run_contin
     intact(ws, run_dir)
 
 
-def test_a_workspace_disk_remounted_read_only_mid_run_stops_with_its_line(sim_factory, claude_root, disk):
+def test_a_workspace_disk_remounted_read_only_mid_run_stops_with_its_line(
+    sim_factory, claude_root, tmp_path, disk
+):
     sim, env = flow_on(sim_factory, claude_root, FLOWER_DISK_WARN_MB="1", FLOWER_DISK_FLOOR_MB="0")
-    ws = disk / "proj"
+    ws, run_dir = disk / "proj", tmp_path / "runs"  # the books elsewhere: nothing holds the disk open
     ws.mkdir()
-    run_dir = ws / "runs"
-    over = when(sim, second_work_turn, lambda: disks.remount(disk, read_only=True))
-    try:
-        first = flower("-r", str(run_dir), REQUEST, "--timeout", "0", cwd=ws, env=env)
-    finally:
-        over.set()
+    # once the goal is being set: flower's next write there is 目标.md
+    over = when(
+        sim,
+        lambda requests: any(q.actor == "goal_setter" for q in requests),
+        lambda: disks.remount(disk, read_only=True),
+    )
+    first = flower("-r", str(run_dir), REQUEST, "--timeout", "0", cwd=ws, env=env)
+    over.set()
     assert first.returncode == 1, first.stdout + first.stderr
     assert "Traceback" not in first.stdout + first.stderr
     [line] = fault_lines(first.stderr)
-    assert "只读" in line and str(disk) in line
-    work = Lineage.open(run_dir, ws).steps["干活"]
+    assert "只读" in line and str(ws / ".flower" / "notes") in line
+    goal_session = Lineage.open(run_dir, ws).steps["设定目标"]
+    assert not (ws / ".flower" / "notes" / "目标.md").exists()
 
-    disks.remount(disk, read_only=False)
+    assert disks.remount(disk, read_only=False)
     intact(ws, run_dir)
     done, asked = go_on(ws, run_dir, env, sim)
     assert done.returncode == 0, done.stdout + done.stderr
-    coordinator = [q for q in asked if q.actor == "coordinator"]
-    assert coordinator and coordinator[0].headers.get("x-claude-code-session-id") == work
+    goal_setter = [q for q in asked if q.actor == "goal_setter"]
+    assert goal_setter and goal_setter[0].headers.get("x-claude-code-session-id") == goal_session
+    assert not [q for q in asked if q.actor == "clarifier"]  # the brief was kept: not asked again
 
 
 def test_below_the_free_space_floor_no_step_starts_and_no_money_is_spent(

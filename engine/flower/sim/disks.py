@@ -117,9 +117,15 @@ def free(disk: Path) -> None:
     (disk / FILLER).unlink(missing_ok=True)
 
 
-def remount(disk: Path, *, read_only: bool) -> None:
-    """Make a mounted disk read-only (writes fail with EROFS) or writable again."""
-    _run("mount", "-o", f"remount,{'ro' if read_only else 'rw'}", str(disk))
+def remount(disk: Path, *, read_only: bool) -> bool:
+    """Make a mounted disk read-only (writes fail with EROFS) or writable again; whether it could.
+
+    The kernel refuses a read-only remount while a file on the disk is open for writing (a
+    database, a lock): a caller that must have it tries again at its next point."""
+    done = subprocess.run(
+        ["mount", "-o", f"remount,{'ro' if read_only else 'rw'}", str(disk)], capture_output=True
+    )
+    return done.returncode == 0
 
 
 def immutable(folder: Path, on: bool = True) -> bool:
