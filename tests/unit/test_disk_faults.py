@@ -10,6 +10,7 @@ import errno
 import hashlib
 import json
 import os
+import pickle
 import random
 import signal
 import sqlite3
@@ -327,3 +328,26 @@ def test_a_spill_killed_at_random_points_is_never_trusted_half_written(tmp_path:
         for text in texts:  # the next identical output is pointed only at its whole text
             spilled = _spill(spill_dir, text)
             assert spilled is not None and spilled.read_text() == text
+
+
+@pytest.mark.parametrize(
+    ("err", "says"),
+    [
+        (errno.ENOSPC, "磁盘满了"),
+        (errno.EDQUOT, "配额"),
+        (errno.EROFS, "只读"),
+        (errno.EACCES, "权限"),
+        (errno.EPERM, "不可改"),
+    ],
+)
+def test_every_resource_errno_is_one_fault_that_names_the_folder_and_the_fix(
+    tmp_path: Path, err: int, says: str
+) -> None:
+    target = tmp_path / "notes" / "目标.md"
+    target.parent.mkdir()
+    fault = fault_of(OSError(err, os.strerror(err), str(target.parent / ".目标.md.x.tmp")), target)
+    assert isinstance(fault, DiskFault) and fault.errno == err and fault.folder == target.parent
+    line = fault.line()
+    assert says in line and str(target.parent) in line and "再跑一次 flower" in line and "\n" not in line
+    again = pickle.loads(pickle.dumps(fault))  # crosses processes like any OSError
+    assert isinstance(again, DiskFault) and again.line() == line
