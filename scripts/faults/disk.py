@@ -235,7 +235,12 @@ def _one_case(case: Case, tally: Tally) -> None:
             tally.lost_or_corrupted += len(damage)
             tally.fail(case.name, "; ".join(damage))
         seen = len(sim.requests)
-        second = _flower(["-r", str(run_dir), "--timeout", "0"], ws, env, stdin="\n")
+        brief = Brief.load(ws / ".flower" / "notes" / "需求.md")
+        # what a person runs again: plain `flower` once the brief is settled, else the same command
+        again = ["-r", str(run_dir), "--timeout", "0"] + (
+            [] if brief is not None and brief.complete() else [REQUEST]
+        )
+        second = _flower(again, ws, env, stdin="\n")
         if shows_traceback(second.stdout + second.stderr):
             tally.tracebacks_shown += 1
             tally.fail(case.name, "a traceback on the second run")

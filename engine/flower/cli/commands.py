@@ -225,7 +225,11 @@ def _run_workflow(
         if handover and not ctx.get("_fatal"):
             from .handover import hand_over_on_screen
 
-            await hand_over_on_screen(flow, runtime, ctx, screen=screen, on_event=driver.on_event)
+            refused = await hand_over_on_screen(flow, runtime, ctx, screen=screen, on_event=driver.on_event)
+            if refused is not None:
+                from ..workflow.base import FAULT_KEY
+
+                ctx[FAULT_KEY] = refused  # the run ends on the disk's line, as a step's fault would
         return ctx
 
     ctx, code, driver = drive(
