@@ -56,7 +56,8 @@ class Case:
         # a read-only remount is refused while a file there is open for writing (sessions.db):
         # that disk holds the workspace, the books live elsewhere
         self.target = "workspace-only" if self.kind == "readonly" else rng.choice(("run_dir", "workspace"))
-        self.size = rng.randint(6, 40) << 20
+        # a floor case needs a disk that is above the 8 MB floor once the filler is gone
+        self.size = rng.randint(16 if self.kind == "floor" else 6, 40) << 20
         self.after = rng.randint(1, 8)  # model requests served before the fault (a whole run: 9)
         self.leave = rng.choice((0, 0, 4096, 65536))
         self.name = f"#{n} {self.kind} {self.target} {self.size >> 20}MB after {self.after} requests"
