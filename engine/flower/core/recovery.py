@@ -191,16 +191,20 @@ def store_damage(db: Path, *, in_place: bool = True) -> str | None:
     wal = db.with_name(db.name + "-wal")
     if size == 0 and not (wal.is_file() and wal.stat().st_size > 0):
         return _(EMPTY_STORE)
+    has_wal = wal.is_file() and wal.stat().st_size > 0
     try:
-        if in_place:
-            conn = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True, timeout=30)
+        if has_wal and not in_place:
+            with judged_copy(db) as conn:
+                verdict = _quick_check(conn)
+        else:
+            # without a WAL the main file is the whole store: immutable reads it and creates no
+            # -shm or -wal beside it; with one, a read-only connection reads its pages too
+            mode = "mode=ro" if has_wal else "mode=ro&immutable=1"
+            conn = sqlite3.connect(f"{db.resolve().as_uri()}?{mode}", uri=True, timeout=30)
             try:
                 verdict = _quick_check(conn)
             finally:
                 conn.close()
-        else:
-            with judged_copy(db) as conn:
-                verdict = _quick_check(conn)
     except sqlite3.OperationalError:
         return None  # cannot be judged now (locked, no room for a copy): not a verdict of damage
     except sqlite3.DatabaseError as exc:
