@@ -19,6 +19,57 @@ def _claim_stdout() -> BinaryIO:
     return channel
 
 
+class LogFile(logging.FileHandler):
+    """The server's log file. A write the disk refuses (full, read-only, gone) is said once on
+    stderr (the editor's output channel), in one line with what to do, and the log goes on there:
+    never logging's own traceback, never a server that stops answering for want of a log."""
+
+    def __init__(self, filename: str) -> None:
+        super().__init__(filename, delay=True)
+        self.refused = False
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if not self.refused:
+            super().emit(record)  # its flush may find the disk refusing: then said, and below
+        if self.refused:
+            self._fallback(record)
+
+    def flush(self) -> None:
+        try:
+            super().flush()
+        except OSError as exc:
+            self._refuse(exc)
+
+    def close(self) -> None:
+        try:
+            super().close()
+        except OSError as exc:  # the last buffered lines could not be kept either
+            self.stream = None
+            self._refuse(exc)
+
+    def handleError(self, record: logging.LogRecord) -> None:
+        exc = sys.exc_info()[1]
+        if not (isinstance(exc, OSError) and self._refuse(exc)):
+            super().handleError(record)
+
+    def _refuse(self, exc: OSError) -> bool:
+        """Say a resource fault once (whether `exc` is one); the log goes to stderr from now on."""
+        from flower.core.files import fault_of
+
+        fault = fault_of(exc, self.baseFilename)
+        if fault is None:
+            raise exc
+        if not self.refused:
+            self.refused = True
+            sys.stderr.write(f"flower-lsp: {fault.line()}\n")
+        return True
+
+    def _fallback(self, record: logging.LogRecord) -> None:
+        stream = logging.StreamHandler(sys.stderr)
+        stream.setFormatter(self.formatter)
+        stream.emit(record)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="flower-lsp", description="flower's language server (LSP over stdio)"
@@ -30,7 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     level = logging.INFO if args.verbose else logging.WARNING
     if args.log_file:
-        logging.basicConfig(level=level, filename=args.log_file)
+        logging.basicConfig(level=level, handlers=[LogFile(args.log_file)])
     else:
         logging.basicConfig(level=level, stream=sys.stderr)
     from flower.core.secrets import RedactingFilter

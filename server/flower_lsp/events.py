@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from flower.core.events import (
+    DiskSpace,
     Event,
     GoalUnverifiable,
     HandoffDone,
@@ -144,7 +145,7 @@ def describe(event: Event) -> tuple[p.EventKind, str] | None:
         return "text", event.text
     if isinstance(event, ToolCall):
         return "tool", f"[{event.tool}] {event.text}"
-    if isinstance(event, SyntheticError):
+    if isinstance(event, (SyntheticError, DiskSpace)):
         return "error", event.text
     return None  # subagent chatter, the meter's readings, the SDK's task bookkeeping, ...
 
@@ -153,6 +154,8 @@ def log_type(event: Event) -> types.MessageType:
     """How loud an event's lines are in window/logMessage."""
     if isinstance(event, SyntheticError) or (isinstance(event, Result) and event.is_error):
         return types.MessageType.Error
+    if isinstance(event, DiskSpace):
+        return types.MessageType.Error if event.stopped else types.MessageType.Warning
     if isinstance(event, (Retry, Offline, HandoffNear, HandoffWriting, HandoffDone)):
         return types.MessageType.Warning
     return types.MessageType.Info

@@ -78,6 +78,8 @@ class RunEnded:
 
     @classmethod
     def of(cls, outcome: Outcome, cost_usd: float) -> RunEnded:
+        if outcome.fault:  # the disk refused a write: which folder, why, what to do
+            return cls("failed", outcome.fault, cost_usd, outcome)
         if outcome.aborted:
             return cls("failed", _("停下了:{why}").format(why=outcome.aborted), cost_usd, outcome)
         if outcome.failed_at:

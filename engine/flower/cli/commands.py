@@ -231,7 +231,7 @@ def _run_workflow(
             runtime,
             screen=screen,
             on_event=driver.on_event,
-            on_step=say_failed_steps(screen),
+            on_step=say_failed_steps(screen, runtime),
             handover=handover,
         )
 
@@ -267,7 +267,11 @@ async def work_then_hand_over(
     if handover and not ctx.get("_fatal"):
         from .handover import hand_over_on_screen
 
-        await hand_over_on_screen(flow, runtime, ctx, screen=screen, on_event=on_event)
+        refused = await hand_over_on_screen(flow, runtime, ctx, screen=screen, on_event=on_event)
+        if refused is not None:
+            from ..workflow.base import FAULT_KEY
+
+            ctx[FAULT_KEY] = refused  # the run ends on the disk's line, as a step's fault would
     return ctx
 
 
@@ -293,8 +297,10 @@ def in_git_repo(path: Path) -> bool:
     return done.returncode == 0 and done.stdout.strip() == "true"
 
 
-def say_failed_steps(screen: Screen) -> Callable[[Any, Any], None]:
+def say_failed_steps(screen: Screen, runtime: Any) -> Callable[[Any, Any], None]:
     def on_step(step: Any, result: Any) -> None:
+        if getattr(runtime, "fault", None) is not None:
+            return  # the disk refused a write: the run ends on that one line, said once
         if not result.ok and result.error:
             screen.say(
                 _("  x {step} 没成:{error}").format(step=result.step, error=first_line(result.error, 200))
@@ -318,6 +324,10 @@ def _outcome(screen: Screen, ctx: dict[str, Any], runtime: Any) -> int:
     outcome = Outcome.of(ctx)
     if outcome.ok:
         return 0
+    if outcome.fault:
+        # the disk refused a write: the one line says which folder, why, and what to do
+        screen.say(_("x {fault}").format(fault=outcome.fault), err=True)
+        return 1
     message = _(ABORTED_AT).format(step=outcome.failed_at or "?")
     if outcome.aborted:
         message += _(":{aborted}").format(aborted=outcome.aborted)

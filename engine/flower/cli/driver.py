@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from ..core.aside import WAIT_S, EventWindow, aside_question
 from ..core.display import first_line, format_tokens
 from ..core.events import ContextUpdate, Event, Question, Result, StepStarted, SystemNote, ToolResult
+from ..core.files import DiskFault
 from ..core.i18n import N_, _
 from .lineedit import Edited, EndOfInput, Interrupted, LineEditor, Submitted
 from .render import Render
@@ -440,6 +441,9 @@ def drive(
     )
     try:
         value, code = asyncio.run(driver.run(lambda: work(driver)))
+    except DiskFault as fault:  # a write the disk refused outside the steps' own books
+        screen.say(_("x {fault}").format(fault=fault.line()), err=True)
+        return None, 1, driver
     except Exception as exc:  # a broken workflow: say what broke, keep the books, exit 1
         if verbose:
             import traceback

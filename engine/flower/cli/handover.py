@@ -27,8 +27,9 @@ _PLACED = {
 
 async def hand_over_on_screen(
     flow: Any, runtime: Any, ctx: dict[str, Any], *, screen: Screen, on_event: Callable[[Any], None]
-) -> None:
-    """Write the handover of a finished `go` run and say where it went."""
+) -> str | None:
+    """Write the handover of a finished `go` run and say where it went; the line of a write the
+    disk refused (the run then ends on it), else None."""
     from ..workflow.handover import hand_over
     from ..workflow.starter import WORK
 
@@ -45,7 +46,7 @@ async def hand_over_on_screen(
     )
     if report is None:
         screen.say(_(NO_BRIEF))
-        return
+        return None
     if report.handover.degraded:
         screen.say(_(DEGRADED).format(why=report.handover.why or _("原因不明")), err=True)
     shown = [
@@ -57,8 +58,11 @@ async def hand_over_on_screen(
     for path, how in report.placed.items():
         if how == "appended-after-broken-markers":
             screen.say(_(BROKEN).format(path=path), err=True)
+    if report.fault is not None:
+        return report.fault.line()  # said once, as the run's last line
     for path, reason in report.failed.items():
         screen.say(_(NOT_WRITTEN).format(path=path, reason=reason), err=True)
+    return None
 
 
 def _name(path: Path, workspace: Path) -> str:

@@ -8,6 +8,7 @@ import logging
 import sqlite3
 from pathlib import Path
 
+from ..core.files import fault_of
 from ..core.i18n import N_, _
 
 UNWRITABLE = N_("x 没法写进 {path}:{reason}。换一个能写的目录(-w 工作区,-r 运行目录),或者改好权限再跑。")
@@ -22,6 +23,9 @@ class EnvFileError(Exception):
 def unwritable(exc: OSError | sqlite3.Error, where: str | Path) -> str:
     """One line for a folder or file flower could not create or write (`where` when the error
     does not name its file, as SQLite's do not)."""
+    fault = fault_of(exc, where)
+    if fault is not None:  # full, read-only, not permitted, gone: the one line with its fix
+        return _("x {fault}").format(fault=fault.line())
     path = (getattr(exc, "filename", None) if isinstance(exc, OSError) else None) or where
     reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
     return _(UNWRITABLE).format(path=path, reason=reason)

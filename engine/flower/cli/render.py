@@ -6,6 +6,7 @@ import time
 
 from ..core.display import first_line
 from ..core.events import (
+    DiskSpace,
     Event,
     GoalUnverifiable,
     HandoffDone,
@@ -70,6 +71,8 @@ class Render:
         if isinstance(ev, SyntheticError):
             self._last_error = first_line(clean(ev.text), 120)
             return [f"  x {first_line(clean(ev.text), 200)}"]
+        if isinstance(ev, DiskSpace):
+            return [f"  {'x' if ev.stopped else '!'} {ev.text}"]
         if isinstance(ev, Recovery) or (isinstance(ev, NoteBackup) and ev.problem):
             return [f"  x {ev.text}"]  # one line by construction; cut, it would lose the copy's path
         if isinstance(ev, NoteBackup):

@@ -7,6 +7,7 @@ import asyncio
 import os
 from pathlib import Path
 
+from ..core.files import write_bytes
 from ..core.i18n import N_, _
 from .builders import workspace_of
 from .credentials import CREDENTIAL_KEYS, mask
@@ -50,13 +51,8 @@ def write_env_file(path: Path, updates: dict[str, str | None]) -> None:
     for key, value in updates.items():
         if key not in done and value is not None:
             out.append(f"{key}={value}")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write("\n".join(out) + "\n")
-    os.chmod(tmp, 0o600)
-    os.replace(tmp, path)
+    # the one write path, unredacted: this file is where the credential is meant to be
+    write_bytes(path, ("\n".join(out) + "\n").encode("utf-8"), mode=0o600)
 
 
 def credential_updates(token: str, base_url: str, current: dict[str, str]) -> dict[str, str | None]:

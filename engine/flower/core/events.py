@@ -315,6 +315,18 @@ class Recovery(TypedEvent):
 
 
 @dataclass(kw_only=True)
+class DiskSpace(TypedEvent):
+    """Little free space where the run writes, found before a step; `text` is the one line,
+    `stopped` says the step did not start (below the floor)."""
+
+    kind: Literal["error"] = field(default="error", init=False)
+    TAGS: ClassVar[dict[str, Any]] = {"kind": "disk"}
+    folder: str
+    free: int  # bytes
+    stopped: bool = False
+
+
+@dataclass(kw_only=True)
 class NoteBackup(TypedEvent):
     """A note flower is about to rewrite (需求.md, 目标.md) was copied first; `problem` says what
     was wrong with it, if anything."""

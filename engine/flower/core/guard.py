@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..stores.ephemeral import is_ephemeral
+from .files import spill
 from .secrets import redact
 from .workbench import Workbench
 
@@ -43,6 +44,9 @@ BULKY = "Bash|Read|Grep|Glob|WebFetch|WebSearch"
 SPILL_HEAD = 400
 _AGENT_TOOLS = ("Agent", "Task")  # "Task" is the tool's older name
 _MARK = "_flower_isolate"
+
+# Told of a write the disk refused: the error and the file it was for.
+OnFault = Callable[[OSError, Path], object]
 
 # What the SDK hands a hook (one of its HookInput TypedDicts, read as a mapping: the fields a
 # guard needs differ per event), the tool use id, and a context flower's guards never read.
@@ -220,16 +224,19 @@ def _pointer(path: Path, text: str) -> str:
     )
 
 
-def _spill(spill_dir: Path, text: str) -> Path | None:
+def _spill(spill_dir: Path, text: str, on_fault: OnFault | None = None) -> Path | None:
+    """The spill file holding exactly `text`, or None when it cannot be kept (the output is then
+    shown as it was: a pointer must never lead to a partial file). A file already there under
+    the same name is trusted only when its bytes are these (a kill or a full disk may have cut it)."""
     data = text.encode("utf-8", errors="surrogatepass")
     path = spill_dir / f"{hashlib.sha256(data).hexdigest()[:16]}.txt"
     try:
-        if not path.exists():  # same name means same content: nothing to rewrite
-            spill_dir.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(data)
-    except OSError:
+        return spill(path, data)
+    except OSError as exc:
+        if on_fault is not None:
+            with contextlib.suppress(Exception):
+                on_fault(exc, path)
         return None
-    return path
 
 
 def _not_text(node: dict[str, Any]) -> bool:
@@ -240,7 +247,7 @@ def _not_text(node: dict[str, Any]) -> bool:
     return bool(node.get("isImage")) or "persistedOutputPath" in node
 
 
-def _trim(node: dict[str, Any], threshold: int, spill_dir: Path) -> bool:
+def _trim(node: dict[str, Any], threshold: int, spill_dir: Path, on_fault: OnFault | None = None) -> bool:
     """Replace too-long string fields in place; lists are never entered (image blocks)."""
     if _not_text(node):
         return False
@@ -248,12 +255,12 @@ def _trim(node: dict[str, Any], threshold: int, spill_dir: Path) -> bool:
     for key, value in node.items():
         if isinstance(value, str) and len(value) > threshold and key != "base64":
             value = redact(value)  # the spill file is flower's: no credential goes into it
-            path = _spill(spill_dir, value)
+            path = _spill(spill_dir, value, on_fault)
             if path is not None:  # never drop content we could not save
                 node[key] = _pointer(path, value)
                 changed = True
         elif isinstance(value, dict):
-            changed = _trim(value, threshold, spill_dir) or changed
+            changed = _trim(value, threshold, spill_dir, on_fault) or changed
     return changed
 
 
@@ -278,8 +285,13 @@ def spill_guard(
     threshold: int = 4000,
     tools: str = BULKY,
     main_only: bool = False,
+    on_fault: OnFault | None = None,
 ) -> HookMatcher:
-    """Spill over-long tool results to `<workbench.root>/spill/` before the model sees them."""
+    """Spill over-long tool results to `<workbench.root>/spill/` before the model sees them.
+
+    `on_fault(error, path)` (keyword-only, after the reference's parameters) hears of a spill the
+    disk refused; the result then reaches the model as it was.
+    """
 
     async def hook(data: Mapping[str, Any], tool_use_id: str | None, context: object) -> SyncHookJSONOutput:
         if main_only and not _is_main_thread(data):
@@ -291,7 +303,7 @@ def spill_guard(
         if _reads_spill(data, spill_dir, workbench):
             return {}
         trimmed = copy.deepcopy(response)
-        if not _trim(trimmed, threshold, spill_dir):
+        if not _trim(trimmed, threshold, spill_dir, on_fault):
             return {}
         return {"hookSpecificOutput": {"hookEventName": "PostToolUse", "updatedToolOutput": trimmed}}
 
@@ -301,13 +313,19 @@ def spill_guard(
 # -- index_guard ---------------------------------------------------------------------------
 
 
-def index_guard(workbench: Workbench) -> HookMatcher:
-    """Refresh INDEX.md whenever something is written into the workbench."""
+def index_guard(workbench: Workbench, *, on_fault: OnFault | None = None) -> HookMatcher:
+    """Refresh INDEX.md whenever something is written into the workbench; `on_fault(error, path)`
+    hears of an index the disk refused (the old one stays)."""
 
     async def hook(data: Mapping[str, Any], tool_use_id: str | None, context: object) -> SyncHookJSONOutput:
         p = _resolve(_tool_input(data).get("file_path"), data, workbench.workspace)
         if p is not None and p.is_relative_to(workbench.root):
-            workbench.refresh()
+            try:
+                workbench.write_index()
+            except OSError as exc:
+                if on_fault is not None:
+                    with contextlib.suppress(Exception):
+                        on_fault(exc, workbench.index_path)
         return {}
 
     return _matcher("Write|Edit", hook)
@@ -365,16 +383,20 @@ def workbench_hooks(
     spill_threshold: int | None = 4000,
     agents: dict[str, AgentDefinition] | None = None,
     allow_glance: bool = False,
+    on_fault: OnFault | None = None,
 ) -> dict[str, list[HookMatcher]]:
-    """All hooks a workbench needs, keyed by SDK event; events without hooks are left out."""
+    """All hooks a workbench needs, keyed by SDK event; events without hooks are left out.
+
+    `on_fault` (keyword-only, after the reference's parameters): told of every write into the
+    workbench the disk refused (a spill, INDEX.md)."""
     pre: list[HookMatcher] = []
     if delegate_only:
         pre.append(delegate_guard(allow_glance=allow_glance))
     if agents and any(wants_isolation(a) for a in agents.values()):
         pre.append(isolate_guard(agents))
-    post: list[HookMatcher] = [index_guard(workbench)]
+    post: list[HookMatcher] = [index_guard(workbench, on_fault=on_fault)]
     if spill_threshold:
-        post.append(spill_guard(workbench, threshold=spill_threshold))
+        post.append(spill_guard(workbench, threshold=spill_threshold, on_fault=on_fault))
     return {event: hooks for event, hooks in (("PreToolUse", pre), ("PostToolUse", post)) if hooks}
 
 

@@ -32,7 +32,8 @@ from pathlib import Path
 from typing import Any
 
 from .events import Event, MailNote, MailState, Question, ask_state
-from .secrets import redact, redact_value
+from .files import append_text
+from .secrets import redact_value
 
 SERVER = "human"
 ASK_TOOL = "ask"
@@ -431,16 +432,10 @@ class HumanChannel:
             return False
         try:
             with self._file_lock:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                fresh = not path.exists() or path.stat().st_size == 0
-                with path.open("a", encoding="utf-8") as fh:
-                    if fresh and header:
-                        fh.write(f"{header}\n\n")
-                    elif not fresh:
-                        fh.write("\n")
-                    fh.write(redact(text))
+                append_text(path, text, header=header)  # a failed append leaves no half entry
         except OSError:
-            # Losing a log line must never stop the run.
+            # Losing a log line must never stop the run (a full disk stops it at the next write
+            # of the run's own books, with its line).
             return False
         return True
 

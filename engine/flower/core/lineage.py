@@ -17,13 +17,14 @@ reached leaves the file working alone: continuity is a bonus there too.
 from __future__ import annotations
 
 import contextlib
-import shutil
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .files import DiskFault, fault_of
+from .files import move as move_file
 from .i18n import _
 from .recovery import read_manifest, sessions_by_step, wakes_in
 from .rundir import Damaged, Repair, read_json, run_dir_lock, update_json
@@ -46,6 +47,9 @@ class Lineage:
     repair: Repair | None = field(default=None, compare=False)
     # the shared store that keeps this lineage too (None: the file alone)
     shared: SharedRun | None = field(default=None, compare=False, repr=False)
+    # the last write the disk refused (full, read-only, gone): never raised (continuity is a
+    # bonus), but kept for the workflow, which stops the run on it rather than go on unrecorded
+    fault: DiskFault | None = field(default=None, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         self.path = Path(self.path)
@@ -125,7 +129,7 @@ class Lineage:
         def move() -> None:
             for src in [self.path, *(Path(p) for p in extra or [])]:
                 if src.exists():
-                    shutil.move(str(src), str(_free_name(dest / src.name)))
+                    move_file(src, _free_name(dest / src.name))
 
         try:
             with run_dir_lock(self.path.parent):
@@ -196,7 +200,8 @@ class Lineage:
 
         try:
             written, repair = update_json(self.path, merge, check=check, durable=True)
-        except OSError:
+        except OSError as exc:
+            self.fault = fault_of(exc, self.path) or self.fault
             change(ours)  # losing continuity must not take the run down with it; memory stays right
             self.steps, self.woke = ours["steps"], ours["woke"]
             return

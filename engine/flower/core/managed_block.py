@@ -11,12 +11,12 @@ marker lines. Everything outside the markers is the person's and is kept byte fo
 
 from __future__ import annotations
 
-import contextlib
 import os
-import uuid
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
+
+from .files import write_bytes
 
 BEGIN = "<!-- flower:handover:begin -->"
 END = "<!-- flower:handover:end -->"
@@ -84,18 +84,6 @@ def _marker_lines(text: str, marker: str) -> list[tuple[int, int]]:
 
 
 def _write(target: Path, data: bytes, *, mode: int | None) -> None:
-    """Replace `target` atomically; an existing file keeps its permissions, a new one gets what a
-    plain open() would give it (the umask applies)."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        if mode is not None:
-            os.chmod(tmp, mode & 0o7777)
-        os.replace(tmp, target)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
+    """Replace `target` atomically (the one write path); an existing file keeps its permissions,
+    a new one gets what a plain open() would give it (the umask applies)."""
+    write_bytes(target, data, mode=mode)

@@ -6,18 +6,25 @@
 - sessions.db: a file SQLite cannot read is moved aside; whatever rows still read are copied
   into a fresh store, and the transcripts Claude Code keeps on its own fill in the rest.
 
-Everything here that only reads (used by the read-only wake probe) never writes a byte.
+Damage is what SQLite itself says of the file as it is, with its `-wal` (`PRAGMA quick_check`):
+the main file's header alone would call a healthy store cut short while its pages are still in
+the WAL. Everything here that only reads (used by read-only probes) never writes a byte beside
+the store: it judges a private copy.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import shutil
 import sqlite3
-from collections.abc import Iterable
+import tempfile
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
+from .files import write_bytes
 from .i18n import N_, _
 from .rundir import Damaged, Repair, read_json, set_aside
 
@@ -130,26 +137,49 @@ def stored_sessions(run_dir: Path, project_key: str) -> set[str] | None:
     if not db.is_file():
         return None
     try:
-        conn = sqlite3.connect(f"{db.resolve().as_uri()}?mode=ro", uri=True, timeout=5)
-    except sqlite3.Error:
+        with judged_copy(db) as conn:
+            rows = conn.execute(
+                "SELECT session_id FROM meta WHERE project_key = ? AND subpath = ''", (project_key,)
+            ).fetchall()
+    except (OSError, sqlite3.Error):
         return None
-    try:
-        rows = conn.execute(
-            "SELECT session_id FROM meta WHERE project_key = ? AND subpath = ''", (project_key,)
-        ).fetchall()
-    except sqlite3.Error:
-        return None
-    finally:
-        conn.close()
     return {r[0] for r in rows}
 
 
-def store_damage(db: Path) -> str | None:
-    """Why sessions.db is not a readable SQLite file, or None (also when it does not exist)."""
+@contextmanager
+def judged_copy(db: Path) -> Iterator[sqlite3.Connection]:
+    """A connection to a private copy of `db` and its `-wal`, read the way SQLite reads the file
+    itself (the WAL's committed pages included) without a byte written beside the original: even
+    a read-only connection makes or writes the `-shm` of a WAL database, and `immutable=1`, which
+    does not, skips the WAL altogether."""
+    with tempfile.TemporaryDirectory(prefix="flower-judge-") as scratch:
+        copy = Path(scratch) / db.name
+        shutil.copyfile(db, copy)
+        wal = db.with_name(db.name + "-wal")
+        with suppress(FileNotFoundError):
+            shutil.copyfile(wal, copy.with_name(copy.name + "-wal"))
+        conn = sqlite3.connect(copy, timeout=5)
+        try:
+            yield conn
+        finally:
+            conn.close()
+
+
+def store_damage(db: Path, *, in_place: bool = True) -> str | None:
+    """Why SQLite cannot use sessions.db, or None (also when it does not exist).
+
+    Judged the way SQLite judges it: the file as it is, with its `-wal` (a writer killed before a
+    checkpoint leaves its pages there, and the main file alone may look cut short or even empty),
+    through `PRAGMA quick_check`. `in_place` opens the file itself (for a writer, which opens it
+    next anyway); otherwise a private copy is judged and nothing is written beside it.
+    StoreError when it cannot even be looked at.
+    """
     try:
         size = db.stat().st_size
-        with open(db, "rb") as fh:
-            head = fh.read(100)
+        if db.is_dir():
+            raise IsADirectoryError(db)
+        with open(db, "rb"):
+            pass
     except FileNotFoundError:
         return None
     except IsADirectoryError:
@@ -158,21 +188,64 @@ def store_damage(db: Path) -> str | None:
         ) from None
     except PermissionError:
         raise StoreError(_("没有权限读 {db}:chmod u+rw {db}(它所在的目录也要可写)").format(db=db)) from None
-    if size == 0:
+    wal = db.with_name(db.name + "-wal")
+    if size == 0 and not (wal.is_file() and wal.stat().st_size > 0):
         return _(EMPTY_STORE)
-    if not head.startswith(SQLITE_MAGIC[: len(head)]) or len(head) < len(SQLITE_MAGIC):
+    has_wal = wal.is_file() and wal.stat().st_size > 0
+    try:
+        if has_wal and not in_place:
+            with judged_copy(db) as conn:
+                verdict = _quick_check(conn)
+        else:
+            # without a WAL the main file is the whole store: immutable reads it and creates no
+            # -shm or -wal beside it; with one, a read-only connection reads its pages too
+            mode = "mode=ro" if has_wal else "mode=ro&immutable=1"
+            conn = sqlite3.connect(f"{db.resolve().as_uri()}?{mode}", uri=True, timeout=30)
+            try:
+                verdict = _quick_check(conn)
+            finally:
+                conn.close()
+    except sqlite3.OperationalError:
+        return None  # cannot be judged now (locked, no room for a copy): not a verdict of damage
+    except sqlite3.DatabaseError as exc:
+        return _sqlite_reason(db, size, str(exc))
+    except OSError:
+        return None
+    if verdict is not None and _claimed_size(db) > size:
+        return _sqlite_reason(db, size, verdict)
+    return verdict
+
+
+def _quick_check(conn: sqlite3.Connection) -> str | None:
+    rows = [r[0] for r in conn.execute("PRAGMA quick_check").fetchall()]
+    if rows == ["ok"]:
+        return None
+    return _("SQLite 自检不通过:{first}").format(first=str(rows[0]) if rows else "?")
+
+
+def _sqlite_reason(db: Path, size: int, text: str) -> str:
+    """A person's words for SQLite's refusal; a cut-off file says how much is left of it."""
+    if "not a database" in text:
         return _("不是 SQLite 数据库")
-    if len(head) < 100:
+    expected = _claimed_size(db)
+    if expected and size < expected:
+        return _("被截断了({size} 字节,文件头说该有 {expected} 字节)").format(size=size, expected=expected)
+    if size < 100:
         return _("被截断了(只剩 {size} 字节,连文件头都不完整)").format(size=size)
+    return _("SQLite 读不了它:{text}").format(text=text)
+
+
+def _claimed_size(db: Path) -> int:
+    try:
+        with open(db, "rb") as fh:
+            head = fh.read(100)
+    except OSError:
+        return 0
+    if len(head) < 100 or not head.startswith(SQLITE_MAGIC):
+        return 0
     page = int.from_bytes(head[16:18], "big")
     page = 65536 if page == 1 else page
-    pages = int.from_bytes(head[28:32], "big")
-    valid_for = int.from_bytes(head[92:96], "big") == int.from_bytes(head[24:28], "big")
-    if valid_for and pages and size < pages * page:
-        return _("被截断了({size} 字节,文件头说该有 {expected} 字节)").format(
-            size=size, expected=pages * page
-        )
-    return None
+    return page * int.from_bytes(head[28:32], "big")
 
 
 def referenced_sessions(run_dir: Path) -> set[str]:
@@ -240,9 +313,10 @@ def salvage_store(backup: Path, add: Any) -> int:
     """
     readable = _padded_copy(backup)
     try:
-        conn = sqlite3.connect(f"{readable.resolve().as_uri()}?mode=ro&immutable=1", uri=True)
+        # not immutable: the WAL copied beside it is read, as SQLite reads the original
+        conn = sqlite3.connect(readable, timeout=5)
     except sqlite3.Error:
-        readable.unlink(missing_ok=True)
+        _drop_copy(readable)
         return 0
     sessions: set[tuple[str, str]] = set()
     try:
@@ -262,15 +336,17 @@ def salvage_store(backup: Path, add: Any) -> int:
                 sessions.add((project_key, session_id))
     finally:
         conn.close()
-        readable.unlink(missing_ok=True)
+        _drop_copy(readable)
     return len(sessions)
 
 
 def _padded_copy(backup: Path) -> Path:
-    """A scratch copy of `backup`, zero-filled up to the size its header claims.
+    """A scratch copy of `backup` and its `-wal`, the main file zero-filled up to the size its
+    header claims.
 
     SQLite calls a file shorter than its header says malformed as a whole; padded, every page
-    that survived the cut reads again and only the lost ones fail.
+    that survived the cut reads again and only the lost ones fail. The WAL holds the pages a
+    writer committed after the last checkpoint: without it they would be lost too.
     """
     copy = backup.with_name(backup.name + ".salvage")
     data = backup.read_bytes()
@@ -279,10 +355,16 @@ def _padded_copy(backup: Path) -> Path:
         page = int.from_bytes(data[16:18], "big")
         page = 65536 if page == 1 else page
         size = max(size, page * int.from_bytes(data[28:32], "big"))
-    with open(copy, "wb") as fh:
-        fh.write(data)
-        fh.truncate(size)
+    write_bytes(copy, data + bytes(size - len(data)), parents=False, durable=False)
+    wal = backup.with_name(backup.name + "-wal")
+    if wal.is_file():
+        write_bytes(copy.with_name(copy.name + "-wal"), wal.read_bytes(), parents=False, durable=False)
     return copy
+
+
+def _drop_copy(copy: Path) -> None:
+    for suffix in ("", *SQLITE_COMPANIONS):
+        copy.with_name(copy.name + suffix).unlink(missing_ok=True)
 
 
 def _readable_entries(conn: sqlite3.Connection, key_id: int, *, slice_rows: int = 200) -> list[Any]:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from .files import atomic_write
+from .files import atomic_write, faults
 from .i18n import _
 
 CORRUPT = ".corrupt-"
@@ -78,18 +78,19 @@ def set_aside(path: Path, *, companions: tuple[str, ...] = ()) -> Path:
     """
     base = path.with_name(f"{path.name}{CORRUPT}{stamp()}")
     target, n = base, 1
-    while True:
-        try:
-            os.link(path, target)  # fails if the name is taken: an earlier copy is never replaced
-            break
-        except FileExistsError:
-            target = base.with_name(f"{base.name}-{n}")
-            n += 1
-    os.unlink(path)
-    for suffix in companions:
-        extra = path.with_name(path.name + suffix)
-        if extra.exists():
-            os.replace(extra, target.with_name(target.name + suffix))
+    with faults(path):
+        while True:
+            try:
+                os.link(path, target)  # fails if the name is taken: an earlier copy is never replaced
+                break
+            except FileExistsError:
+                target = base.with_name(f"{base.name}-{n}")
+                n += 1
+        os.unlink(path)
+        for suffix in companions:
+            extra = path.with_name(path.name + suffix)
+            if extra.exists():
+                os.replace(extra, target.with_name(target.name + suffix))
     return target
 
 
@@ -125,14 +126,15 @@ def update_json(
     change: Callable[[Any, Repair | None], Any],
     *,
     check: Callable[[Any], str | None] = lambda data: None,
-    durable: bool = False,
+    durable: bool = True,
 ) -> tuple[Any, Repair | None]:
     """Re-read `path` under the run_dir lock, let `change(on_disk, repair)` merge into it, write it.
 
     `on_disk` is None when the file is missing or was damaged; `check` returns why a parsed
     value is unusable (wrong shape), which counts as damage too. A damaged file is moved aside
     before anything is written and `repair` says so (the caller fills in `recovered`).
-    Returns (what was written, repair or None). Raises OSError; callers decide if that matters.
+    Returns (what was written, repair or None). Raises DiskFault when the disk refuses (the old
+    file stays whole), other OSErrors as they are; callers decide if that matters.
     """
     with run_dir_lock(path.parent):
         repair: Repair | None = None
@@ -145,7 +147,7 @@ def update_json(
             repair = Repair(path, set_aside(path), problem)
             data = None
         new = change(data, repair)
-        atomic_write(path, json.dumps(new, ensure_ascii=False, indent=2), durable=durable)
+        atomic_write(path, json.dumps(new, ensure_ascii=False, indent=2), durable=durable, parents=False)
         return new, repair
 
 

@@ -32,6 +32,7 @@ from .display import first_line, format_tokens
 from .envfile import read_workspace_env
 from .events import (
     ContextUpdate,
+    DiskSpace,
     Event,
     HandoffDone,
     HandoffNear,
@@ -45,6 +46,7 @@ from .events import (
     emitter,
     normalize,
 )
+from .files import DiskFault, LowSpace, Space, fault_of, free_space, move, vanished
 from .guard import delegate_guard, merge_hooks, whitelist_guard, workbench_hooks
 from .handoff import HANDOFF_PROMPT, Handoff, degraded, is_overflow
 from .i18n import _
@@ -72,6 +74,18 @@ if TYPE_CHECKING:
     from claude_agent_sdk.types import SessionStore
 
 log = logging.getLogger("flower")
+
+
+class _QuietOnDiskFaults(logging.Filter):
+    """The SDK logs every append the store refused (a line per retry); a refused write of ours is
+    said once, in the step's own line, with its folder and what to do."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        args = record.args if isinstance(record.args, tuple) else ()
+        return not any(isinstance(a, DiskFault) for a in args)
+
+
+logging.getLogger("claude_agent_sdk._internal.transcript_mirror_batcher").addFilter(_QuietOnDiskFaults())
 
 CREDENTIAL_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN")
 CLOUD_PROVIDER_VARS = ("CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX")
@@ -187,6 +201,10 @@ class Runtime:
         self._notify: Callable[[Event], None] | None = None
         # the books of this run in a shared store (None: the run_dir's files alone)
         self.shared: SharedRun | None = None
+        # the first write the disk refused (full, read-only, gone): the step stops on it and so
+        # does the run; None while every write lands
+        self._fault: DiskFault | None = None
+        self._store_fault_before: object = None  # the store's last fault when this step began
         layers: dict[str, Any] = {
             "workspace": self.workspace,
             "policy": trim_policy,
@@ -250,6 +268,9 @@ class Runtime:
         try:
             built = PruningSessionStore(db, **layers)
         except sqlite3.Error as exc:
+            fault = fault_of(exc, db)
+            if fault is not None:
+                raise fault from None  # full, read-only, not permitted: said with its folder
             raise store_error(db, exc) from None
         if damaged is not None:
             self.notice(refill_store(damaged, built, self.project_key))
@@ -317,6 +338,53 @@ class Runtime:
             self.notices.append(line)
             return
         notify(Recovery(text=line))
+
+    @property
+    def fault(self) -> DiskFault | None:
+        """The first write this run's disk refused, its own or its store's; None if none did."""
+        store = getattr(self.store, "fault", None)
+        if self._fault is None and isinstance(store, DiskFault) and store is not self._store_fault_before:
+            return store
+        return self._fault
+
+    def faulted(self, exc: BaseException, where: str | Path) -> bool:
+        """Remember `exc` if it is a resource fault (the step then stops); whether it was one."""
+        fault = fault_of(exc, where)
+        if fault is None:
+            return False
+        if self._fault is None:
+            self._fault = fault  # the step's result says it, in its one line
+        return True
+
+    def folders(self) -> list[Path]:
+        """Where this run writes: the run_dir, the workspace, the workbench and its spill folder,
+        the resume-time spill folder."""
+        out = [self.run_dir, self.workspace]
+        if self.workbench is not None:
+            out += [self.workbench.root, self.workbench.root / "spill"]
+        spill_dir = getattr(getattr(self.store, "policy", None), "spill_dirname", None)
+        if isinstance(spill_dir, str):
+            out.append(self.workspace / spill_dir)
+        return out
+
+    def check_space(self, emit: Callable[[Event], None] | None = None) -> Space | None:
+        """Warn (one line per filesystem) where little room is left; the Space below the floor,
+        if one is, for the step not to start."""
+        stop: Space | None = None
+        for space in free_space(self.folders()):
+            if not space.low:
+                continue
+            if emit is not None:
+                emit(
+                    DiskSpace(
+                        text=space.line(), folder=str(space.folder), free=space.free, stopped=space.exhausted
+                    )
+                )
+            else:
+                log.warning(space.line())
+            if space.exhausted and stop is None:
+                stop = space
+        return stop
 
     def context_of(self, session_id: str) -> int:
         return self.store.last_context(self.project_key, session_id)
@@ -429,8 +497,14 @@ class Runtime:
         cur_prompt, cur_resume, cur_fork, cur_resume_at = prompt, resume, fork, resume_at
         attempt = 0
         degraded_in_a_row = 0
+        # each step is judged afresh: a cause removed since the last one (space freed, a folder
+        # remounted) lets this one run
+        self._fault, self._store_fault_before = None, getattr(self.store, "fault", None)
         try:
-            while True:
+            floor = self.check_space(emit)
+            if floor is not None:
+                self._fault = self._fault or LowSpace(floor)
+            while self.fault is None:
                 attempt += 1
                 result.attempts = attempt
                 seen = len(result.errors)
@@ -443,8 +517,8 @@ class Runtime:
                     resume_at=cur_resume_at,
                     emit=emit,
                 )
-                if result.ok:
-                    break
+                if result.ok or self.fault is not None:
+                    break  # a disk that refuses writes refuses them on every retry too
                 if result.error == self.INTERRUPTED:
                     if not result.session_id:
                         break  # nothing to resume: the person stopped it before it began
@@ -528,6 +602,9 @@ class Runtime:
             result.error = self.INTERRUPTED  # the person quit (Ctrl-C twice)
             raise
         finally:
+            fault = self.fault
+            if fault is not None:
+                result.ok, result.error = False, fault.line()
             result.finish()
             self.results.append(result)
             self._inflight = None
@@ -571,6 +648,7 @@ class Runtime:
                     spill_threshold=self.spill_threshold,
                     agents=spec.agents,
                     allow_glance=spec.glance,
+                    on_fault=self.faulted,
                 )
             )
         elif spec.delegate_only:
@@ -613,6 +691,7 @@ class Runtime:
         session: str | None = None
         finished = False
         fatal: str | None = None  # a refused key the CLI would go on retrying for minutes
+        stopping = False  # the disk refused a write: the turn was interrupted
         texts: list[str] = []
         crashed = False
         try:
@@ -635,6 +714,9 @@ class Runtime:
                         fatal = _fatal_retry(message.data)
                         if fatal is not None:
                             await client.interrupt()  # every retry is refused the same way: stop now
+                    if self.fault is not None and not stopping:
+                        stopping = True  # what the model does now could not be kept: stop here
+                        await client.interrupt()
                     _track_tasks(message, outstanding)
                     for event in normalize(message):
                         if isinstance(event, SyntheticError):
@@ -660,7 +742,13 @@ class Runtime:
                         reported = self._account(result, message, reported)
                         if message.is_error:
                             result.error = message.result or message.subtype or "error"
-                        if not outstanding or self._interrupt_requested or self._handoff_requested or fatal:
+                        if (
+                            not outstanding
+                            or self._interrupt_requested
+                            or self._handoff_requested
+                            or fatal
+                            or stopping
+                        ):
                             break
         except ClaudeSDKError as exc:
             crashed = True
@@ -702,7 +790,7 @@ class Runtime:
         step = self._inflight
         self._write_manifest(extra=[result] if step is None or step is result else [step, result])
         callback = self.on_session
-        if callback is not None:
+        if callback is not None and self.fault is None:  # a vanished run_dir is not made anew
             # lineage is a bonus: a failing callback never stops the step
             with contextlib.suppress(Exception):
                 callback(sid)
@@ -814,14 +902,12 @@ class Runtime:
         try:
             if target.exists():
                 archive = self.workbench.notes / "archive" / "交接"
-                archive.mkdir(parents=True, exist_ok=True)
                 stamp = time.strftime("%Y%m%d-%H%M%S")
-                shutil.move(
-                    str(target), str(archive / f"{_safe_name(step)}-{stamp}-{uuid.uuid4().hex[:4]}.md")
-                )
+                move(target, archive / f"{_safe_name(step)}-{stamp}-{uuid.uuid4().hex[:4]}.md")
             doc.write(target)
             self.workbench.refresh()
-        except OSError:
+        except OSError as exc:
+            self.faulted(exc, target)
             return None
         return target
 
@@ -839,10 +925,16 @@ class Runtime:
             # beside the file: another checkout of this work reads the books there
             with contextlib.suppress(Exception):
                 shared.book.put_manifest(shared.identity.key, self.run_id, mine)
+        if not self.run_dir.is_dir():
+            # vanished (deleted, unmounted): writing would make an empty one in its place, and the
+            # real one could not be put back
+            self.faulted(vanished(self.manifest_path), self.manifest_path)
+            return
         try:
             _, repair = update_json(self.manifest_path, merge, check=manifest_problem)
-        except OSError:
-            return  # the books are worth keeping, not worth failing a run for
+        except OSError as exc:
+            self.faulted(exc, self.manifest_path)  # a full disk stops the step; anything else
+            return  # loses a row of the books, which is not worth failing a run for
         if repair is not None:
             self.notice(repair.line())
 

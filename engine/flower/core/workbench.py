@@ -106,7 +106,21 @@ class Workbench:
         return out
 
     def refresh(self) -> str:
-        """Rewrite INDEX.md (every file, no cap) and return its content."""
+        """Rewrite INDEX.md (every file, no cap) and return its content; an index the disk
+        refuses leaves the old one and still returns the content (a hook may read it meanwhile,
+        and an unwritable index must not break the run)."""
+        with contextlib.suppress(OSError):
+            return self.write_index()
+        return self.index()
+
+    def write_index(self) -> str:
+        """Rewrite INDEX.md and return its content; DiskFault (or OSError) if it cannot be written."""
+        content = self.index()
+        atomic_write(self.index_path, content)
+        return content
+
+    def index(self) -> str:
+        """What INDEX.md says now (every file, no cap)."""
         lines = [
             "# 工作台索引",
             "",
@@ -119,12 +133,7 @@ class Workbench:
                 lines.append("(空)")
             for path, desc, size in entries:
                 lines.append(_entry(path, desc, size))
-        content = "\n".join(lines) + "\n"
-        # a hook may read INDEX.md meanwhile; an unwritable index must not break the run (the
-        # content is still returned)
-        with contextlib.suppress(OSError):
-            atomic_write(self.index_path, content)
-        return content
+        return "\n".join(lines) + "\n"
 
     def prompt_block(self) -> str:
         """The part injected into the system prompt. Kept short: it is resident every turn."""

@@ -276,7 +276,7 @@ class RunExecution:
         render = Render()
         stream = cast("TextIO", _LineStream(story))
         screen = Screen(stream, stream, live=False, colour=False)
-        failed = say_failed_steps(screen)
+        failed = say_failed_steps(screen, runtime)
 
         def on_event(event: Event) -> None:
             for line in render.lines(event):

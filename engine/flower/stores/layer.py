@@ -110,6 +110,13 @@ class StoreLayer(SessionStore):
 
     # -- flower's helpers ----------------------------------------------------------------
 
+    @property
+    def fault(self) -> OSError | None:
+        """The first write the store underneath refused for want of disk (None: none, or a store
+        that does not say)."""
+        fault = getattr(self.inner, "fault", None)
+        return fault if isinstance(fault, OSError) else None
+
     def decision_ledger(self) -> DecisionLedger:
         """The ledger of the store underneath (a layer over a layer shares it)."""
         return self.ledger

@@ -30,6 +30,7 @@ from claude_agent_sdk.types import (
     SessionSummaryEntry,
 )
 
+from ..core.files import DiskFault, fault_of, vanished
 from .decisions import SqliteLedger
 from .rows import context_tokens, dump, store_key, uuid_of
 from .rows import subpath as _subpath
@@ -87,6 +88,10 @@ class SqliteSessionStore(SessionStore):
         self._last_mtime = 0
         self._closed = False
         self._ledger: SqliteLedger | None = None
+        # the last write the disk refused (full, read-only, gone): the Runtime stops the step on
+        # it, since the SDK only retries a failed append a few times and then drops the entries
+        self.fault: DiskFault | None = None
+        self._identity: tuple[int, int] | None = None
         # One worker thread keeps async calls off the event loop (a busy peer
         # process can make SQLite wait) while preserving call order.
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="flower-sqlite")
@@ -102,6 +107,8 @@ class SqliteSessionStore(SessionStore):
             raise sqlite3.OperationalError(f"session store {self.path}: cannot open database: {exc}") from exc
         try:
             self._init_db()
+            st = self.path.stat()
+            self._identity = (st.st_dev, st.st_ino)
         except BaseException:
             self._conn.close()
             self._executor.shutdown(wait=False)
@@ -153,16 +160,36 @@ class SqliteSessionStore(SessionStore):
         so read-then-write (dedup, summary fold, clock) cannot interleave with
         another process."""
         conn = self._conn
-        conn.execute("BEGIN IMMEDIATE")
         try:
-            yield conn
-            conn.execute("COMMIT")
-        except BaseException:
-            # SQLite may already have rolled back (e.g. disk full); a second
-            # ROLLBACK would hide the real error.
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-            raise
+            self._check_in_place()
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield conn
+                conn.execute("COMMIT")
+            except BaseException:
+                # SQLite may already have rolled back (e.g. disk full); a second
+                # ROLLBACK would hide the real error.
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+        except (OSError, sqlite3.Error) as exc:
+            fault = fault_of(exc, self.path)
+            if fault is None:
+                raise
+            self.fault = fault  # the latest: a Runtime tells a new one from one it already saw
+            raise fault from exc
+
+    def _check_in_place(self) -> None:
+        """A file that was removed or moved away (its folder deleted, unmounted) still takes
+        SQLite's writes, into an inode nobody will ever read again: refuse them instead."""
+        if self._identity is None:
+            return
+        try:
+            st = self.path.stat()
+        except FileNotFoundError:
+            st = None
+        if st is None or (st.st_dev, st.st_ino) != self._identity:
+            raise vanished(self.path)
 
     def _call(self, fn: Callable[[], _T]) -> _T:
         with self._lock, self._guard():

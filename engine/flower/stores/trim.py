@@ -29,13 +29,13 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from ..core.files import spill
 from ..core.i18n import _
 from ..core.secrets import redact
 from .ephemeral import EphemeralPolicy, is_ephemeral
@@ -496,27 +496,14 @@ class TrimmingSessionStore(StoreLayer):
     def _spill(self, text: str) -> Path | None:
         """Write ``text`` to its content-addressed file; None if the disk refuses.
 
-        A result is only trimmed once its full text is safely on disk, hence the atomic
-        replace and the size check on an existing file.
+        A result is only trimmed once its full text is safely on disk (files.spill: an
+        atomic write, and an existing file reused only when it holds exactly these bytes).
         """
         data = redact(text).encode("utf-8", "surrogatepass")  # a spill file is flower's: no credential
-        spill_dir = self._spill_dir
-        path = self._spill_path(text)
         try:
-            if path.is_file() and path.stat().st_size == len(data):
-                return path
-            spill_dir.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(dir=spill_dir, prefix=".", suffix=".tmp")
-            try:
-                with os.fdopen(fd, "wb") as fh:
-                    fh.write(data)
-                os.replace(tmp, path)
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
+            return spill(self._spill_path(text), data)
         except OSError:
-            return None
-        return path
+            return None  # the result stays whole in the prompt: nothing points at a missing file
 
 
 def trim_report(store: TrimmingSessionStore) -> str:

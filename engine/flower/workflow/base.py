@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.agent import AgentSpec
 from ..core.events import Event, Recovery, StepStarted, emitter
+from ..core.files import DiskFault
 from ..core.lineage import Lineage
 from ..core.resilience import classify
 from ..core.rundir import claim_flow
@@ -18,6 +19,9 @@ if TYPE_CHECKING:
     from ..core.runtime import Runtime, StepResult
 
 Ctx = dict[str, Any]
+
+FAULT_KEY = "_fault"  # a write the disk refused (full, read-only, gone): its one line
+
 
 ON_FAIL = ("stop", "skip", "continue")
 
@@ -122,97 +126,124 @@ class Workflow:
             ctx["_lineage"] = lineage
             woke = lineage.bump()
             ctx["_woke"] = woke
+            if lineage.fault is not None:  # the books refuse even the wake-up: stop before spending
+                ctx[FAULT_KEY] = ctx["_fatal"] = lineage.fault.line()
+                ctx["_failed_at"] = self.steps[0].name if self.steps else self.name
+                return ctx
 
         total = len(self.steps)
-        for index, step in enumerate(self.steps, 1):
-            if step.when is not None and not await _maybe_await(step.when(ctx)):
-                continue
-            if step.resume_from is not None:
-                if step.resume_from not in sessions:
-                    raise ValueError(
-                        f"step {step.name!r} continues the session of {step.resume_from!r}, which "
-                        "produced none (it did not run, failed before starting, or is misspelt)"
-                    )
-                resume, fork = sessions[step.resume_from], step.fork
-            elif step.name in carried:
-                resume, fork = sessions[step.name], False
-            else:
-                resume, fork = None, False
-            resuming = step.name in carried and step.resume_from is None
-            emit(StepStarted(text=step.name, index=index, total=total, resumed=resuming, woke=woke))
+        current = ""
+        try:
+            for index, step in enumerate(self.steps, 1):
+                current = step.name
+                if step.when is not None and not await _maybe_await(step.when(ctx)):
+                    continue
+                if step.resume_from is not None:
+                    if step.resume_from not in sessions:
+                        raise ValueError(
+                            f"step {step.name!r} continues the session of {step.resume_from!r}, which "
+                            "produced none (it did not run, failed before starting, or is misspelt)"
+                        )
+                    resume, fork = sessions[step.resume_from], step.fork
+                elif step.name in carried:
+                    resume, fork = sessions[step.name], False
+                else:
+                    resume, fork = None, False
+                resuming = step.name in carried and step.resume_from is None
+                emit(StepStarted(text=step.name, index=index, total=total, resumed=resuming, woke=woke))
 
-            first_prompt = step.render(ctx, resuming=resuming)
-            prompt_cur, resume_cur, fork_cur = first_prompt, resume, fork
-            passed = False
-            result: StepResult | None = None
-            for attempt in range(step.retries + 1):
-                if attempt == 0:
-                    label = step.name
-                elif step.on_reject is not None:
-                    label = f"{step.name}#round{attempt + 1}"
-                else:
-                    label = f"{step.name}#retry{attempt}"
-                if lineage is not None:
-                    # only this one call: a judge run from the gate must never enter the lineage
-                    runtime.on_session = _rememberer(lineage, step.name)
-                try:
-                    result = await runtime.run(
-                        step.spec,
-                        prompt_cur,
-                        step_name=label,
-                        resume=resume_cur,
-                        fork=fork_cur,
-                        on_event=on_event,
-                    )
-                finally:
-                    runtime.on_session = None
-                results[step.name] = result
-                if not result.ok and classify(result.error) == "fatal":
-                    # auth, permission, billing: every further round fails the same way, in a
-                    # fresh session that would take the lineage away from the real work
-                    held = sessions.get(step.name)
-                    if lineage is not None and held and result.session_id != held:
-                        lineage.remember(step.name, held)
-                    ctx["_fatal"] = result.error
-                    break
-                if result.session_id:
-                    sessions[step.name] = result.session_id
-                    if lineage is not None:
-                        lineage.remember(step.name, result.session_id)
-                if result.ok:
-                    if step.gate is None:
-                        passed = True
+                first_prompt = step.render(ctx, resuming=resuming)
+                prompt_cur, resume_cur, fork_cur = first_prompt, resume, fork
+                passed = False
+                result: StepResult | None = None
+                for attempt in range(step.retries + 1):
+                    if attempt == 0:
+                        label = step.name
+                    elif step.on_reject is not None:
+                        label = f"{step.name}#round{attempt + 1}"
                     else:
-                        try:
-                            passed = bool(await _maybe_await(step.gate(result, ctx)))  # once per attempt
-                        except StepAbort as exc:
-                            ctx["_aborted"] = str(exc)
-                            passed = False
-                            break
-                        if ctx.get("_fatal"):
-                            break  # the gate's own run (a judge) hit a fatal error
-                if passed or attempt == step.retries:
+                        label = f"{step.name}#retry{attempt}"
+                    if lineage is not None:
+                        # only this one call: a judge run from the gate must never enter the lineage
+                        runtime.on_session = _rememberer(lineage, step.name)
+                    try:
+                        result = await runtime.run(
+                            step.spec,
+                            prompt_cur,
+                            step_name=label,
+                            resume=resume_cur,
+                            fork=fork_cur,
+                            on_event=on_event,
+                        )
+                    finally:
+                        runtime.on_session = None
+                    results[step.name] = result
+                    fault = _fault_of(runtime, lineage)
+                    if fault is not None:
+                        # the disk refused a write: nothing more is written (a vanished folder would
+                        # be made anew, empty), and every further step would be refused the same way
+                        ctx[FAULT_KEY] = ctx["_fatal"] = fault.line()
+                        break
+                    if not result.ok and classify(result.error) == "fatal":
+                        # auth, permission, billing: every further round fails the same way, in a
+                        # fresh session that would take the lineage away from the real work
+                        held = sessions.get(step.name)
+                        if lineage is not None and held and result.session_id != held:
+                            lineage.remember(step.name, held)
+                        ctx["_fatal"] = result.error
+                        break
+                    if result.session_id:
+                        sessions[step.name] = result.session_id
+                        if lineage is not None:
+                            lineage.remember(step.name, result.session_id)
+                    if result.ok:
+                        if step.gate is None:
+                            passed = True
+                        else:
+                            try:
+                                passed = bool(await _maybe_await(step.gate(result, ctx)))  # once per attempt
+                            except StepAbort as exc:
+                                ctx["_aborted"] = str(exc)
+                                passed = False
+                                break
+                            if ctx.get("_fatal"):
+                                break  # the gate's own run (a judge) hit a fatal error
+                    if passed or attempt == step.retries:
+                        break
+                    said = ""
+                    if step.on_reject is not None and result.session_id:
+                        said = await _maybe_await(step.on_reject(result, ctx)) or ""
+                    if said:
+                        # send the rejected session back to work, with what was missing
+                        prompt_cur, resume_cur, fork_cur = said, result.session_id, False
+                    else:
+                        prompt_cur, resume_cur, fork_cur = first_prompt, resume, fork
+                if on_step is not None and result is not None:
+                    on_step(step, result)
+                assert result is not None
+                if passed:
+                    ctx[step.name] = step.reduce(result, ctx) if step.reduce is not None else result.text
+                    continue
+                if step.on_fail == "stop" or ctx.get("_fatal"):
+                    ctx["_failed_at"] = step.name
                     break
-                said = ""
-                if step.on_reject is not None and result.session_id:
-                    said = await _maybe_await(step.on_reject(result, ctx)) or ""
-                if said:
-                    # send the rejected session back to work, with what was missing
-                    prompt_cur, resume_cur, fork_cur = said, result.session_id, False
-                else:
-                    prompt_cur, resume_cur, fork_cur = first_prompt, resume, fork
-            if on_step is not None and result is not None:
-                on_step(step, result)
-            assert result is not None
-            if passed:
-                ctx[step.name] = step.reduce(result, ctx) if step.reduce is not None else result.text
-                continue
-            if step.on_fail == "stop" or ctx.get("_fatal"):
-                ctx["_failed_at"] = step.name
-                break
-            if step.on_fail == "continue":
-                ctx[step.name] = result.text
+                if step.on_fail == "continue":
+                    ctx[step.name] = result.text
+        except DiskFault as fault:
+            # a document a step writes (需求.md, 目标.md) refused by the disk: the same stop
+            ctx[FAULT_KEY] = ctx["_fatal"] = fault.line()
+            ctx["_failed_at"] = current
         return ctx
+
+
+def _fault_of(runtime: Any, lineage: Lineage | None) -> DiskFault | None:
+    """The write the disk refused during the last step: the runtime's own or its store's, or the
+    lineage's (which never raises: continuity is a bonus, but a disk that refuses it refuses
+    the rest too, and going on would leave the next run nothing to continue from)."""
+    fault = getattr(runtime, "fault", None)
+    if isinstance(fault, DiskFault):
+        return fault
+    return lineage.fault if lineage is not None else None
 
 
 def _rememberer(lineage: Lineage, step: str) -> Callable[[str], None]:

@@ -11,7 +11,7 @@ from ..core.goal import Goal, Verdict
 from ..core.i18n import _
 from ..core.resilience import classify
 from ..core.roles import judge
-from .base import Ctx, Step, StepAbort
+from .base import FAULT_KEY, Ctx, Step, StepAbort
 from .notes import keep_before_rewrite
 
 GOAL_KEY = "_goal"
@@ -141,6 +141,10 @@ def with_goal(
             step_name=f"{label}#{round_no}",
             on_event=ctx.get("_on_event"),
         )
+        fault = getattr(runtime, "fault", None)
+        if fault is not None:  # the disk refused the judge's books: the workflow stops on its line
+            ctx[FAULT_KEY] = ctx["_fatal"] = fault.line()
+            return False
         if not verdict_run.ok and classify(verdict_run.error) == "fatal":
             ctx["_fatal"] = verdict_run.error  # no verdict can come; the workflow stops at once
             return False

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.brief import Brief
+from ..core.files import DiskFault, fault_of
 from ..core.goal import Goal, Verdict
 from ..core.handoff import Handoff
 from ..core.handover import HANDOVER_PROMPT, Handover, mechanical
@@ -39,6 +40,9 @@ class HandoverReport:
     handover: Handover
     placed: dict[Path, Placement] = field(default_factory=dict)
     failed: dict[Path, str] = field(default_factory=dict)
+    # a write the disk refused (full, read-only, gone), here or in the handover turn's books: the
+    # run then ends on its line, as any other run whose disk refuses
+    fault: DiskFault | None = None
 
 
 async def hand_over(
@@ -100,6 +104,9 @@ async def hand_over(
             report.placed[path] = place_block(path, body)
         except OSError as exc:
             report.failed[path] = exc.strerror or str(exc)
+            report.fault = report.fault or fault_of(exc, path)
+    fault = getattr(runtime, "fault", None)
+    report.fault = report.fault or (fault if isinstance(fault, DiskFault) else None)
     return report
 
 
