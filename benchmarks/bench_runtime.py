@@ -3,7 +3,7 @@
 Same scenario (a Bash call, then a reply), same CLI, same flower.sim, measured alternately in
 one process so that machine noise hits both sides alike. Prints figures; asserts nothing.
 
-usage: python benchmarks/bench_runtime.py [ROUNDS]
+usage: python benchmarks/bench_runtime.py [ROUNDS] [--smoke]
 """
 
 from __future__ import annotations
@@ -11,13 +11,13 @@ from __future__ import annotations
 import asyncio
 import os
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 from claude_agent_sdk import ClaudeAgentOptions, query
 
+from _cli import size_or_smoke
 from flower import AgentSpec, Runtime
 from flower.sim.env import isolated_env, scrub_host_model_vars
 from flower.sim.server import SimServer
@@ -48,7 +48,11 @@ async def flower_step(rt: Runtime, spec: AgentSpec) -> float:
 
 async def main(rounds: int) -> None:
     scrub_host_model_vars()
-    root = Path(tempfile.mkdtemp(prefix="flower-bench-"))
+    with tempfile.TemporaryDirectory(prefix="flower-bench-") as tmp:
+        await measure(rounds, Path(tmp))
+
+
+async def measure(rounds: int, root: Path) -> None:
     ws = root / "ws"
     ws.mkdir()
     with SimServer(
@@ -82,4 +86,4 @@ async def main(rounds: int) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(int(sys.argv[1]) if len(sys.argv) > 1 else 15))
+    asyncio.run(main(size_or_smoke(__doc__.splitlines()[0], "rounds", int, 15, 1, "timed pairs")))

@@ -9,7 +9,7 @@
 | vscode-extension/src/protocol.ts | server/flower_lsp/protocol.py | flower_lsp.gen_typescript |
 | docs/protocol.md | server/flower_lsp/protocol.py | flower_lsp.reference |
 | editors/neovim/lua/flower/protocol.lua | server/flower_lsp/protocol.py | flower_lsp.gen_lua |
-| engine/flower/locale/en/LC_MESSAGES/flower.po | the marked texts of engine/flower and server/flower_lsp, merged into the English texts already there | Babel (extract, update) |
+| engine/flower/locale/en/LC_MESSAGES/flower.po | the texts marked in the code, merged | Babel |
 | engine/flower/locale/en/LC_MESSAGES/flower.mo | that .po | Babel (compile) |
 
 `--check` regenerates everything into a temporary folder (the catalogue from the committed
