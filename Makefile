@@ -53,17 +53,34 @@ lint: $(VENV)/.test
 	done; \
 	if [ -n "$$failed" ]; then printf "make lint: failed:$$failed\n" >&2; exit 1; fi
 
+# The Python suite runs in parallel, one worker per core (pytest-xdist); a test file never splits
+# across workers, so its module-scoped servers and fixtures stay as written.
+PARALLEL := -n auto --dist loadfile
+
+# A suite's wall time and verdict, for the summary lines of `make test` and `make check`.
+SUMMARY := took() { s=$$(( $$(date +%s) - $$1 )); printf '%dm %02ds' $$((s / 60)) $$((s % 60)); }; \
+	verdict() { [ "$$1" = 0 ] && echo passed || echo "FAILED ($$1)"; }
+
 # The gates, the Python suite, then the extension inside a real VS Code (code-server + headless
 # Chromium). All three always run, so one run shows every result; any failure fails `make test`.
+# The last line gives each one's verdict and wall time.
 test: $(VENV)/.test system-deps
-	@lint=0; python=0; extension=0; \
-	$(MAKE) --no-print-directory lint || lint=$$?; \
-	$(BIN)/python -m pytest || python=$$?; \
-	bash scripts/test-vscode.sh || extension=$$?; \
-	verdict() { [ "$$1" = 0 ] && echo passed || echo "FAILED ($$1)"; }; \
-	echo "make test: gates $$(verdict $$lint), Python suite $$(verdict $$python)," \
-		"extension suite $$(verdict $$extension)"; \
+	@$(SUMMARY); lint=0; python=0; extension=0; \
+	t=$$(date +%s); $(MAKE) --no-print-directory lint || lint=$$?; lint_t=$$(took $$t); \
+	t=$$(date +%s); $(BIN)/python -m pytest $(PARALLEL) || python=$$?; python_t=$$(took $$t); \
+	t=$$(date +%s); bash scripts/test-vscode.sh || extension=$$?; extension_t=$$(took $$t); \
+	echo "make test: gates $$(verdict $$lint) ($$lint_t), Python suite $$(verdict $$python) ($$python_t)," \
+		"extension suite $$(verdict $$extension) ($$extension_t)"; \
 	[ $$lint = 0 ] && [ $$python = 0 ] && [ $$extension = 0 ]
+
+# The fast tier, for the edit-test loop: the gates and the unit tests (in parallel); minutes.
+# `make test` (and so CI) runs these and everything else.
+check: $(VENV)/.test system-deps
+	@$(SUMMARY); lint=0; unit=0; \
+	t=$$(date +%s); $(MAKE) --no-print-directory lint || lint=$$?; lint_t=$$(took $$t); \
+	t=$$(date +%s); $(BIN)/python -m pytest tests/unit $(PARALLEL) -q || unit=$$?; unit_t=$$(took $$t); \
+	echo "make check: gates $$(verdict $$lint) ($$lint_t), unit tests $$(verdict $$unit) ($$unit_t)"; \
+	[ $$lint = 0 ] && [ $$unit = 0 ]
 
 # Release artifacts, into dist/. Neither needs the test toolchain.
 .PHONY: dist vsix

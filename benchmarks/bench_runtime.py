@@ -62,10 +62,13 @@ async def measure(rounds: int, root: Path) -> None:
         # like for like: the bare query has no sandbox (its cost: benchmarks/bench_sandbox.py)
         rt = Runtime(workspace=ws, run_dir=root / "runs", sandbox="off")
         spec = AgentSpec(name="bench", instructions="", allowed_tools=["Bash", "Read"])
-        await bare(ws)  # warm the page cache for the 356 MiB CLI binary
-        await flower_step(rt, spec)
+        warm = await bare(ws)  # warm the page cache for the 356 MiB CLI binary
         bare_times: list[float] = []
         flower_times: list[float] = []
+        if not rounds:  # --smoke: the warm-up pair is all there is
+            bare_times, flower_times = [warm], [await flower_step(rt, spec)]
+        else:
+            await flower_step(rt, spec)
         for i in range(rounds):
             # alternate the order so neither side always runs on a warmer machine
             pair = [("bare", bare(ws)), ("flower", flower_step(rt, spec))]
@@ -86,4 +89,4 @@ async def measure(rounds: int, root: Path) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(size_or_smoke(__doc__.splitlines()[0], "rounds", int, 15, 1, "timed pairs")))
+    asyncio.run(main(size_or_smoke(__doc__.splitlines()[0], "rounds", int, 15, 0, "timed pairs")))

@@ -77,7 +77,7 @@ async def measure(rounds: int, root: Path) -> None:
                 for mode, rt in order:
                     for shape in SHAPES:
                         elapsed = await step(rt, shape)
-                        if i:  # the first round only warms the page cache and the sandbox
+                        if i or not rounds:  # the first round only warms (but for --smoke, all there is)
                             times.setdefault((mode, shape), []).append(elapsed)
         finally:
             for rt in runtimes.values():
@@ -97,5 +97,5 @@ async def measure(rounds: int, root: Path) -> None:
 
 if __name__ == "__main__":
     asyncio.run(
-        main(size_or_smoke(__doc__.splitlines()[0], "rounds", int, 5, 1, "timed rounds after a warm-up"))
+        main(size_or_smoke(__doc__.splitlines()[0], "rounds", int, 5, 0, "timed rounds after a warm-up"))
     )

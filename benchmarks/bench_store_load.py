@@ -476,7 +476,7 @@ async def main() -> int:
     add_smoke(parser)
     args = parser.parse_args()
     if args.smoke:
-        args.rounds, args.calls, args.runs = 3, 3, 1
+        args.rounds, args.calls, args.runs = 8, 3, 1  # 8: the fewest rounds its three outages fit in
     if args.no_postgres:
         return await measure(args, None)
     with LocalPostgres() as server:

@@ -87,6 +87,29 @@ def nvim(
     return seen
 
 
+def nvim_pure(script: str, tmp_path: Path) -> dict[str, Any]:
+    """A Lua script of the plugin's pure modules, in headless Neovim with no server."""
+    out = tmp_path / f"{script}.json"
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "FLOWER_TEST_DIR": str(HERE),
+        "FLOWER_TEST_WS": str(tmp_path),
+        "FLOWER_TEST_CMD": "[]",
+        "FLOWER_TEST_REQUEST": "",
+        "FLOWER_TEST_OUT": str(out),
+        **{f"XDG_{d}_HOME": str(tmp_path / d.lower()) for d in ("CONFIG", "DATA", "STATE", "CACHE")},
+    }
+    boot = f"local ok, err = pcall(dofile, {json.dumps(str(HERE / script))})"
+    args = ["nvim", "--headless", "-u", "NONE", "-i", "NONE", "-n", "--cmd", f"set runtimepath^={PLUGIN}"]
+    args += ["-c", f"lua {boot} if not ok then io.stderr:write(tostring(err)) vim.cmd('cquit 2') end"]
+    done = subprocess.run(args, env=env, capture_output=True, text=True, timeout=120)
+    seen: dict[str, Any] = json.loads(out.read_text(encoding="utf-8")) if out.is_file() else {}
+    assert done.returncode == 0 and "error" not in seen, (
+        f"nvim exited {done.returncode}: {seen.get('error')}\n{done.stderr}"
+    )
+    return seen
+
+
 def rejected_then_cleared(diagnostics: list[list[dict[str, Any]]]) -> None:
     """目标.md as Neovim showed it: the README check (line 6) warned after round 1, then nothing."""
     flagged = [d for d in diagnostics if d]
@@ -218,3 +241,36 @@ def test_the_history_buffer_follows_a_run_and_opens_checks_and_handoffs(
     assert check["cursor"] == text.index(f"- {CHECKS[1]}") + 1
     assert Path(seen["handoff"]["name"]).name == "交接-干活#round3.md"
     assert Path(seen["handoff"]["name"]).is_file()
+
+
+def test_history_updates_apply_as_the_protocol_says_and_the_buffer_reads_on_every_edge(tmp_path):
+    seen = nvim_pure("history_apply.lua", tmp_path)
+    assert seen["cases"] == {
+        "a turn with nothing held": {"applied": "missed"},
+        "the next turn": {"applied": "appended", "revision": 4, "turns": 1},
+        "a turn after a gap": {"applied": "missed", "revision": 3, "turns": 0},
+        "an old turn": {"applied": "stale", "revision": 3, "turns": 0},
+        "a newer whole history": {"applied": "replaced", "revision": 7, "turns": 0},
+        "an older whole history": {"applied": "stale", "revision": 8, "turns": 0},
+    }
+    assert seen["untouched"] == 0
+    assert seen["reading"] == ["Flower history: reading…"]
+    assert seen["empty"][2:] == [
+        "! manifest.json: damaged",
+        "",
+        "No run in this folder: :FlowerNew starts one.",
+    ]
+    live = [line.strip() for line in seen["live"]]
+    assert live[2] == "Total: $0.004 · 1h 3m · 0 turns · 1 wake · running 干活"
+    assert live[3] == "Context: no turns yet · 0 turns · handoff at 950K"
+    assert live[4] == "Earlier work archived with a new run: 2 wakes, left out"
+    assert live[6] == "Wake 1 · running · $0.004 · 1h 3m · 0 turns"  # no start time on record: none shown
+    assert live[7:] == [
+        "▶ 干活 · running · $0.004 · 1h 3m",
+        "? (empty question) · waiting for an answer",
+        "? 用哪个? · skipped: 不知道 · waited 1m 15s",
+        "Handoff → generation 2 · at 158K · degraded · its document is no longer on disk",
+        "↻ 2 retries",
+        "! overloaded",
+        "! timeout",
+    ]

@@ -267,7 +267,7 @@ local function wake_lines(out, h, wake)
       format.cost(wake.cost_usd),
       format.duration(wake.duration_s),
       string.format('%d turns', wake.num_turns or 0),
-      'started ' .. format.time(wake.started_at)
+      format.time(wake.started_at) ~= '' and ('started ' .. format.time(wake.started_at)) or nil
     )
   )
   if elsewhere then
