@@ -63,7 +63,8 @@ H.run(function()
   -- the run's last word is a whole history with nothing live
   H.wait('the history to settle', function()
     snapshot()
-    return flower.state.history ~= nil and not flower.state.history.live
+    local h = flower.state.history
+    return h ~= nil and #h.wakes > 0 and not h.live
   end, H.SOON)
   H.seen.final = lines()
   H.seen.final_reads = H.seen.reads
