@@ -5,20 +5,21 @@
 // (a flower/history answer as JSON).
 //
 // - extension host (Node): applying a flower/historyUpdate turn and rebuilding the tree's nodes;
-// - webview (headless Chromium, the bundled dist/chart.js of the extension, as VS Code loads it):
-//   the first drawing of the whole history, then each appended turn until the drawing is laid
-//   out (a forced layout after every message), median of `--turns` turns.
+// - webview (headless Chromium, the chart's page script bundled as build.mjs bundles dist/chart.js
+//   for VS Code): the first drawing of the whole history, then each appended turn until the
+//   drawing is laid out (a forced layout after every message), median of `--turns` turns.
 //
 //   eval "$(bash scripts/vscode-toolchain.sh --env)"      # Node 24, playwright-core, chromium
-//   (cd vscode-extension && node build.mjs)                 # dist/chart.js
-//   node benchmarks/bench_chart.mjs [--turns 200] [--history FILE]
+//   bash scripts/vscode-deps.sh                             # the extension's node_modules (esbuild)
+//   node benchmarks/bench_chart.mjs [--turns 200] [--history FILE] [--smoke]
 //
+// --smoke: a few turns, seconds; it proves the benchmark runs (CI), its figures mean nothing.
 // Figures only: nothing here asserts on time.
 import * as fs from 'node:fs';
 import { createRequire } from 'node:module';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 
 const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const EXT = path.join(REPO, 'vscode-extension');
@@ -27,7 +28,7 @@ const arg = (name, fallback) => {
   const i = argv.indexOf(name);
   return i >= 0 ? argv[i + 1] : fallback;
 };
-const TURNS = Number(arg('--turns', '200'));
+const TURNS = argv.includes('--smoke') ? 5 : Number(arg('--turns', '200'));
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 function ht001() {
@@ -63,10 +64,13 @@ function ht001() {
   };
 }
 
+const TMP = fs.mkdtempSync(path.join(os.tmpdir(), 'flower-bench-chart-'));
+
 async function pure() {
-  // the extension's pure modules, bundled as the extension bundles them
+  // the extension's pure modules, bundled as the extension bundles them (CommonJS: @vscode/l10n
+  // requires Node's modules at run time, which an ES module bundle cannot)
   const { build } = createRequire(path.join(EXT, 'package.json'))('esbuild');
-  const out = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'flower-bench-chart-')), 'pure.mjs');
+  const out = path.join(TMP, 'pure.cjs');
   await build({
     stdin: {
       contents: "export { applyUpdate } from './src/history'; export { folderNodes } from './src/historyTree'; export { chartSvg } from './src/chart';",
@@ -75,11 +79,28 @@ async function pure() {
     },
     bundle: true,
     platform: 'node',
-    format: 'esm',
+    format: 'cjs',
     outfile: out,
     logLevel: 'warning',
   });
-  return import(pathToFileURL(out).href);
+  return createRequire(import.meta.url)(out);
+}
+
+async function pageScript() {
+  // the webview's script, with build.mjs's options for dist/chart.js (a browser, no Node)
+  const { build } = createRequire(path.join(EXT, 'package.json'))('esbuild');
+  const out = path.join(TMP, 'chart.js');
+  await build({
+    entryPoints: [path.join(EXT, 'src/webview/chart.ts')],
+    bundle: true,
+    platform: 'browser',
+    format: 'iife',
+    target: 'chrome120',
+    outfile: out,
+    sourcemap: 'inline',
+    logLevel: 'warning',
+  });
+  return fs.readFileSync(out, 'utf8');
 }
 
 async function main() {
@@ -109,8 +130,7 @@ async function main() {
   console.log(`svg markup  median ${median(svg).toFixed(3).padStart(8)} ms per drawing (chart.ts alone, in Node)`);
 
   // -- the webview: the bundled page script in headless Chromium
-  const script = path.join(EXT, 'dist', 'chart.js');
-  if (!fs.existsSync(script)) throw new Error(`${script} is missing: run node build.mjs in vscode-extension/ first`);
+  const script = await pageScript();
   const playwright = process.env.FLOWER_PLAYWRIGHT_CORE;
   if (!playwright) throw new Error('FLOWER_PLAYWRIGHT_CORE is not set: eval "$(bash scripts/vscode-toolchain.sh --env)"');
   const { chromium } = createRequire(import.meta.url)(playwright);
@@ -129,7 +149,7 @@ async function main() {
       window.reports = [];
       window.acquireVsCodeApi = () => ({ postMessage: (m) => window.reports.push(m) });
     });
-    await page.addScriptTag({ content: fs.readFileSync(script, 'utf8') });
+    await page.addScriptTag({ content: script });
     const timed = (message) =>
       page.evaluate((m) => {
         const started = performance.now();
@@ -153,4 +173,8 @@ async function main() {
   }
 }
 
-await main();
+try {
+  await main();
+} finally {
+  fs.rmSync(TMP, { recursive: true, force: true });
+}

@@ -25,7 +25,7 @@ a test run 20-90 s, the judge 1.5-8 min (so some resumes find the cache expired 
 not), the outage 3 min, the person typing 30 s. Pass --judge 60,240 to keep every judged
 resume inside the cache's life.
 
-    .venv/bin/python benchmarks/bench_context_economy.py [--rounds 70] [--seed 7] [--judge 90,480]
+    .venv/bin/python benchmarks/bench_context_economy.py [--rounds 70] [--seed 7] [--judge 90,480] [--smoke]
 
 Figures only: it checks the targets and says whether they hold; it asserts nothing on time.
 """
@@ -51,6 +51,7 @@ from typing import Any, cast
 from claude_agent_sdk import HookContext, HookInput, HookJSONOutput, HookMatcher
 from claude_agent_sdk.types import SessionKey
 
+from _cli import add_smoke
 from bench_store_load import prose
 from flower import AgentSpec, EphemeralPolicy, PrunePolicy, Resilience, Runtime, TrimPolicy
 from flower.sim.cache import SimClock
@@ -464,7 +465,10 @@ async def main() -> int:
         "--only", default=",".join(CONFIGS), help="configurations to run (sqlite is always run)"
     )
     parser.add_argument("--keep", help="keep the runs under this folder")
+    add_smoke(parser)
     args = parser.parse_args()
+    if args.smoke:
+        args.rounds = 1  # its resumes all in round 0: the outage and the interrupt
     lo, hi = (float(x) for x in args.judge.split(","))
     scrub_host_model_vars()
     root = Path(args.keep) if args.keep else Path(tempfile.mkdtemp(prefix="flower-economy-"))
@@ -474,9 +478,13 @@ async def main() -> int:
     wanted = ["sqlite", *[c for c in args.only.split(",") if c in CONFIGS and c != "sqlite"]]
     started = time.perf_counter()
     outcomes: dict[str, Outcome] = {}
-    for kind in wanted:
-        outcomes[kind] = await run_config(kind, plan, root, ws, args.rounds, args.seed)
-        print(f"ran {kind} in {outcomes[kind].seconds:.0f} s", file=sys.stderr)
+    try:
+        for kind in wanted:
+            outcomes[kind] = await run_config(kind, plan, root, ws, args.rounds, args.seed)
+            print(f"ran {kind} in {outcomes[kind].seconds:.0f} s", file=sys.stderr)
+    finally:
+        if not args.keep:
+            shutil.rmtree(root, ignore_errors=True)
     return report(plan, outcomes, args, time.perf_counter() - started)
 
 

@@ -14,7 +14,7 @@ Then it times, median of `--runs`:
 
 The chart's own cost per turn (in a browser) is benchmarks/bench_chart.mjs.
 
-    .venv/bin/python benchmarks/bench_history.py [--rounds 70] [--runs 7] [--keep DIR]
+    .venv/bin/python benchmarks/bench_history.py [--rounds 70] [--runs 7] [--keep DIR] [--smoke]
 
 With `--keep DIR` the folder is generated there once and reused on the next call. Figures
 only: nothing here asserts on time.
@@ -34,6 +34,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from _cli import add_smoke
 from flower.core.agent import HandoffPolicy
 from flower.sim.env import isolated_env, scrub_host_model_vars
 from flower.sim.long_run import long_run_scenario
@@ -107,7 +108,10 @@ def main() -> int:
     parser.add_argument("--report", type=int, default=9_000, help="characters per report")
     parser.add_argument("--output", type=int, default=200_000, help="bytes the worker's command prints")
     parser.add_argument("--keep", type=Path, help="generate the folder here once, reuse it afterwards")
+    add_smoke(parser)
     args = parser.parse_args()
+    if args.smoke:
+        args.rounds, args.runs, args.report, args.output = 2, 1, 200, 1_000
 
     folder = args.keep or Path(tempfile.mkdtemp(prefix="flower-bench-history-"))
     workspace = folder / "ws"

@@ -4,16 +4,16 @@ Every entry the session store appends and every event a front end gets goes thro
 `redact_value`; this prints its median time for entries shaped like the ones the CLI mirrors.
 Prints figures; asserts nothing.
 
-usage: python benchmarks/bench_redact.py [REPEAT]
+usage: python benchmarks/bench_redact.py [REPEAT] [--smoke]
 """
 
 from __future__ import annotations
 
 import statistics
-import sys
 import time
 from typing import Any
 
+from _cli import size_or_smoke
 from flower.core.secrets import redact_value
 
 
@@ -49,4 +49,4 @@ def main(repeat: int) -> None:
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]) if len(sys.argv) > 1 else 200)
+    main(size_or_smoke(__doc__.splitlines()[0], "repeat", int, 200, 3, "timings per shape"))

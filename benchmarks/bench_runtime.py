@@ -3,7 +3,7 @@
 Same scenario (a Bash call, then a reply), same CLI, same flower.sim, measured alternately in
 one process so that machine noise hits both sides alike. Prints figures; asserts nothing.
 
-usage: python benchmarks/bench_runtime.py [ROUNDS]
+usage: python benchmarks/bench_runtime.py [ROUNDS] [--smoke]
 """
 
 from __future__ import annotations
@@ -11,13 +11,13 @@ from __future__ import annotations
 import asyncio
 import os
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
 from claude_agent_sdk import ClaudeAgentOptions, query
 
+from _cli import size_or_smoke
 from flower import AgentSpec, Runtime
 from flower.sim.env import isolated_env, scrub_host_model_vars
 from flower.sim.server import SimServer
@@ -48,7 +48,11 @@ async def flower_step(rt: Runtime, spec: AgentSpec) -> float:
 
 async def main(rounds: int) -> None:
     scrub_host_model_vars()
-    root = Path(tempfile.mkdtemp(prefix="flower-bench-"))
+    with tempfile.TemporaryDirectory(prefix="flower-bench-") as tmp:
+        await measure(rounds, Path(tmp))
+
+
+async def measure(rounds: int, root: Path) -> None:
     ws = root / "ws"
     ws.mkdir()
     with SimServer(
@@ -58,10 +62,13 @@ async def main(rounds: int) -> None:
         # like for like: the bare query has no sandbox (its cost: benchmarks/bench_sandbox.py)
         rt = Runtime(workspace=ws, run_dir=root / "runs", sandbox="off")
         spec = AgentSpec(name="bench", instructions="", allowed_tools=["Bash", "Read"])
-        await bare(ws)  # warm the page cache for the 356 MiB CLI binary
-        await flower_step(rt, spec)
+        warm = await bare(ws)  # warm the page cache for the 356 MiB CLI binary
         bare_times: list[float] = []
         flower_times: list[float] = []
+        if not rounds:  # --smoke: the warm-up pair is all there is
+            bare_times, flower_times = [warm], [await flower_step(rt, spec)]
+        else:
+            await flower_step(rt, spec)
         for i in range(rounds):
             # alternate the order so neither side always runs on a warmer machine
             pair = [("bare", bare(ws)), ("flower", flower_step(rt, spec))]
@@ -82,4 +89,4 @@ async def main(rounds: int) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(int(sys.argv[1]) if len(sys.argv) > 1 else 15))
+    asyncio.run(main(size_or_smoke(__doc__.splitlines()[0], "rounds", int, 15, 0, "timed pairs")))

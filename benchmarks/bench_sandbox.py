@@ -4,7 +4,7 @@ Both sides run in one process against one flower.sim, alternating, so machine no
 alike. A step is a session that runs `true` through Bash and answers; the cost of one command is
 (the step with ten commands - the step with none) / 10. Prints figures; asserts nothing.
 
-usage: python benchmarks/bench_sandbox.py [ROUNDS]
+usage: python benchmarks/bench_sandbox.py [ROUNDS] [--smoke]
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from _cli import size_or_smoke
 from flower import AgentSpec, Runtime
 from flower.core.sandbox import SandboxPolicy, why_unavailable
 from flower.sim.env import isolated_env, scrub_host_model_vars
@@ -52,7 +53,11 @@ async def main(rounds: int) -> None:
     if missing:
         sys.exit(f"no sandbox on this machine ({missing}): run `make system-deps`")
     scrub_host_model_vars()
-    root = Path(tempfile.mkdtemp(prefix="flower-bench-"))
+    with tempfile.TemporaryDirectory(prefix="flower-bench-") as tmp:
+        await measure(rounds, Path(tmp))
+
+
+async def measure(rounds: int, root: Path) -> None:
     ws = root / "ws"
     ws.mkdir()
     times: dict[tuple[str, str], list[float]] = {}
@@ -72,7 +77,7 @@ async def main(rounds: int) -> None:
                 for mode, rt in order:
                     for shape in SHAPES:
                         elapsed = await step(rt, shape)
-                        if i:  # the first round only warms the page cache and the sandbox
+                        if i or not rounds:  # the first round only warms (but for --smoke, all there is)
                             times.setdefault((mode, shape), []).append(elapsed)
         finally:
             for rt in runtimes.values():
@@ -91,4 +96,6 @@ async def main(rounds: int) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(int(sys.argv[1]) if len(sys.argv) > 1 else 5))
+    asyncio.run(
+        main(size_or_smoke(__doc__.splitlines()[0], "rounds", int, 5, 0, "timed rounds after a warm-up"))
+    )

@@ -22,7 +22,7 @@ The money figure with the prompt cache in it comes from bench_context_economy.py
 runs the real CLI; this one is about load time and the content of one resume.
 
     .venv/bin/python benchmarks/bench_store_load.py [--rounds 70] [--runs 7] [--seed 1] [--compactions 0]
-        [--no-postgres]
+        [--no-postgres] [--smoke]
 
 Figures only: nothing here asserts on time.
 """
@@ -44,6 +44,7 @@ from typing import Any, cast
 
 from claude_agent_sdk.types import SessionKey, SessionStore, SessionStoreEntry
 
+from _cli import add_smoke
 from flower.sim.postgres import LocalPostgres
 from flower.stores.ephemeral import EphemeralPolicy, is_ephemeral
 from flower.stores.postgres import PostgresSessionStore
@@ -472,7 +473,10 @@ async def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--compactions", type=int, default=0, help="compactions in the transcript")
     parser.add_argument("--no-postgres", action="store_true", help="time SQLite only")
+    add_smoke(parser)
     args = parser.parse_args()
+    if args.smoke:
+        args.rounds, args.calls, args.runs = 8, 3, 1  # 8: the fewest rounds its three outages fit in
     if args.no_postgres:
         return await measure(args, None)
     with LocalPostgres() as server:

@@ -2,16 +2,16 @@
 hostile events (the CLI does this on the run's loop for every event), and the line editor's
 keys. Prints figures; asserts nothing.
 
-usage: python benchmarks/bench_terminal.py [SECONDS_PER_CASE]
+usage: python benchmarks/bench_terminal.py [SECONDS_PER_CASE] [--smoke]
 """
 
 from __future__ import annotations
 
 import io
-import sys
 import time
 from collections.abc import Callable
 
+from _cli import size_or_smoke
 from flower.cli.lineedit import LineEditor
 from flower.cli.render import Render
 from flower.cli.terminal import Screen
@@ -71,4 +71,4 @@ def screen_lines(line: str) -> list[str]:
 
 
 if __name__ == "__main__":
-    main(float(sys.argv[1]) if len(sys.argv) > 1 else 1.0)
+    main(size_or_smoke(__doc__.splitlines()[0], "seconds", float, 1.0, 0.02, "seconds per case"))

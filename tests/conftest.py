@@ -10,3 +10,10 @@ pytest_plugins = ["flower.sim.fixtures"]
 for _var in ("FLOWER_LANG", "LC_ALL", "LC_MESSAGES"):
     os.environ.pop(_var, None)
 os.environ["LANG"] = "C.UTF-8"
+
+# Nor does a terminal's width decide how lines are laid out, unless a test gives one (COLUMNS):
+# the runner's own terminal leaves COLUMNS and LINES in the environment its processes inherit
+# (GNU readline exports them), so pytest-xdist's workers start with COLUMNS=80 when a plain run
+# has none, and text the CLI fits to that width wraps where the assertions expect one line.
+for _var in ("COLUMNS", "LINES"):
+    os.environ.pop(_var, None)

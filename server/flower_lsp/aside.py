@@ -14,6 +14,7 @@ from flower.core.display import first_line
 from flower.core.i18n import _
 
 from . import protocol as p
+from . import wire
 from .common import invalid_params, parse_args
 from .host import Feature, FlowerServer
 
@@ -46,7 +47,7 @@ class Asides(Feature):
         a = parse_args(p.AsideArgs, p.ASIDE, args)
         question = a.question.strip()
         if not question:
-            raise invalid_params(p.ProtocolError(f"{p.ASIDE}: 'question' must not be empty"))
+            raise invalid_params(wire.ProtocolError(f"{p.ASIDE}: 'question' must not be empty"))
         folder = self.server.folder_arg(a.folder)
         window = self.windows.get(folder.uri)
         answer = await self.server.engine.aside(
@@ -57,7 +58,7 @@ class Asides(Feature):
             failed = _("旁路问答失败:{why}").format(why=first_line(answer.error, 200))
             if not client.can.flower.results:
                 client.show(failed, types.MessageType.Warning)
-            return p.to_json(p.AsideResult(False, failed))
+            return wire.to_json(p.AsideResult(False, failed))
         line = _("旁路(${cost:.4f},没有打扰正在跑的运行):{answer}").format(
             cost=answer.cost_usd, answer=first_line(answer.text, 200)
         )
@@ -65,4 +66,4 @@ class Asides(Feature):
             # a client that shows no results: the answer where it shows messages, whole in the log
             client.show(line)
             client.log(_("# 旁路") + f"\n{answer.text}")
-        return p.to_json(p.AsideResult(True, line, answer=answer.text, cost_usd=answer.cost_usd))
+        return wire.to_json(p.AsideResult(True, line, answer=answer.text, cost_usd=answer.cost_usd))

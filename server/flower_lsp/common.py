@@ -18,6 +18,7 @@ from pygls.uris import to_fs_path
 from flower.core.secrets import redact, redact_value
 
 from . import protocol as p
+from . import wire
 from .negotiation import Negotiated
 from .protocol import Payload
 
@@ -61,7 +62,7 @@ def workspace_folders(lsp: LanguageServer, run_dir: Callable[[str], str]) -> lis
 def find_folder(folders: list[Folder], ref: str | None) -> Folder:
     """The folder a request names (URI or path), by default the first; ProtocolError if unknown."""
     if not folders:
-        raise p.ProtocolError("no workspace folder is open")
+        raise wire.ProtocolError("no workspace folder is open")
     if ref is None or ref == "":
         return folders[0]
     for f in folders:
@@ -73,7 +74,7 @@ def find_folder(folders: list[Folder], ref: str | None) -> Folder:
         for f in folders:
             if f.path == wanted:
                 return f
-    raise p.ProtocolError(f"unknown workspace folder {ref!r} (open: {', '.join(f.uri for f in folders)})")
+    raise wire.ProtocolError(f"unknown workspace folder {ref!r} (open: {', '.join(f.uri for f in folders)})")
 
 
 def options_of(options: p.InitOptions, folder_uri: str) -> p.InitOptions:
@@ -94,23 +95,23 @@ def _path_of(uri: str) -> Path | None:
     return Path(fs).expanduser().resolve() if fs else None
 
 
-def invalid_params(exc: p.ProtocolError) -> JsonRpcInvalidParams:
+def invalid_params(exc: wire.ProtocolError) -> JsonRpcInvalidParams:
     return JsonRpcInvalidParams(message=str(exc))
 
 
 def parse_args(cls: type[Payload], command: str, args: tuple[object, ...]) -> Payload:
     """A command's argument as `cls`; a mismatch is the client's error (InvalidParams)."""
     try:
-        return p.command_args(cls, command, args)
-    except p.ProtocolError as exc:
+        return wire.command_args(cls, command, args)
+    except wire.ProtocolError as exc:
         raise invalid_params(exc) from exc
 
 
 def parse_params(cls: type[Payload], value: object, method: str) -> Payload:
     """A request's params as `cls`; a mismatch is the client's error (InvalidParams)."""
     try:
-        return p.from_json(cls, value, method)
-    except p.ProtocolError as exc:
+        return wire.from_json(cls, value, method)
+    except wire.ProtocolError as exc:
         raise invalid_params(exc) from exc
 
 
@@ -157,7 +158,7 @@ class Client:
 
     def send(self, method: str, params: object) -> None:
         """A notification (a payload dataclass or an lsprotocol object)."""
-        self.guarded(f"notify {method}", self.lsp.protocol.notify, method, redact_value(p.to_json(params)))
+        self.guarded(f"notify {method}", self.lsp.protocol.notify, method, redact_value(wire.to_json(params)))
 
     def log(self, text: str, kind: types.MessageType = types.MessageType.Log) -> None:
         message = types.LogMessageParams(kind, redact(text))
@@ -172,7 +173,7 @@ class Client:
         refusal here, unless the server has shown it already (`Reported`)."""
         if not result.ok and not self.can.flower.results and not isinstance(result, Reported):
             self.show(f"flower: {result.message}", types.MessageType.Warning)
-        return p.to_json(result)
+        return wire.to_json(result)
 
 
 class Reported(p.CommandResult):

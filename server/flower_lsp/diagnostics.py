@@ -22,6 +22,7 @@ from flower.core.events import Event, GoalUnverifiable, VerdictGiven
 from flower.core.i18n import _
 
 from . import protocol as p
+from . import wire
 from .common import Folder
 from .documents import same_document, uri_of
 from .host import Feature, FlowerServer
@@ -290,7 +291,7 @@ class VerdictDiagnostics(Feature):
                     command=types.Command(
                         title=option,
                         command=p.ANSWER,
-                        arguments=[p.to_json(p.AnswerArgs(id=ask.id, text=option, folder=run.folder.uri))],
+                        arguments=[wire.to_json(p.AnswerArgs(id=ask.id, text=option, folder=run.folder.uri))],
                     ),
                 )
                 for i, option in enumerate(ask.options)

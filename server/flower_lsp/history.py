@@ -44,6 +44,7 @@ from flower.workflow.history import (
 )
 
 from . import protocol as p
+from . import wire
 from .common import Folder, parse_params
 from .diagnostics import locate
 from .documents import uri_of
@@ -219,7 +220,7 @@ def payload(history: History, folder_uri: str, revision: int) -> dict[str, Any]:
 
 def checked(data: object) -> p.HistoryResult:
     """A flower/history answer read back as the protocol declares it; ProtocolError if it is not."""
-    return p.from_json(p.HistoryResult, data, p.HISTORY)
+    return wire.from_json(p.HistoryResult, data, p.HISTORY)
 
 
 def update(folder_uri: str, revision: int, turn: Turn) -> p.HistoryUpdateParams:

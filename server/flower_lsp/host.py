@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from lsprotocol.converters import get_converter
 from pygls.lsp.server import LanguageServer
 
-from . import __version__
+from . import __version__, wire
 from . import protocol as p
 from .common import Client, Folder, find_folder, invalid_params, options_of, workspace_folders
 from .engine import Engine, load_engine
@@ -106,7 +106,7 @@ class FlowerServer(LanguageServer):
         """The folder a command names; an unknown one is the client's error (InvalidParams)."""
         try:
             return self.folder(ref)
-        except p.ProtocolError as exc:
+        except wire.ProtocolError as exc:
             raise invalid_params(exc) from exc
 
     # -- background work ---------------------------------------------------------------------

@@ -1,9 +1,15 @@
-"""flower's custom LSP protocol: the one definition of every method name and payload.
+"""flower's custom LSP protocol: the schema, the one definition of every method name and payload.
 
 Everything the server and its clients exchange beyond standard LSP is declared here and nowhere
-else. The TypeScript side is generated from this module:
+else: the method names, the payload types, what each method falls back to for a client that does
+not declare it, and the capabilities a client declares. Beside it, and built from it:
 
-    python -m flower_lsp.protocol --typescript > vscode-extension/src/protocol.ts
+- ``wire.py`` checks payloads coming in and turns payloads going out into JSON;
+- ``gen_typescript.py`` writes the extension's ``vscode-extension/src/protocol.ts``;
+- ``gen_lua.py`` writes the Neovim plugin's method names (``editors/neovim/lua/flower/protocol.lua``);
+- ``reference.py`` writes the reference for other clients, ``docs/protocol.md``.
+
+``make generate`` regenerates every generated file; ``make lint`` fails while one is stale.
 
 Payloads are dataclasses; a field with a default is optional on the wire. JSON keys are the field
 names as written (snake_case), because the payloads mirror the engine's own names (``cost_usd``,
@@ -12,12 +18,8 @@ names as written (snake_case), because the payloads mirror the engine's own name
 
 from __future__ import annotations
 
-import dataclasses
-import sys
-import types
-import typing
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypeVar, Union
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 # the judge's conclusions are the engine's: one definition for the engine, the wire and TypeScript
 from flower.core.events import AskState, VerdictState
@@ -761,227 +763,3 @@ FALLBACKS: dict[str, str] = {
 
 PAYLOADS = (*PAYLOADS, FlowerCapabilities)
 CONSTANTS: dict[str, str] = {"EXPERIMENTAL_KEY": EXPERIMENTAL_KEY, "SETTINGS_SECTION": SETTINGS_SECTION}
-
-
-# -- (de)serialisation ---------------------------------------------------------------------------
-
-
-class ProtocolError(ValueError):
-    """A payload that does not match its declared type; the message says where and why."""
-
-
-def to_json(obj: Any) -> Any:
-    """A payload dataclass (or anything made of them) as plain JSON values."""
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return {f.name: to_json(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
-    if isinstance(obj, dict):
-        return {str(k): to_json(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [to_json(v) for v in obj]
-    return obj
-
-
-def from_json(cls: type[Payload], value: object, where: str = "") -> Payload:
-    """Build payload `cls` from a JSON value, checking every field; raises ProtocolError."""
-    where = where or cls.__name__
-    if value is None or _empty_array(value):
-        value = {}
-    if not isinstance(value, dict):
-        raise ProtocolError(f"{where}: expected an object, got {_json_type(value)}")
-    hints = typing.get_type_hints(cls)
-    known = {f.name: f for f in dataclasses.fields(cls)}
-    unknown = sorted(set(value) - set(known))
-    if unknown:
-        raise ProtocolError(f"{where}: unknown field(s) {', '.join(unknown)} (known: {', '.join(known)})")
-    kwargs: dict[str, Any] = {}
-    for name, f in known.items():
-        if name not in value:
-            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-                raise ProtocolError(f"{where}: missing required field '{name}'")
-            continue
-        kwargs[name] = _check(hints[name], value[name], f"{where}.{name}")
-    return cls(**kwargs)
-
-
-def _check(tp: Any, value: Any, where: str) -> Any:
-    origin, args = typing.get_origin(tp), typing.get_args(tp)
-    if tp is Any:
-        return value
-    if origin in (Union, types.UnionType):
-        if value is None and type(None) in args:
-            return None
-        errors = []
-        for arg in (a for a in args if a is not type(None)):
-            try:
-                return _check(arg, value, where)
-            except ProtocolError as exc:
-                errors.append(str(exc))
-        raise ProtocolError(
-            errors[0] if len(errors) == 1 else f"{where}: got {_json_type(value)}, expected {ts_type(tp)}"
-        )
-    if origin is Literal:
-        if value not in args:
-            raise ProtocolError(f"{where}: must be one of {', '.join(repr(a) for a in args)}, got {value!r}")
-        return value
-    if origin is list:
-        if not isinstance(value, list):
-            raise ProtocolError(f"{where}: expected an array, got {_json_type(value)}")
-        return [_check(args[0], v, f"{where}[{i}]") for i, v in enumerate(value)]
-    if origin is dict:
-        if _empty_array(value):
-            return {}
-        if not isinstance(value, dict):
-            raise ProtocolError(f"{where}: expected an object, got {_json_type(value)}")
-        return {k: _check(args[1], v, f"{where}.{k}") for k, v in value.items()}
-    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
-        return from_json(tp, value, where)
-    if tp is bool:
-        if not isinstance(value, bool):
-            raise ProtocolError(f"{where}: expected a boolean, got {_json_type(value)}")
-        return value
-    if tp in (int, float):
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, (int, float))
-            or (tp is int and not float(value).is_integer())
-        ):
-            raise ProtocolError(
-                f"{where}: expected a{'n integer' if tp is int else ' number'}, got {_json_type(value)}"
-            )
-        return tp(value)
-    if tp is str:
-        if not isinstance(value, str):
-            raise ProtocolError(f"{where}: expected a string, got {_json_type(value)}")
-        return value
-    raise ProtocolError(f"{where}: unsupported type {tp!r}")
-
-
-def _empty_array(value: object) -> bool:
-    """`[]` where an object is expected: what clients whose empty table is also an empty list
-    (Lua, so Neovim) send for `{}`; read as the empty object."""
-    return isinstance(value, list) and not value
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
-
-
-def command_args(cls: type[Payload], command: str, args: tuple[object, ...]) -> Payload:
-    """A command's arguments (none, or one object) as `cls`; raises ProtocolError."""
-    if len(args) > 1:
-        raise ProtocolError(f"{command}: expected at most one argument (an object), got {len(args)}")
-    return from_json(cls, args[0] if args else None, command)
-
-
-# -- TypeScript --------------------------------------------------------------------------------
-
-
-def ts_type(tp: Any) -> str:
-    """The TypeScript spelling of a payload field's type."""
-    for alias, target in ALIASES.items():
-        if tp == target:
-            return alias
-    origin, args = typing.get_origin(tp), typing.get_args(tp)
-    if tp is Any:
-        return "unknown"
-    if origin in (Union, types.UnionType):
-        parts = [ts_type(a) for a in args if a is not type(None)]
-        if type(None) in args:
-            parts.append("null")
-        return " | ".join(parts)
-    if origin is Literal:
-        return " | ".join(_ts_string(a) for a in args)
-    if origin is list:
-        inner = ts_type(args[0])
-        return f"({inner})[]" if "|" in inner else f"{inner}[]"
-    if origin is dict:
-        return f"Record<string, {ts_type(args[1])}>"
-    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
-        return tp.__name__
-    return {str: "string", bool: "boolean", int: "number", float: "number"}[tp]
-
-
-def _ts_string(value: str) -> str:
-    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
-
-
-def _jsdoc(text: str, indent: str = "") -> list[str]:
-    lines = " ".join(text.split()).replace("*/", "* /")
-    return [f"{indent}/** {lines} */"]
-
-
-def typescript() -> str:
-    """The whole protocol as a TypeScript module (types + method-name constants)."""
-    out = [
-        "// Generated by `python -m flower_lsp.protocol --typescript` from server/flower_lsp/protocol.py.",
-        "// Do not edit by hand: change protocol.py and regenerate.",
-        "",
-    ]
-    for alias, target in ALIASES.items():
-        out += [f"export type {alias} = {' | '.join(_ts_string(a) for a in typing.get_args(target))};", ""]
-    for cls in PAYLOADS:
-        hints = typing.get_type_hints(cls)
-        out += _jsdoc(cls.__doc__ or cls.__name__)
-        out.append(f"export interface {cls.__name__} {{")
-        for f in dataclasses.fields(cls):
-            optional = f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
-            out += _jsdoc(f.metadata.get("doc", f.name), "  ")
-            out.append(f"  {f.name}{'?' if optional else ''}: {ts_type(hints[f.name])};")
-        out += ["}", ""]
-    for m in METHODS:
-        params = m.params.__name__ if m.params else "none"
-        result = m.result.__name__ if m.result else "none"
-        shape = f"params: {params}; result: {result}"
-        out += _jsdoc(f"{m.kind}, {m.direction}. {m.doc} ({shape})")
-        out.append(f"export const {m.const} = {_ts_string(m.name)};")
-    out.append("")
-    for const, value in CONSTANTS.items():
-        out.append(f"export const {const} = {_ts_string(value)};")
-    out += [
-        "",
-        "/** Every command the server registers (executeCommandProvider);"
-        " the client must not register them again. */",
-        "export const COMMANDS = ["
-        + ", ".join(m.const for m in METHODS if m.kind == "command")
-        + "] as const;",
-        "",
-        "/** Params and result types by method name. */",
-        "export interface MethodTypes {",
-    ]
-    for m in METHODS:
-        params = m.params.__name__ if m.params else "undefined"
-        result = m.result.__name__ if m.result else "void"
-        out.append(f"  {_ts_string(m.name)}: {{ params: {params}; result: {result} }};")
-    out += ["}", ""]
-    return "\n".join(out)
-
-
-def main(argv: list[str] | None = None) -> int:
-    import argparse
-
-    parser = argparse.ArgumentParser(
-        prog="python -m flower_lsp.protocol", description=__doc__.splitlines()[0]
-    )
-    parser.add_argument("--typescript", action="store_true", help="print the protocol as a TypeScript module")
-    args = parser.parse_args(argv)
-    if not args.typescript:
-        parser.print_help()
-        return 2
-    sys.stdout.write(typescript())
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -37,6 +37,7 @@ from flower.core.i18n import N_, _
 from flower.core.secrets import redact, redact_value
 
 from . import protocol as p
+from . import wire
 from .host import Feature, FlowerServer
 
 if TYPE_CHECKING:
@@ -195,7 +196,7 @@ class Questions(Feature):
     ) -> p.AskResult | None:
         try:
             # a question quotes the agent: no credential leaves with it
-            payload = redact_value(p.to_json(params))
+            payload = redact_value(wire.to_json(params))
             raw = await self._request(p.ASK, payload, f"flower-ask-{params.id}", params, settled)
         except NoReply:
             return None
@@ -205,8 +206,8 @@ class Questions(Feature):
             log.info("the client answered flower/ask %s with an error: %s", params.id, exc)
             return None
         try:
-            return p.from_json(p.AskResult, raw, "flower/ask result")
-        except p.ProtocolError as exc:
+            return wire.from_json(p.AskResult, raw, "flower/ask result")
+        except wire.ProtocolError as exc:
             self.server.client.log(
                 _("flower:{id} 的回答格式不对,不理它:{error}").format(id=params.id, error=exc),
                 types.MessageType.Warning,
@@ -218,7 +219,7 @@ class Questions(Feature):
     ) -> p.AskResult | None:
         try:
             where = self.server.folder(params.folder).name
-        except p.ProtocolError:
+        except wire.ProtocolError:
             where = params.folder
         # a question quotes the agent: no credential leaves with it (the titles map back to the options)
         shown = {redact(title): title for title in [*params.options, _(SKIP)]}

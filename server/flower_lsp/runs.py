@@ -19,6 +19,7 @@ from flower.core.events import Event
 from flower.core.i18n import N_, _
 
 from . import protocol as p
+from . import wire
 from .common import Folder, Reported, invalid_params, parse_args
 from .engine import EngineRun
 from .host import Feature, FlowerServer
@@ -347,7 +348,7 @@ class Runs(Feature):
         a = parse_args(p.ContinueArgs, p.CONTINUE, args)
         result = await self.continue_(self.server.folder_arg(a.folder))
         if result.offer is not None and self._server_offers():
-            return p.to_json(result)  # the offer to start is the message the person sees
+            return wire.to_json(result)  # the offer to start is the message the person sees
         return self.server.client.reply(result)
 
     async def _start_command(self, args: tuple[object, ...]) -> object:
@@ -361,7 +362,7 @@ class Runs(Feature):
     def _say_command(self, args: tuple[object, ...]) -> object:
         a = parse_args(p.SayArgs, p.SAY, args)
         if not a.text.strip():
-            raise invalid_params(p.ProtocolError(f"{p.SAY}: 'text' must not be empty"))
+            raise invalid_params(wire.ProtocolError(f"{p.SAY}: 'text' must not be empty"))
         return self.server.client.reply(self.say(self.server.folder_arg(a.folder), a.text))
 
     async def _stop_command(self, args: tuple[object, ...]) -> object:

@@ -22,11 +22,12 @@ from .history import RunHistory
 from .host import Feature, FlowerServer
 from .negotiation import Negotiated
 from .progress import Progress
-from .protocol import EXPERIMENTAL_KEY, InitOptions, ProtocolError
+from .protocol import EXPERIMENTAL_KEY, InitOptions
 from .questions import Questions
 from .runs import Runs
 from .settings import Settings, read_options
 from .state import State
+from .wire import ProtocolError
 
 log = logging.getLogger(__name__)
 

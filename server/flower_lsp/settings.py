@@ -12,6 +12,7 @@ from lsprotocol import types
 from flower.core.i18n import _
 
 from . import protocol as p
+from . import wire
 from .common import Folder
 from .host import Feature, FlowerServer
 from .runs import Runs
@@ -19,10 +20,10 @@ from .runs import Runs
 
 def read_options(value: object, where: str) -> p.InitOptions:
     """InitOptions from a client's JSON; raises ProtocolError with what is wrong and where."""
-    options = p.from_json(p.InitOptions, value, where)
+    options = wire.from_json(p.InitOptions, value, where)
     for uri, own in options.folders.items():
         if own.folders:
-            raise p.ProtocolError(f"{where}.folders.{uri}: a folder's options cannot name folders")
+            raise wire.ProtocolError(f"{where}.folders.{uri}: a folder's options cannot name folders")
     return options
 
 
@@ -54,7 +55,7 @@ class Settings(Feature):
         where = f"settings.{p.SETTINGS_SECTION}"
         try:
             new = read_options(settings[p.SETTINGS_SECTION], where)
-        except p.ProtocolError as exc:
+        except wire.ProtocolError as exc:
             self.server.client.show(
                 _("flower:新的设置不生效,沿用旧的({error})").format(error=exc),
                 types.MessageType.Warning,

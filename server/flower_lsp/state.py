@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 
 from . import protocol as p
+from . import wire
 from .common import Folder, parse_params
 from .host import Feature, FlowerServer
 from .questions import Questions, params_of
@@ -59,4 +60,4 @@ class State(Feature):
     async def state(self, params: object) -> object:
         """The flower/state request."""
         args = parse_params(p.StateParams, params, p.STATE)
-        return p.to_json(await self.state_of(self.server.folder_arg(args.folder)))
+        return wire.to_json(await self.state_of(self.server.folder_arg(args.folder)))

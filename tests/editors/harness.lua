@@ -9,7 +9,9 @@ H.goal = H.ws .. '/.flower/notes/目标.md'
 H.seen = { diagnostics = {}, steps = {} }
 
 local out = assert(os.getenv('FLOWER_TEST_OUT'), 'FLOWER_TEST_OUT')
-local RUN_MS = 180000
+-- patient: the machine may be shared and busy (a run can take minutes, a start tens of seconds)
+local RUN_MS = 480000
+H.SOON = 120000
 
 function H.step(name)
   table.insert(H.seen.steps, name)
@@ -20,6 +22,16 @@ function H.wait(what, predicate, ms)
   if not vim.wait(ms or RUN_MS, predicate, 20) then
     error('timed out waiting for ' .. what)
   end
+end
+
+--- Whether the run's log (the plugin's `[kind] text` lines) says the run has ended.
+function H.ended(log)
+  for _, line in ipairs(log) do
+    if line:match('^%[run%] finished') or line:match('^%[run%] failed') or line:match('^%[run%] stopped') then
+      return true
+    end
+  end
+  return false
 end
 
 --- Every diagnostic Neovim shows on 目标.md, each time they change.

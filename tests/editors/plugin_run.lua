@@ -34,7 +34,7 @@ H.run(function()
   H.wait('the server to initialize', function()
     local c = vim.lsp.get_client_by_id(flower.state.id)
     return c ~= nil and c.initialized
-  end, 30000)
+  end, H.SOON)
 
   -- nothing to continue yet: the plugin asks what to do (the server's `offer`) and starts
   vim.cmd('FlowerContinue')
@@ -43,12 +43,7 @@ H.run(function()
     if meter ~= '' then
       H.seen.meters[meter] = true
     end
-    for _, line in ipairs(flower.state.log) do
-      if line:match('^%[run%] finished') or line:match('^%[run%] failed') or line:match('^%[run%] stopped') then
-        return true
-      end
-    end
-    return false
+    return H.ended(flower.state.log)
   end)
   H.seen.log = flower.state.log
   H.seen.statusline = flower.statusline()
@@ -60,16 +55,16 @@ H.run(function()
   end)
   H.wait('flower/state', function()
     return state ~= nil
-  end, 20000)
+  end, H.SOON)
   H.seen.state = { running = state.running, waking = state.waking, verdict = state.verdict and state.verdict.state }
   vim.cmd('FlowerStop')
   H.wait('the refusal', function()
     return H.seen.notifications[#H.seen.notifications].msg:match('Nothing is running') ~= nil
-  end, 20000)
+  end, H.SOON)
   vim.cmd('FlowerState')
   H.wait('the state buffer', function()
     return vim.api.nvim_buf_get_name(0) == 'flower://state'
-  end, 20000)
+  end, H.SOON)
   H.seen.state_buffer = vim.api.nvim_buf_get_lines(0, 0, -1, false)
 
   -- the editor comes back to the folder: the resume banner, as a notification
@@ -77,11 +72,11 @@ H.run(function()
   vim.lsp.get_client_by_id(first).stop()
   H.wait('the server to exit', function()
     return flower.state.id == nil
-  end, 30000)
+  end, H.SOON)
   local before = #H.seen.notifications
   flower.start()
   H.wait('the banner', function()
     return #H.seen.notifications > before
-  end, 30000)
+  end, H.SOON)
   H.seen.banner = H.seen.notifications[#H.seen.notifications]
 end)

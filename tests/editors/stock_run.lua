@@ -60,7 +60,7 @@ H.run(function()
 
   H.watch_goal()
   id = start()
-  H.wait('the server to initialize', initialized, 30000)
+  H.wait('the server to initialize', initialized, H.SOON)
   local c = vim.lsp.get_client_by_id(id)
   c.request('workspace/executeCommand', { command = 'flower.continue' }, function(err, result)
     H.seen.continued = err and { error = err.message } or result
@@ -79,18 +79,18 @@ H.run(function()
   end)
   H.wait('flower/state and flower.openDocument', function()
     return H.seen.state ~= nil and H.seen.opened ~= nil
-  end, 20000)
+  end, H.SOON)
 
   -- a new server on the same folder: the resume banner, as a message
   c.stop()
   H.wait('the server to exit', function()
     return vim.lsp.get_client_by_id(id) == nil
-  end, 30000)
+  end, H.SOON)
   local before = #H.seen.messages
   id = start()
   H.wait('the banner', function()
     return #H.seen.messages > before
-  end, 30000)
+  end, H.SOON)
   H.seen.banner = H.seen.messages[#H.seen.messages]
   vim.lsp.get_client_by_id(id).stop()
 end)

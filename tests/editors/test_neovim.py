@@ -19,11 +19,13 @@ import pytest
 
 from flower.sim import scenarios
 from flower.sim.env import isolated_env
+from flower.sim.long_run import CHECKS, WORK_OPTIONS, WORK_QUESTION, long_run_scenario
 
-NVIM_S = 270  # the scripts wait up to 180 s for a run, 30 s for anything else
+NVIM_S = 720  # the scripts wait up to 480 s for a run, 120 s for anything else (harness.lua)
 
 pytestmark = [
     pytest.mark.e2e,
+    pytest.mark.timeout(NVIM_S + 60),
 ]
 
 HERE = Path(__file__).resolve().parent
@@ -81,6 +83,29 @@ def nvim(
     seen: dict[str, Any] = json.loads(out.read_text(encoding="utf-8")) if out.is_file() else {}
     assert done.returncode == 0 and "error" not in seen, (
         f"nvim exited {done.returncode}: {seen.get('error')}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    )
+    return seen
+
+
+def nvim_pure(script: str, tmp_path: Path) -> dict[str, Any]:
+    """A Lua script of the plugin's pure modules, in headless Neovim with no server."""
+    out = tmp_path / f"{script}.json"
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "FLOWER_TEST_DIR": str(HERE),
+        "FLOWER_TEST_WS": str(tmp_path),
+        "FLOWER_TEST_CMD": "[]",
+        "FLOWER_TEST_REQUEST": "",
+        "FLOWER_TEST_OUT": str(out),
+        **{f"XDG_{d}_HOME": str(tmp_path / d.lower()) for d in ("CONFIG", "DATA", "STATE", "CACHE")},
+    }
+    boot = f"local ok, err = pcall(dofile, {json.dumps(str(HERE / script))})"
+    args = ["nvim", "--headless", "-u", "NONE", "-i", "NONE", "-n", "--cmd", f"set runtimepath^={PLUGIN}"]
+    args += ["-c", f"lua {boot} if not ok then io.stderr:write(tostring(err)) vim.cmd('cquit 2') end"]
+    done = subprocess.run(args, env=env, capture_output=True, text=True, timeout=120)
+    seen: dict[str, Any] = json.loads(out.read_text(encoding="utf-8")) if out.is_file() else {}
+    assert done.returncode == 0 and "error" not in seen, (
+        f"nvim exited {done.returncode}: {seen.get('error')}\n{done.stderr}"
     )
     return seen
 
@@ -165,3 +190,87 @@ def test_a_whole_run_with_no_flower_code_in_neovim(sim_factory, workspace, claud
     assert seen["opened"]["ok"] is False and str(goal) in seen["opened"]["message"]
     # the banner of the next start, as a message
     assert seen["banner"]["type"] == 3 and " 接上上次  需求已确认 · 目标 3 条" in seen["banner"]["message"]
+
+
+def test_the_history_buffer_follows_a_run_and_opens_checks_and_handoffs(
+    sim_factory, workspace, claude_root, tmp_path
+):
+    # rounds 1 and 2 rejected (a question in round 2), round 3 handed over at 158K and accepted
+    sim = sim_factory(long_run_scenario(rounds=3, threshold=150_000, start=110_000, growth=12_000))
+    seen = nvim("history_run.lua", workspace, sim, claude_root, tmp_path, plugin=True, lang="en_US.UTF-8")
+    assert seen["log"][-1].startswith("[run] finished (achieved)"), seen["log"][-3:]
+
+    # opened before the run, then kept current by flower/historyUpdate alone: one read in all
+    first, *during = seen["snapshots"]
+    assert seen["buffer"] == "flower://history"
+    assert "No run in this folder: :FlowerNew starts one." in first
+    assert seen["final_reads"] == 1 and seen["updates"] > 10
+    assert any(any(line.lstrip().startswith("▶ 干活") for line in s) for s in during), "the live step, marked"
+
+    final = seen["final"]
+    assert final == seen["fresh"], "what the updates built is what a fresh read renders"
+    assert final[0] == f"Flower history: {workspace}"
+    [wake] = [line for line in final if line.startswith("Wake ")]
+    assert re.fullmatch(
+        r"Wake 1 · \$\d+\.\d+ · \S+( \S+)? · \d+ turns · started \d{4}-\d\d-\d\d \d\d:\d\d:\d\d", wake
+    )
+    steps = [line.strip() for line in final if line.startswith("  ") and not line.startswith("   ")]
+    assert [s.split(" · ")[0] for s in steps] == ["确认需求", "设定目标", "干活"]
+    assert steps[2].split(" · ")[1] == "3 judged"
+    rounds = [line.strip().split(" · ")[:2] for line in final if line.strip().startswith("Round ")]
+    assert rounds == [["Round 1", "not yet"], ["Round 2", "not yet"], ["Round 3", "achieved"]]
+
+    goal = workspace / ".flower" / "notes" / "目标.md"
+    text = goal.read_text(encoding="utf-8").splitlines()
+    failed = [line.strip() for line in final if line.strip().startswith("✗ ")]
+    assert failed == [f"✗ {c}  (目标.md:{text.index(f'- {c}') + 1})" for c in (CHECKS[1], CHECKS[2])]
+    assert any(
+        line.strip() == f"? {scenarios.QUESTION} · → {scenarios.OPTIONS[0]}"
+        or line.strip().startswith(f"? {scenarios.QUESTION} · → {scenarios.OPTIONS[0]} · waited ")
+        for line in final
+    ), final
+    assert any(line.strip().startswith(f"? {WORK_QUESTION} · → {WORK_OPTIONS[0]}") for line in final), final
+    [handoff] = [line.strip() for line in final if line.strip().startswith("Handoff → ")]
+    assert re.fullmatch(r"Handoff → generation 2 · at 1\d\d(\.\d)?K · 交接-干活#round3\.md", handoff), handoff
+    assert re.fullmatch(r"Total: \$\d+\.\d+ · .+ · \d+ turns · 1 wake", final[2]), final[2]
+    assert re.fullmatch(r"Context: \S+ of 200K · \d+ turns · 1 handoff · handoff at 150K", final[3]), final[3]
+
+    # <CR>: the failed check opens 目标.md at its line, the handoff its document
+    check = seen["check"]
+    assert check["name"] == str(goal.resolve()) or check["name"] == str(goal)
+    assert check["cursor"] == text.index(f"- {CHECKS[1]}") + 1
+    assert Path(seen["handoff"]["name"]).name == "交接-干活#round3.md"
+    assert Path(seen["handoff"]["name"]).is_file()
+
+
+def test_history_updates_apply_as_the_protocol_says_and_the_buffer_reads_on_every_edge(tmp_path):
+    seen = nvim_pure("history_apply.lua", tmp_path)
+    assert seen["cases"] == {
+        "a turn with nothing held": {"applied": "missed"},
+        "the next turn": {"applied": "appended", "revision": 4, "turns": 1},
+        "a turn after a gap": {"applied": "missed", "revision": 3, "turns": 0},
+        "an old turn": {"applied": "stale", "revision": 3, "turns": 0},
+        "a newer whole history": {"applied": "replaced", "revision": 7, "turns": 0},
+        "an older whole history": {"applied": "stale", "revision": 8, "turns": 0},
+    }
+    assert seen["untouched"] == 0
+    assert seen["reading"] == ["Flower history: reading…"]
+    assert seen["empty"][2:] == [
+        "! manifest.json: damaged",
+        "",
+        "No run in this folder: :FlowerNew starts one.",
+    ]
+    live = [line.strip() for line in seen["live"]]
+    assert live[2] == "Total: $0.004 · 1h 3m · 0 turns · 1 wake · running 干活"
+    assert live[3] == "Context: no turns yet · 0 turns · handoff at 950K"
+    assert live[4] == "Earlier work archived with a new run: 2 wakes, left out"
+    assert live[6] == "Wake 1 · running · $0.004 · 1h 3m · 0 turns"  # no start time on record: none shown
+    assert live[7:] == [
+        "▶ 干活 · running · $0.004 · 1h 3m",
+        "? (empty question) · waiting for an answer",
+        "? 用哪个? · skipped: 不知道 · waited 1m 15s",
+        "Handoff → generation 2 · at 158K · degraded · its document is no longer on disk",
+        "↻ 2 retries",
+        "! overloaded",
+        "! timeout",
+    ]

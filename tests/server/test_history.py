@@ -22,6 +22,7 @@ from flower.sim import scenarios
 from flower.sim.long_run import CHECKS, WORK_QUESTION, long_run_scenario
 from flower.workflow import history as engine
 from flower_lsp import protocol as p
+from flower_lsp import wire
 from flower_lsp.history import checked
 from flower_lsp.negotiation import declared
 
@@ -181,7 +182,7 @@ async def test_a_live_run_as_it_goes_then_as_it_ended(sim_factory, sim_lsp, work
         await s.until(lambda: ended(last_history(s)), what="the last update")
 
     for u in s.updates:  # every update is what the protocol declares
-        p.from_json(p.HistoryUpdateParams, u)
+        wire.from_json(p.HistoryUpdateParams, u)
     # every revision in order, none missed; the turns the client appended agree with the last word
     revisions = [u["revision"] for u in s.updates]
     assert revisions == list(range(revisions[0], revisions[0] + len(revisions)))

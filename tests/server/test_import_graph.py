@@ -70,9 +70,16 @@ def test_no_part_imports_the_module_that_assembles_the_server() -> None:
 
 
 def test_the_shared_helpers_are_a_leaf() -> None:
-    assert imports_of("common") <= {"protocol", "negotiation"}
+    assert imports_of("common") <= {"protocol", "wire", "negotiation"}
     assert imports_of("negotiation") <= {"protocol"}
+    assert imports_of("wire") <= {"protocol", "notation"}
+    assert imports_of("notation") <= {"protocol"}
     assert imports_of("protocol") == set()
+
+
+def test_the_generators_are_no_part_of_the_running_server() -> None:
+    generators = {"gen_typescript", "gen_lua", "reference"}
+    assert {m for m, deps in graph().items() if deps & generators} == set()
 
 
 def test_the_cycle_finder_finds_a_cycle() -> None:

@@ -3,24 +3,13 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as l10n from '@vscode/l10n';
 import * as vscode from 'vscode';
+import { executeCommand, type RunCommand } from './calls';
 import { ContextChart } from './chartPanel';
 import { Histories } from './historyClient';
 import { FlowerView, SHOW_CHART } from './historyView';
 import { Meter } from './meter';
 import { asideText } from './format';
-import {
-  ASIDE,
-  OPEN_DOCUMENT,
-  SAY,
-  START,
-  type AsideArgs,
-  type AsideResult,
-  type CommandResult,
-  type DocumentName,
-  type OpenDocumentArgs,
-  type SayArgs,
-  type StartArgs,
-} from './protocol';
+import { ASIDE, type AsideArgs, type DocumentName, OPEN_DOCUMENT, SAY, START } from './protocol';
 import { onPythonInterpreterChanged } from './python';
 import { Questions } from './questions';
 import { FlowerServer } from './server';
@@ -66,14 +55,11 @@ export function activate(context: vscode.ExtensionContext): FlowerApi | Promise<
   };
   // Server commands (flower.start, flower.say, ...) are registered by the language client;
   // these wrappers only collect their arguments and say why when the server is not there.
-  const runServerCommand = async <Result = CommandResult>(
-    command: string,
-    ...args: unknown[]
-  ): Promise<Result | undefined> => {
+  const runServerCommand: RunCommand = async (command, args) => {
     if (!trusted()) return undefined;
     try {
       await server.ready();
-      return await vscode.commands.executeCommand<Result>(command, ...args);
+      return await executeCommand(command, args);
     } catch (err) {
       void vscode.window.showErrorMessage(err instanceof Error ? err.message : String(err));
       return undefined;
@@ -104,8 +90,7 @@ export function activate(context: vscode.ExtensionContext): FlowerApi | Promise<
       placeHolder: vscode.l10n.t('e.g. a command-line tool that renames photos by the date they were taken'),
     });
     if (!text) return;
-    const args: StartArgs = { ask: text, new: true };
-    return runServerCommand(START, args);
+    return runServerCommand(START, { ask: text, new: true });
   });
   register('flower.sayPrompt', async (say?: string, folder?: string) => {
     if (!trusted()) return;
@@ -114,8 +99,7 @@ export function activate(context: vscode.ExtensionContext): FlowerApi | Promise<
       prompt: vscode.l10n.t('Interrupt the running step with these words; the agent reads them next.'),
     });
     if (!text) return;
-    const args: SayArgs = { text, folder: folder ?? null };
-    return runServerCommand(SAY, args);
+    return runServerCommand(SAY, { text, folder: folder ?? null });
   });
   register('flower.askAside', async (question?: string, folder?: string) => {
     if (!trusted()) return;
@@ -128,7 +112,7 @@ export function activate(context: vscode.ExtensionContext): FlowerApi | Promise<
     });
     if (!text) return;
     const args: AsideArgs = { question: text, folder: folder ?? null };
-    const result = await runServerCommand<AsideResult>(ASIDE, args);
+    const result = await runServerCommand(ASIDE, args);
     // the answer goes where the question was asked; a refusal the server's warning already shows
     if (result?.ok) {
       log.info(`[aside] ${args.question}\n${result.answer}`);
@@ -139,7 +123,7 @@ export function activate(context: vscode.ExtensionContext): FlowerApi | Promise<
     }
     return result;
   });
-  const open = (which: DocumentName) => runServerCommand(OPEN_DOCUMENT, { which } satisfies OpenDocumentArgs);
+  const open = (which: DocumentName) => runServerCommand(OPEN_DOCUMENT, { which });
   register('flower.openBrief', () => open('brief'));
   register('flower.openGoal', () => open('goal'));
   register('flower.showState', async () => {

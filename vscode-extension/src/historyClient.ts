@@ -3,12 +3,12 @@
 // this client declares with `history` among its flower extensions (server.ts, EXTENSIONS).
 import * as vscode from 'vscode';
 import { type LanguageClient, State } from 'vscode-languageclient/node';
+import { onNotification, request } from './calls';
 import { applyUpdate, newer } from './history';
 import {
   ASIDE,
   HISTORY,
   HISTORY_UPDATE,
-  type HistoryParams,
   type HistoryResult,
   type HistoryTurn,
   type HistoryUpdateParams,
@@ -37,7 +37,7 @@ export class Histories implements vscode.Disposable {
 
   /** Wire a client the server starts: the capability, the updates, the first read. */
   readonly attach = (client: LanguageClient): void => {
-    client.onNotification(HISTORY_UPDATE, (update: HistoryUpdateParams) => this.onUpdate(update));
+    onNotification(client, HISTORY_UPDATE, (update) => this.onUpdate(update));
     this.subscriptions.push(
       client.onDidChangeState((e) => {
         if (e.newState === State.Running) {
@@ -81,8 +81,7 @@ export class Histories implements vscode.Disposable {
     this.reading.add(folder);
     this.changed.fire({ folder });
     try {
-      const params: HistoryParams = { folder };
-      const answer = await client.sendRequest<HistoryResult>(HISTORY, params);
+      const answer = await request(client, HISTORY, { folder });
       this.held.set(folder, newer(this.held.get(folder), answer));
     } catch (err) {
       if (client.state === State.Running) client.warn(`flower/history for ${folder}: ${String(err)}`);

@@ -5,21 +5,11 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { type Histories, workspaceFolders } from './historyClient';
 import { folderNodes, type Node, workspaceNodes } from './historyTree';
-import {
-  CONTINUE,
-  type CommandResult,
-  type ContinueArgs,
-  OPEN_DOCUMENT,
-  type OpenDocumentArgs,
-  STOP,
-  type StopArgs,
-} from './protocol';
+import type { RunCommand } from './calls';
+import { CONTINUE, OPEN_DOCUMENT, STOP } from './protocol';
 
 export const VIEW_ID = 'flower.history';
 export const SHOW_CHART = 'flower.showContextChart';
-
-/** Runs a server command with its arguments; undefined when the server is not there. */
-export type ServerCommand = (command: string, ...args: unknown[]) => Promise<CommandResult | undefined>;
 
 export class FlowerView implements vscode.TreeDataProvider<Node>, vscode.Disposable {
   readonly view: vscode.TreeView<Node>;
@@ -30,7 +20,7 @@ export class FlowerView implements vscode.TreeDataProvider<Node>, vscode.Disposa
 
   constructor(
     private readonly histories: Histories,
-    private readonly run: ServerCommand,
+    private readonly run: RunCommand,
   ) {
     this.view = vscode.window.createTreeView(VIEW_ID, { treeDataProvider: this, showCollapseAll: true });
     this.subscriptions.push(
@@ -104,21 +94,19 @@ export class FlowerView implements vscode.TreeDataProvider<Node>, vscode.Disposa
     // Say and Ask Aside are the extension's own commands for the node's folder: they ask for the
     // words when none came, and show the answer where the person asked.
     return [
-      register('flower.view.continue', (node) =>
-        this.run(CONTINUE, { folder: folderOf(node) } satisfies ContinueArgs),
-      ),
+      register('flower.view.continue', (node) => this.run(CONTINUE, { folder: folderOf(node) })),
       register('flower.view.say', (node, given) =>
         vscode.commands.executeCommand('flower.sayPrompt', given, folderOf(node)),
       ),
-      register('flower.view.stop', (node) => this.run(STOP, { folder: folderOf(node) } satisfies StopArgs)),
+      register('flower.view.stop', (node) => this.run(STOP, { folder: folderOf(node) })),
       register('flower.view.askAside', (node, given) =>
         vscode.commands.executeCommand('flower.askAside', given, folderOf(node)),
       ),
       register('flower.view.openBrief', (node) =>
-        this.run(OPEN_DOCUMENT, { which: 'brief', folder: folderOf(node) } satisfies OpenDocumentArgs),
+        this.run(OPEN_DOCUMENT, { which: 'brief', folder: folderOf(node) }),
       ),
       register('flower.view.openGoal', (node) =>
-        this.run(OPEN_DOCUMENT, { which: 'goal', folder: folderOf(node) } satisfies OpenDocumentArgs),
+        this.run(OPEN_DOCUMENT, { which: 'goal', folder: folderOf(node) }),
       ),
       register('flower.view.refresh', () => this.histories.refresh()),
     ];

@@ -14,25 +14,23 @@ import {
   State,
   type StaticFeature,
 } from 'vscode-languageclient/node';
+import { onNotification, onRequest, request } from './calls';
 import { eventLine } from './format';
 import { CancellableProgress } from './progress';
 import type { Meter } from './meter';
 import {
   ASK,
   BANNER,
-  CONTEXT,
-  EVENT,
-  EXPERIMENTAL_KEY,
-  START,
-  STATE,
-  type AskParams,
   type BannerParams,
   type CommandResult,
-  type ContextParams,
+  CONTEXT,
+  EVENT,
   type EventParams,
+  EXPERIMENTAL_KEY,
   type FlowerCapabilities,
   type InitOptions,
-  type StateParams,
+  START,
+  STATE,
   type StateResult,
 } from './protocol';
 import { describeSource, hasPythonExtension, type Python, SAFE_PATH } from './python';
@@ -181,9 +179,7 @@ export class FlowerServer implements vscode.Disposable {
   }
 
   async state(): Promise<StateResult> {
-    const client = await this.ready();
-    const params: StateParams = {};
-    return client.sendRequest<StateResult>(STATE, params);
+    return request(await this.ready(), STATE, {});
   }
 
   /** The running client, or an error that says why there is none. */
@@ -253,10 +249,10 @@ export class FlowerServer implements vscode.Disposable {
     client.registerFeature(this.progressFeature);
     this.extensionsFeature = new FlowerExtensions();
     client.registerFeature(this.extensionsFeature);
-    client.onNotification(BANNER, (p: BannerParams) => this.showBanner(p));
-    client.onNotification(CONTEXT, (p: ContextParams) => this.meter.update(p));
-    client.onNotification(EVENT, (p: EventParams) => this.logEvent(p));
-    client.onRequest(ASK, (p: AskParams, token: vscode.CancellationToken) => this.questions.ask(p, token));
+    onNotification(client, BANNER, (p) => this.showBanner(p));
+    onNotification(client, CONTEXT, (p) => this.meter.update(p));
+    onNotification(client, EVENT, (p) => this.logEvent(p));
+    onRequest(client, ASK, (p, token) => this.questions.ask(p, token));
     for (const part of this.parts) part(client);
     client.onDidChangeState((e) => {
       if (e.newState === State.Stopped && this.client === client) {

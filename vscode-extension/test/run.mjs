@@ -2,7 +2,7 @@
 // Runs every test of the extension and prints `N passed, M failed` last:
 //   dist       make dist's checks on the wheel and sdist that make vsix just built (one result
 //              per check of scripts/dist.sh)
-//   unit       pure helpers, and src/protocol.ts against the server's generator (node:test)
+//   unit       pure helpers (node:test)
 //   host       Mocha inside the extension host of a real VS Code (code-server), real language
 //              server, engine and Claude Code CLI, flower.sim as the model
 //   setup      the same, with no flower anywhere (no flower.python, a python3 without flower):

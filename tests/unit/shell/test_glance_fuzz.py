@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from glance_corpus import quoting
 from glance_sandbox import Sandbox
 from hypothesis import HealthCheck, given, settings
@@ -18,6 +19,11 @@ from hypothesis import strategies as st
 
 from flower.shell import is_ephemeral, judge
 from flower.shell.credentials import credential_name
+
+# Thousands of examples, each a command run in a sandbox: minutes of work on a busy 2-core machine
+# (the longest one took 231 s and then over 300 s beside the parallel suite under load). The
+# suite's 300 s limit is there to catch a hung CLI; this is work, not a hang.
+pytestmark = pytest.mark.timeout(1200)
 
 NAME = st.from_regex(r"[a-z][a-z0-9_]{0,6}", fullmatch=True)
 FILE = st.builds(

@@ -1,12 +1,14 @@
 -- The language client: started once for the workspace with Neovim's own LSP client, on
 -- Neovim 0.7 (vim.lsp.start_client, buf_attach_client) as on current releases (vim.lsp.start
 -- without attaching, methods called with `:`).
+local P = require('flower.protocol')
+
 local M = {}
 
 local modern = vim.fn.has('nvim-0.11') == 1
 
 --- Every flower extension this plugin handles (capabilities.experimental.flower; docs/protocol.md).
-M.EXTENSIONS = { ask = true, banner = true, context = true, event = true, results = true, offer = true }
+M.EXTENSIONS = { ask = true, banner = true, context = true, event = true, results = true, offer = true, history = true }
 
 --- An empty JSON object: Lua's empty table would go out as [].
 function M.object(t)
@@ -40,7 +42,7 @@ end
 function M.start(opts, handlers)
   local root = opts.root_dir
   local capabilities = vim.lsp.protocol.make_client_capabilities()
-  capabilities.experimental = { flower = M.EXTENSIONS }
+  capabilities.experimental = { [P.EXPERIMENTAL_KEY] = M.EXTENSIONS }
   local config = {
     name = 'flower',
     cmd = opts.cmd,

@@ -34,6 +34,60 @@ function M.meter(ctx)
   return text
 end
 
+--- 0.28 -> "$0.28"; a fraction of a cent still shows ("$0.004"); nothing -> "$0".
+function M.cost(usd)
+  if type(usd) ~= 'number' or usd <= 0 then
+    return '$0'
+  end
+  if usd < 0.01 then
+    return string.format('$%.3f', usd)
+  end
+  return string.format('$%.2f', usd)
+end
+
+--- 0.8 -> "0.8s", 12 -> "12s", 252 -> "4m 12s", 3780 -> "1h 3m" (as the VS Code view writes them).
+function M.duration(seconds)
+  if type(seconds) ~= 'number' or seconds <= 0 then
+    return '0s'
+  end
+  if seconds < 10 then
+    return (string.format('%.1f', seconds):gsub('%.0$', '')) .. 's'
+  end
+  local s = math.floor(seconds + 0.5)
+  if s < 60 then
+    return s .. 's'
+  end
+  local m = math.floor(s / 60)
+  if m < 60 then
+    return string.format('%dm %ds', m, s % 60)
+  end
+  return string.format('%dh %dm', math.floor(m / 60), m % 60)
+end
+
+--- Local time of an epoch-seconds stamp: "2026-12-01 11:10:27"; "" for none.
+function M.time(epoch)
+  if type(epoch) ~= 'number' or epoch <= 0 then
+    return ''
+  end
+  return os.date('%Y-%m-%d %H:%M:%S', math.floor(epoch))
+end
+
+--- The first non-blank line of a text, cut to `limit` characters (not bytes) with an ellipsis.
+function M.first_line(text, limit)
+  limit = limit or 120
+  local line = ''
+  for l in tostring(text or ''):gmatch('[^\n]+') do
+    if vim.trim(l) ~= '' then
+      line = vim.trim(l)
+      break
+    end
+  end
+  if vim.fn.strchars(line) > limit then
+    return vim.fn.strcharpart(line, 0, limit - 1) .. '…'
+  end
+  return line
+end
+
 local LEVELS = vim.log.levels
 
 --- How loud a flower/event is, as a vim.log.levels value.

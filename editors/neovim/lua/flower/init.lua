@@ -1,6 +1,7 @@
 -- flower in Neovim: one flower-lsp for the workspace, its commands, its questions through
 -- vim.ui.select / vim.ui.input, the banner and the run's log as notifications, the context
--- meter for the statusline, and the judge's verdicts as Neovim's own diagnostics on 目标.md.
+-- meter for the statusline, the judge's verdicts as Neovim's own diagnostics on 目标.md, and the
+-- history of the folder's work in a buffer (:FlowerHistory) that follows the run.
 --
 --   require('flower').setup({ cmd = { 'flower-lsp' }, init_options = { timeout_s = 1800 } })
 --
@@ -8,6 +9,8 @@
 -- the person's answer goes back later with the command flower.answer, which holds nothing open.
 local client = require('flower.client')
 local format = require('flower.format')
+local history = require('flower.history')
+local P = require('flower.protocol')
 
 local M = {}
 
@@ -29,7 +32,9 @@ M.defaults = {
 }
 
 M.config = vim.deepcopy(M.defaults)
-M.state = { id = nil, meter = nil, log = {}, asking = false, queue = {} }
+M.state = { id = nil, meter = nil, log = {}, asking = false, queue = {}, history = nil, targets = {} }
+
+local HISTORY_BUFFER = 'flower://history'
 
 local function notify(text, level)
   vim.notify('Flower: ' .. text, level or LEVELS.INFO)
@@ -73,14 +78,14 @@ end
 local function ask_request(new)
   vim.ui.input({ prompt = WHAT_TO_DO .. ' ' }, function(text)
     if text and vim.trim(text) ~= '' then
-      M.command('flower.start', { ask = vim.trim(text), new = new })
+      M.command(P.START, { ask = vim.trim(text), new = new })
     end
   end)
 end
 
 --- :FlowerContinue. Nothing to continue: the server offers a new run (`offer`), asked here.
 function M.continue()
-  M.command('flower.continue', nil, function(result)
+  M.command(P.CONTINUE, nil, function(result)
     if result.offer == 'start' then
       ask_request(false)
     end
@@ -90,7 +95,7 @@ end
 --- :FlowerNew [request]: archive the folder's last run and start over.
 function M.new(text)
   if text and vim.trim(text) ~= '' then
-    M.command('flower.start', { ask = vim.trim(text), new = true })
+    M.command(P.START, { ask = vim.trim(text), new = true })
   else
     ask_request(true)
   end
@@ -100,7 +105,7 @@ end
 function M.say(text)
   local function send(words)
     if words and vim.trim(words) ~= '' then
-      M.command('flower.say', { text = vim.trim(words) })
+      M.command(P.SAY, { text = vim.trim(words) })
     end
   end
   if text and vim.trim(text) ~= '' then
@@ -111,17 +116,17 @@ function M.say(text)
 end
 
 function M.stop()
-  M.command('flower.stop')
+  M.command(P.STOP)
 end
 
 --- :FlowerAnswer [text]: answer the oldest waiting question in one's own words.
 function M.answer(text, id)
-  M.command('flower.answer', { text = text or '', id = id })
+  M.command(P.ANSWER, { text = text or '', id = id })
 end
 
 --- :FlowerOpen brief|goal|handoff. A client that cannot show documents gets the path back.
 function M.open(which)
-  M.command('flower.openDocument', { which = which }, function(result)
+  M.command(P.OPEN_DOCUMENT, { which = which }, function(result)
     if not result.ok and result.uri then
       vim.cmd('edit ' .. vim.fn.fnameescape(vim.uri_to_fname(result.uri)))
     end
@@ -135,7 +140,7 @@ function M.show_state(on_state)
     return
   end
   -- no params: flower/state allows none
-  client.request(c, 'flower/state', nil, function(err, result)
+  client.request(c, P.STATE, nil, function(err, result)
     if err then
       notify(err.message or vim.inspect(err), LEVELS.ERROR)
       return
@@ -163,10 +168,99 @@ function M.scratch(name, lines)
   vim.api.nvim_set_current_buf(bufnr)
 end
 
+-- -- the history ------------------------------------------------------------------------------------
+
+--- The workspace folder as the server knows it (the URI this plugin gave it).
+local function folder_uri()
+  return vim.uri_from_fname(M.config.root_dir)
+end
+
+local function history_buffer()
+  local bufnr = vim.fn.bufnr(HISTORY_BUFFER)
+  if bufnr ~= -1 and vim.api.nvim_buf_is_valid(bufnr) then
+    return bufnr
+  end
+  return nil
+end
+
+--- Draw the history held into its buffer, if the buffer is there; every window on it keeps its line.
+function M.render_history()
+  local bufnr = history_buffer()
+  if not bufnr then
+    return
+  end
+  local lines, targets = history.render(M.state.history)
+  local cursors = {}
+  for _, win in ipairs(vim.fn.win_findbuf(bufnr)) do
+    cursors[win] = vim.api.nvim_win_get_cursor(win)
+  end
+  vim.api.nvim_buf_set_option(bufnr, 'modifiable', true)
+  vim.api.nvim_buf_set_lines(bufnr, 0, -1, false, lines)
+  vim.api.nvim_buf_set_option(bufnr, 'modifiable', false)
+  M.state.targets = targets
+  for win, cursor in pairs(cursors) do
+    vim.api.nvim_win_set_cursor(win, { math.min(cursor[1], #lines), cursor[2] })
+  end
+end
+
+--- <CR> in the history: a failed check opens 目标.md at its line, a handoff its document.
+function M.open_history_line()
+  local target = M.state.targets[vim.api.nvim_win_get_cursor(0)[1]]
+  if not target then
+    return
+  end
+  if vim.fn.filereadable(target.path) == 0 then
+    notify(target.path .. ' is not there (any more)', LEVELS.WARN)
+    return
+  end
+  vim.cmd('edit ' .. vim.fn.fnameescape(target.path))
+  if target.line then
+    vim.api.nvim_win_set_cursor(0, { math.min(target.line + 1, vim.api.nvim_buf_line_count(0)), 0 })
+  end
+end
+
+--- Ask the server for the whole history and draw it; `then_(history)` once it is drawn.
+function M.read_history(then_)
+  local c = current()
+  if not c then
+    return
+  end
+  client.request(c, P.HISTORY, { folder = folder_uri() }, function(err, result)
+    if err then
+      notify(err.message or vim.inspect(err), LEVELS.ERROR)
+      return
+    end
+    M.state.history = history.newer(M.state.history, result)
+    M.render_history()
+    if then_ then
+      then_(M.state.history)
+    end
+  end)
+end
+
+--- :FlowerHistory: the history in a buffer of its own, read now and kept current by the server's
+--- flower/historyUpdate (this plugin declares `history`).
+function M.show_history(then_)
+  local bufnr = history_buffer()
+  if not bufnr then
+    bufnr = vim.api.nvim_create_buf(true, true)
+    vim.api.nvim_buf_set_name(bufnr, HISTORY_BUFFER)
+    vim.api.nvim_buf_set_option(bufnr, 'filetype', 'flowerhistory')
+    vim.api.nvim_buf_set_option(bufnr, 'bufhidden', 'hide')
+    vim.keymap.set('n', '<CR>', M.open_history_line, { buffer = bufnr, desc = 'flower: open what this line is about' })
+    vim.keymap.set('n', 'R', function()
+      M.read_history()
+    end, { buffer = bufnr, desc = 'flower: read the history again' })
+  end
+  vim.api.nvim_set_current_buf(bufnr)
+  M.render_history()
+  M.read_history(then_)
+end
+
 -- -- what the server sends ----------------------------------------------------------------------
 
 local function answer_with(params, text)
-  M.command('flower.answer', { id = params.id, text = text, folder = params.folder })
+  M.command(P.ANSWER, { id = params.id, text = text, folder = params.folder })
 end
 
 local function next_question()
@@ -204,7 +298,7 @@ end
 M.handlers = {}
 
 -- flower/ask: reply at once ({} = no answer yet), then ask the person; one question at a time
-M.handlers['flower/ask'] = function(_, params)
+M.handlers[P.ASK] = function(_, params)
   table.insert(M.state.queue, params)
   if not M.state.asking then
     M.state.asking = true
@@ -213,18 +307,36 @@ M.handlers['flower/ask'] = function(_, params)
   return vim.empty_dict()
 end
 
-M.handlers['flower/banner'] = function(_, params)
+M.handlers[P.BANNER] = function(_, params)
   notify(params.text)
 end
 
-M.handlers['flower/event'] = function(_, ev)
+M.handlers[P.EVENT] = function(_, ev)
   table.insert(M.state.log, format.event_line(ev))
   if M.config.notify[ev.kind] then
     notify(ev.text, format.event_level(ev))
   end
 end
 
-M.handlers['flower/context'] = function(_, ctx)
+M.handlers[P.HISTORY_UPDATE] = function(_, update)
+  if update.folder ~= folder_uri() then
+    return
+  end
+  local held, applied = history.apply(M.state.history, update)
+  if applied == 'missed' then
+    -- an update was lost (or none is held yet): only a buffer on show needs the whole story now
+    if history_buffer() then
+      M.read_history()
+    end
+    return
+  end
+  M.state.history = held
+  if applied ~= 'stale' then
+    M.render_history()
+  end
+end
+
+M.handlers[P.CONTEXT] = function(_, ctx)
   M.state.meter = ctx
   vim.cmd('redrawstatus')
 end
@@ -300,12 +412,15 @@ function M.setup(opts)
   end, {})
   command('FlowerAnswer', with_args(M.answer), { nargs = '?' })
   command('FlowerLog', M.show_log, {})
+  command('FlowerHistory', function()
+    M.show_history()
+  end, {})
   command('FlowerOpen', function(cmd)
     M.open(cmd.args)
   end, {
     nargs = 1,
     complete = function()
-      return { 'brief', 'goal', 'handoff' }
+      return P.DocumentName
     end,
   })
   local group = vim.api.nvim_create_augroup('flower', { clear = true })
