@@ -56,7 +56,8 @@ _T = TypeVar("_T")
 _SECRET_WORDS = (
     r"(?:API_?KEY|KEY|KEYS|TOKEN|TOKENS|SECRET|SECRETS|PASSWORD|PASSWD|PASSPHRASE|CREDENTIALS?|PAT)"
 )
-_SECRET_NAME = rf"(?:[A-Z0-9]+_)*{_SECRET_WORDS}(?:_[A-Z0-9]+)*"
+# git's GIT_CONFIG_KEY_<n> names a configuration key, not a secret (its value is the key's name)
+_SECRET_NAME = rf"(?!GIT_CONFIG_KEY_\d+\b)(?:[A-Z0-9]+_)*{_SECRET_WORDS}(?:_[A-Z0-9]+)*"
 
 
 def _keep_prefix(match: re.Match[str]) -> str:

@@ -139,12 +139,12 @@ class Limits:
 # A glance's output fits the CLI's own cap (30,000 characters) whole, so the CLI never spills it
 # to a file of its own that no redaction would see.
 GLANCE = Limits(
-    wall=20, cpu=20, head=20_000, tail=8_000, err_head=1_500, err_tail=500, stop=16 << 20, tmp=64 << 20
+    wall=20, cpu=20, head=19_000, tail=8_000, err_head=1_500, err_tail=500, stop=16 << 20, tmp=64 << 20
 )
 # A judged check runs a test suite: ten minutes (the longest the CLI lets a command run), the
 # tail of the output first in mind (where test runners summarise).
 JUDGE = Limits(
-    wall=600, cpu=600, head=8_000, tail=20_000, err_head=1_000, err_tail=1_000, stop=256 << 20, tmp=2 << 30
+    wall=600, cpu=600, head=8_000, tail=19_000, err_head=1_000, err_tail=1_000, stop=256 << 20, tmp=2 << 30
 )
 LIMITS: dict[Role, Limits] = {"glance": GLANCE, "judge": JUDGE}
 MECHANISMS: dict[Role, tuple[str, ...]] = {"glance": ("bwrap", "landlock"), "judge": ("overlay",)}
@@ -183,14 +183,16 @@ def plan(
     role: Role = "glance",
     mechanisms: Iterable[str] | None = None,
     shell: str = "/bin/bash",
+    limits: Limits | None = None,
 ) -> Confinement:
     """``confine`` with its whole decision; ``mechanisms`` narrows the supervisor's choice (a
-    test of the Landlock path outside any sandbox) and ``shell`` names another bash."""
+    test of the Landlock path outside any sandbox), ``shell`` names another bash and ``limits``
+    other bounds (a corpus of hanging commands stops each sooner)."""
     if role not in ROLES:
         raise ValueError(f"role must be one of {', '.join(ROLES)}, not {role!r}")
     ws = _workspace(workspace)
     chosen = tuple(mechanisms) if mechanisms is not None else MECHANISMS[role]
-    limits = LIMITS[role]
+    limits = limits or LIMITS[role]
     shell = os.path.realpath(shutil.which(shell, path=SYSTEM_PATH) or shell)
     toolchains = _toolchains(ws)
     hidden = hidden_entries(ws, also=_home_secrets())
