@@ -29,7 +29,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..shell.confine import ConfinementUnavailable, Role, plan
+from ..shell.confinement import ConfinementUnavailable, Role, plan
 from ..stores.ephemeral import is_ephemeral
 from .i18n import N_, _
 from .secrets import redact, redact_value

@@ -21,7 +21,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..shell.confine import ROLES, Role
+from ..shell.confinement import ROLES, Role
 from ..shell.view import hidden as hidden_entries
 from ..stores.ephemeral import EphemeralPolicy
 from ..stores.layer import FlowerStore
@@ -29,7 +29,7 @@ from ..stores.prune import PrunePolicy, PruningSessionStore
 from ..stores.trim import TrimPolicy
 from ..stores.workspace import WorkspaceStore
 from .agent import AgentSpec, CompactPolicy, HandoffPolicy, build_options
-from .confinement import Walls, confined_role, decide_walls
+from .command_walls import Walls, confined_role, decide_walls
 from .display import first_line, format_tokens
 from .envfile import load_workspace_env
 from .events import (
@@ -340,7 +340,7 @@ class Runtime:
         return state
 
     def _walls_for(self, spec: AgentSpec, role: Role, *, nested: bool) -> Walls:
-        """The walls of the spec's own commands (confinement.py); the line when they are weaker
+        """The walls of the spec's own commands (command_walls.py); the line when they are weaker
         is said once, like the sandbox's."""
         policy = (self.sandbox if spec.sandbox is None else self._decide(spec.sandbox)).policy
         key = (policy.mode, role, nested)
@@ -580,7 +580,7 @@ class Runtime:
             guards.append({"PreToolUse": [delegate_guard(allow_glance=spec.glance, confine_in=glances_in)]})
         if role == "judge" and confine_in is not None:
             guards.append({"PreToolUse": [confine_guard(confine_in)]})
-            sandbox = None  # its own confinement replaces the CLI's (confinement.py says why)
+            sandbox = None  # its own confinement replaces the CLI's (command_walls.py says why)
         if role is not None:
             spilled = self.spill_threshold if self.workbench is not None and self.spill_threshold else None
             guards.append({"PostToolUse": [redact_guard(leave_longer_than=spilled)]})

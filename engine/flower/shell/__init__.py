@@ -59,6 +59,16 @@ Programs' own caches (git's index stat cache, kubectl's discovery cache) may be 
 
 from __future__ import annotations
 
+from .confinement import Confinement, ConfinementUnavailable, confine, plan, support
 from .predicate import Verdict, is_ephemeral, judge
 
-__all__ = ["Verdict", "is_ephemeral", "judge"]
+__all__ = [
+    "Confinement",
+    "ConfinementUnavailable",
+    "Verdict",
+    "confine",
+    "is_ephemeral",
+    "judge",
+    "plan",
+    "support",
+]

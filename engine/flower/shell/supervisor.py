@@ -366,9 +366,11 @@ def enter_overlay(workspace: str, scratch: str, size: int) -> None:
     os.mkdir(work)
     options = f"lowerdir={workspace},upperdir={upper},workdir={work}"
     try:
-        _mount("overlay", workspace, "overlay", 0, options)
-    except OSError:
+        # in a user namespace overlayfs keeps its whiteouts and opaque folders in user.* xattrs
+        # (without it, removing a folder of the lower layer fails with EIO); before 5.11, none
         _mount("overlay", workspace, "overlay", 0, options + ",userxattr")
+    except OSError:
+        _mount("overlay", workspace, "overlay", 0, options)
 
 
 # -- running and bounding ------------------------------------------------------------------

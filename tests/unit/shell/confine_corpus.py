@@ -40,7 +40,7 @@ from itertools import product
 from pathlib import Path
 
 from flower.core.secrets import redact
-from flower.shell.confine import GLANCE, JUDGE, Limits, plan
+from flower.shell.confinement import GLANCE, JUDGE, Limits, plan
 
 Snapshot = dict[str, tuple[object, ...]]
 SPARSE = 64 << 30
@@ -402,8 +402,8 @@ def build(root: Path) -> Hostile:
 
     # what never ends or floods, and links that lead out
     os.mkfifo(ws / "pipe")
-    with (ws / "big.img").open("wb") as fh:
-        fh.truncate(SPARSE)
+    with (ws / "big.img").open("wb") as sparse:
+        sparse.truncate(SPARSE)
     os.mknod(ws / "null-node", stat.S_IFCHR | 0o666, os.makedev(1, 3))
     sock = socket.socket(socket.AF_UNIX)
     sock.bind(str(ws / "daemon.sock"))

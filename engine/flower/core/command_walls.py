@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from ..shell.confine import Role, support
+from ..shell.confinement import Role, support
 from .i18n import N_, _
 
 if TYPE_CHECKING:
