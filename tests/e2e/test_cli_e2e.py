@@ -146,7 +146,8 @@ def child_processes():
 
 
 def touch(name: str) -> dict[str, Any]:
-    return {"tool": {"name": "Bash", "input": {"command": f"touch {name}", "description": "touch"}}}
+    command = f"touch {name} && ls {name}"
+    return {"tool": {"name": "Bash", "input": {"command": command, "description": "touch"}}}
 
 
 def test_a_piped_request_runs_unattended_and_a_second_run_wakes_with_the_banner(
@@ -183,7 +184,9 @@ def test_a_piped_request_runs_unattended_and_a_second_run_wakes_with_the_banner(
     brief, goal = Brief.load(notes(ws) / "需求.md"), Goal.load(notes(ws) / "目标.md")
     assert brief is not None and brief.complete() and goal is not None and goal.complete()
     assert (ws / "hello.py").is_file() and (ws / "README.md").is_file()
-    assert (ws / "judge-ran-1").is_file()  # --judge-can-run: the judge's command really ran
+    # --judge-can-run: the judge's command really ran, on a view of the workspace thrown away after
+    judged = [content_text(r["content"]) for q in sim.requests_for("judge") for r in q.tool_results()]
+    assert any("judge-ran-1" in t for t in judged) and not (ws / "judge-ran-1").exists()
     cost, manifest = closing(out)
     assert cost > 0 and manifest == ws / "runs" / "manifest.json"
     assert cost == pytest.approx(

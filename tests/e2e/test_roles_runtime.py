@@ -67,11 +67,11 @@ async def test_a_judge_without_can_run_cannot_write_or_run(use_sim, workspace, r
 
 
 async def test_a_judge_with_can_run_may_run_commands_but_still_not_write(use_sim, workspace, runtime_of):
-    use_sim(
+    sim = use_sim(
         {
             "scripts": {
                 "main": [
-                    bash("echo checked > ran.txt"),
+                    bash("echo checked > ran.txt && cat ran.txt"),
                     write(workspace / "verdict.txt", "x"),
                     "## 结论\n达成",
                 ]
@@ -81,7 +81,10 @@ async def test_a_judge_with_can_run_may_run_commands_but_still_not_write(use_sim
     ch = HumanChannel(timeout_s=0)
     r = await runtime_of().run(judge("判定者", ch, can_run=True), "judge this round")
 
-    assert r.ok and (workspace / "ran.txt").exists() and not (workspace / "verdict.txt").exists()
+    assert r.ok and not (workspace / "verdict.txt").exists()
+    # the command ran (it read back what it wrote) on a view of the workspace that is thrown away
+    ran = sim.last().tool_results()[0]
+    assert "checked" in str(ran["content"]) and not (workspace / "ran.txt").exists()
 
 
 async def test_the_coordinator_role_delegates_and_its_worker_writes_into_the_indexed_workbench(

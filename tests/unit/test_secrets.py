@@ -124,6 +124,21 @@ SHAPES = [
     ("dotenv-quoted", 'DB_PASSWORD="correct horse"', "correct", "DB_PASSWORD="),
     ("aws-secret", "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG", "wJalrXUtnFEMI", "AWS_SECRET_ACCESS_KEY="),
     ("export", "export MY_API_KEY=zzzz-9999", "zzzz-9999", "export MY_API_KEY="),
+    ("netrc", "machine api.example login me password hunter2hunter2", "hunter2", "login me password "),
+    ("netrc-lines", "machine h\n  login me\n  password s3cr3t-value", "s3cr3t", "password "),
+    ("pgpass", "db.example:5432:app:me:s3cr3tPass", "s3cr3tPass", "db.example:5432:app:me:"),
+    ("docker-auth", '{"auths": {"r": {"auth": "bWU6c2VjcmV0MTIzNDU="}}}', "bWU6c2VjcmV0", '"auth": "'),
+    ("vault", "token hvs.CAESIJ0123456789abcdefghij", "CAESIJ", "token "),
+    ("yaml-quoted", 'api_key: "abcd1234efgh"', "abcd1234efgh", "api_key: "),
+    ("json-camel", '"clientSecret": "GOCSPX-0123456789abc"', "GOCSPX", '"clientSecret": '),
+    (
+        "ini-random",
+        "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYzz9",
+        "wJalrX",
+        "aws_secret_access_key = ",
+    ),
+    ("source-literal", 'password = "hunter22"', "hunter22", "password = "),
+    ("kube-key-data", "client-key-data: LS0tLS1CRUdJTiBSU0Eg", "LS0tLS1C", "client-key-data: "),
 ]
 
 
@@ -146,6 +161,13 @@ ORDINARY = [
     ("prose", "the bearer of this letter; basic arithmetic; a token of thanks"),
     ("url", "https://docs.example/a:b@c is not a password"),
     ("path", "/usr/lib/python3/site-packages/keyring/backends/SecretService.py"),
+    ("git-config-key", "GIT_CONFIG_KEY_0=safe.directory GIT_CONFIG_KEY_12=tag.gpgSign"),
+    ("type-hint", "def login(user: str, password: str) -> Token:\n    token: Optional[str] = None"),
+    ("lookup", 'token = request.args["token"]\nsecret_key = os.environ["SECRET_KEY"]'),
+    ("reference", 'secret: "${DB_SECRET}"\npassword: "{{ vault_password }}"'),
+    ("passwd-line", "root:x:0:0:root:/root:/bin/bash"),
+    ("clock", "at 12:30:45 on 2024:01:02"),
+    ("weak-yaml", "password: hunter22"),
 ]
 
 
@@ -213,3 +235,29 @@ def test_the_logging_filter_masks_message_arguments_and_tracebacks(monkeypatch):
     text = logging.Formatter().format(record)
     assert "marker-log-24680" not in text
     assert text.startswith(f"key {MASK}\n") and f"RuntimeError: failed with {MASK}" in text
+
+
+# (id, text, holds a credential): what hides a file from a confined command
+HOLDS = [
+    ("provider-key", "key: sk-ant-api03-Zq81xYb2Kc9dL0mN", True),
+    ("private-key", "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk\n", True),
+    ("assignment", 'db:\n  password: "Xk29!vQm"\n', True),
+    ("netrc", "machine h login me password Vq8zK2mLp0", True),
+    ("documentation", "export ANTHROPIC_API_KEY=sk-ant-...\nurl: postgresql://user:password@host/db", False),
+    ("aws-example", "aws_access_key_id = AKIAIOSFODNN7EXAMPLE", False),
+    ("placeholder", 'api_key: "<your key here>"\ntoken: "xxxxxxxxxxxx"', False),
+    ("code", "def check(token: str) -> bool:\n    return token == expected", False),
+]
+
+
+@pytest.mark.parametrize(("text", "holds"), [h[1:] for h in HOLDS], ids=[h[0] for h in HOLDS])
+def test_holds_secret_finds_credentials_and_not_their_documentation(text: str, holds: bool) -> None:
+    assert secrets.holds_secret(text) is holds
+
+
+def test_holds_secret_finds_a_known_value_anywhere_and_a_shape_deep_in_a_large_text(monkeypatch):
+    monkeypatch.setenv("DEPLOY_TOKEN", "plain-known-value-778")
+    assert secrets.holds_secret("x" * 100 + " plain-known-value-778 " + "y" * 100)
+    filler = "an ordinary line of a long log file, nothing to see\n" * 20_000
+    assert secrets.holds_secret(filler + "GITHUB_TOKEN=ghp_0123456789abcdefghijklmnopqrstuvwxyzAB\n" + filler)
+    assert not secrets.holds_secret(filler)

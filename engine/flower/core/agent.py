@@ -6,7 +6,7 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..plugin import plugin_dir
 from .sizes import message_limit
@@ -98,6 +98,10 @@ class AgentSpec:
     # how this agent's Bash commands are confined: a SandboxPolicy or its mode ("require",
     # "auto", "off"); None = the Runtime's choice
     sandbox: SandboxPolicy | str | bool | None = None
+    # which confinement of flower.shell.confine its own (main-thread) commands run in: "glance"
+    # (read-only, a coordinator's glances) or "judge" (a throw-away overlay of the workspace);
+    # None = none of flower's, or a coordinator's glances when `glance` and `delegate_only` say so
+    confine: Literal["glance", "judge"] | None = None
 
 
 def build_options(

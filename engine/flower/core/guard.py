@@ -20,6 +20,7 @@ Measured with the bundled CLI 2.1.327 (tests/e2e/test_guards_cli.py):
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import copy
 import hashlib
@@ -28,9 +29,11 @@ from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..shell.confinement import ConfinementUnavailable, Role, plan
 from ..stores.ephemeral import is_ephemeral
 from .files import spill
-from .secrets import redact
+from .i18n import N_, _
+from .secrets import redact, redact_value
 from .workbench import Workbench
 
 if TYPE_CHECKING:  # the SDK is slow to import; the factories import it when called
@@ -136,8 +139,15 @@ _DELEGATE = (
 _GLANCE = "只有只读、结果会过期的查看类命令(git status、ls、cat 这类)可以自己跑;这条命令不是。"
 
 
-def delegate_guard(*, tools: str = HANDS_ON, allow_glance: bool = False) -> HookMatcher:
-    """Deny hands-on work on the main thread and say what to do instead; subagents pass."""
+def delegate_guard(
+    *, tools: str = HANDS_ON, allow_glance: bool = False, confine_in: str | Path | None = None
+) -> HookMatcher:
+    """Deny hands-on work on the main thread and say what to do instead; subagents pass.
+
+    ``confine_in`` (after the reference's parameters): the workspace whose confinement a glance
+    runs in; the command that runs is ``flower.shell.confine`` of the model's (``updatedInput``).
+    None: no confinement here, and a glance is judged by the rules alone (``confined=False``).
+    """
 
     async def hook(data: Mapping[str, Any], tool_use_id: str | None, context: object) -> SyncHookJSONOutput:
         if not _is_main_thread(data):
@@ -148,12 +158,78 @@ def delegate_guard(*, tools: str = HANDS_ON, allow_glance: bool = False) -> Hook
             # The same predicate marks these results as expired on resume: the two sets must match.
             cwd = data.get("cwd")
             workspace = cwd if isinstance(cwd, str) and cwd else None
-            if isinstance(command, str) and is_ephemeral(command, workspace=workspace):
-                return {}
+            confined = confine_in is not None
+            if isinstance(command, str) and is_ephemeral(command, workspace=workspace, confined=confined):
+                if confine_in is None:
+                    return {}
+                return await _confined(data, confine_in, "glance", also=_DELEGATE.format(tool=tool))
             return _deny(_GLANCE + _DELEGATE.format(tool=tool))
         return _deny(_DELEGATE.format(tool=tool))
 
     return _matcher(tools, hook, fail_closed=True)
+
+
+# -- confinement ---------------------------------------------------------------------------
+
+_UNCONFINABLE = N_("这条命令在这里隔离不了({why}),所以没有运行。")
+
+
+async def _confined(
+    data: Mapping[str, Any], workspace: str | Path, role: Role, *, also: str = ""
+) -> SyncHookJSONOutput:
+    """Run the model's command confined: the same tool call, its command replaced by the argv of
+    ``flower.shell.confine`` (the transcript keeps the model's own command)."""
+    args = _tool_input(data)
+    command = args.get("command")
+    if not isinstance(command, str):
+        return _deny(_(_UNCONFINABLE).format(why="no command") + also)
+    try:
+        # walking the workspace for its hidden files must not hold up the CLI's other hooks
+        confined = await asyncio.to_thread(plan, command, workspace=workspace, role=role)
+    except ConfinementUnavailable as exc:
+        return _deny(_(_UNCONFINABLE).format(why=exc) + also)
+    return {
+        "hookSpecificOutput": {
+            "hookEventName": "PreToolUse",
+            "permissionDecision": "allow",
+            "updatedInput": {**args, "command": confined.command},
+        }
+    }
+
+
+def confine_guard(workspace: str | Path, *, role: Role = "judge") -> HookMatcher:
+    """Run every main-thread Bash command confined (the judge with ``can_run``: an overlay of
+    ``workspace`` that is thrown away); subagents pass."""
+
+    async def hook(data: Mapping[str, Any], tool_use_id: str | None, context: object) -> SyncHookJSONOutput:
+        if not _is_main_thread(data) or data.get("tool_name") != "Bash":
+            return {}
+        return await _confined(data, workspace, role)
+
+    return _matcher("Bash", hook, fail_closed=True)
+
+
+def redact_guard(*, leave_longer_than: int | None = None) -> HookMatcher:
+    """Mask credentials in what a main-thread Bash command printed, before the model sees it.
+
+    Hooks run side by side on the original output and the last rewrite wins, so a result the
+    spill guard rewrites (a field longer than its threshold, ``leave_longer_than``) is left to it:
+    it redacts whatever it returns.
+    """
+
+    async def hook(data: Mapping[str, Any], tool_use_id: str | None, context: object) -> SyncHookJSONOutput:
+        response = data.get("tool_response")
+        if not _is_main_thread(data) or not isinstance(response, dict):
+            return {}
+        long = leave_longer_than is not None and not _not_text(response)
+        if long and any(isinstance(v, str) and len(v) > (leave_longer_than or 0) for v in response.values()):
+            return {}
+        masked = redact_value(response)
+        if masked is response:
+            return {}  # no identity rewrite: it would compete with a real one
+        return {"hookSpecificOutput": {"hookEventName": "PostToolUse", "updatedToolOutput": masked}}
+
+    return _matcher("Bash", hook)
 
 
 # -- allowlist_guard -----------------------------------------------------------------------
@@ -305,6 +381,8 @@ def spill_guard(
         trimmed = copy.deepcopy(response)
         if not _trim(trimmed, threshold, spill_dir, on_fault):
             return {}
+        # the whole result is redacted: a sibling redaction of it would lose to this rewrite
+        trimmed = redact_value(trimmed)
         return {"hookSpecificOutput": {"hookEventName": "PostToolUse", "updatedToolOutput": trimmed}}
 
     return _matcher(tools, hook)
@@ -384,14 +462,16 @@ def workbench_hooks(
     agents: dict[str, AgentDefinition] | None = None,
     allow_glance: bool = False,
     on_fault: OnFault | None = None,
+    confine_in: str | Path | None = None,
 ) -> dict[str, list[HookMatcher]]:
     """All hooks a workbench needs, keyed by SDK event; events without hooks are left out.
 
-    `on_fault` (keyword-only, after the reference's parameters): told of every write into the
-    workbench the disk refused (a spill, INDEX.md)."""
+    Keyword-only, after the reference's parameters: `on_fault` is told of every write into the
+    workbench the disk refused (a spill, INDEX.md); `confine_in` is where glances run confined
+    (see delegate_guard)."""
     pre: list[HookMatcher] = []
     if delegate_only:
-        pre.append(delegate_guard(allow_glance=allow_glance))
+        pre.append(delegate_guard(allow_glance=allow_glance, confine_in=confine_in))
     if agents and any(wants_isolation(a) for a in agents.values()):
         pre.append(isolate_guard(agents))
     post: list[HookMatcher] = [index_guard(workbench, on_fault=on_fault)]

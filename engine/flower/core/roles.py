@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any, cast
 
 from .agent import AgentSpec
@@ -173,6 +174,7 @@ def coordinator(
         env=dict(env or {}),
         glance=glance,
         delegate_only=True,
+        confine="glance" if glance else None,
     )
 
 
@@ -251,15 +253,17 @@ def judge(
 ) -> AgentSpec:
     """The judge: sets the goal before the run, or judges one round after it.
 
-    ``can_run`` adds Bash: harder verdicts (acceptance commands really run), at the price of a
-    judge that can change the workspace, since Bash writes files too.
+    ``can_run`` adds Bash: harder verdicts (acceptance commands really run). Its commands run
+    on a throw-away copy-on-write view of the workspace (``flower.shell.confine(role="judge")``):
+    tests may write caches and build folders, and the workspace is unchanged afterwards.
     """
     tools = [channel.tool_name, "Read", "Glob", "Grep"]
     if can_run:
         tools.append("Bash")
-    return _asking_role(
+    spec = _asking_role(
         name, JUDGE_RULES, instructions, tools, channel, model, effort, max_turns, max_budget_usd
     )
+    return replace(spec, confine="judge") if can_run else spec
 
 
 def _asking_role(

@@ -22,12 +22,15 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..shell.confinement import ROLES, Role
+from ..shell.view import hidden as hidden_entries
 from ..stores.ephemeral import EphemeralPolicy
 from ..stores.layer import FlowerStore
 from ..stores.prune import PrunePolicy, PruningSessionStore
 from ..stores.trim import TrimPolicy
 from ..stores.workspace import WorkspaceStore
 from .agent import AgentSpec, CompactPolicy, HandoffPolicy, build_options
+from .command_walls import Walls, confined_role, decide_walls
 from .display import first_line, format_tokens
 from .envfile import read_workspace_env
 from .events import (
@@ -47,7 +50,7 @@ from .events import (
     normalize,
 )
 from .files import DiskFault, LowSpace, Space, fault_of, free_space, move, vanished
-from .guard import delegate_guard, merge_hooks, whitelist_guard, workbench_hooks
+from .guard import confine_guard, delegate_guard, merge_hooks, redact_guard, whitelist_guard, workbench_hooks
 from .handoff import HANDOFF_PROMPT, Handoff, degraded, is_overflow
 from .i18n import _
 from .projectkey import project_key, unkeyable
@@ -249,6 +252,12 @@ class Runtime:
         self._lock = threading.Lock()
         # require on a machine without the sandbox fails here, before anything is spent
         self.sandbox: SandboxState = self._decide(sandbox)
+        self._walls: dict[tuple[str, Role, bool], Walls] = {}
+        self._warmed = False
+        if self.sandbox.policy.mode == "require":
+            # and so does one that cannot confine the coordinator's glances or the judge's checks
+            for role in ROLES:
+                self._walls_for(AgentSpec(name="", instructions=""), role, nested=role == "glance")
         self._tmp: Path | None = None  # the sandbox's private TMPDIR, made on first use
         env_file = read_workspace_env(self.workspace)  # only credentials and model settings
         # this run's own: given to its CLI processes, never to os.environ (other runs share it)
@@ -415,6 +424,23 @@ class Runtime:
             self.warnings.append(state.note)
             log.warning(state.note)
         return state
+
+    def _walls_for(self, spec: AgentSpec, role: Role, *, nested: bool) -> Walls:
+        """The walls of the spec's own commands (command_walls.py); the line when they are weaker
+        is said once, like the sandbox's."""
+        policy = (self.sandbox if spec.sandbox is None else self._decide(spec.sandbox)).policy
+        key = (policy.mode, role, nested)
+        walls = self._walls.get(key)
+        if walls is None:
+            walls = self._walls[key] = decide_walls(policy, role, nested=nested)
+            if walls.note is not None and walls.note not in self.warnings:
+                self.warnings.append(walls.note)
+                log.warning(walls.note)
+            if walls.active and not self._warmed:
+                # the first glance should not wait for the workspace's first walk for secrets
+                self._warmed = True
+                threading.Thread(target=hidden_entries, args=(self.workspace,), daemon=True).start()
+        return walls
 
     def _sandbox_for(self, spec: AgentSpec) -> dict[str, Any] | None:
         """The CLI's sandbox settings for this spec's session, or None when it runs unconfined."""
@@ -640,6 +666,11 @@ class Runtime:
             # two mechanisms shrinking one context could not be told apart: handoff only
             spec = replace(spec, compact=CompactPolicy(mode="no_summary"))
         guards = []
+        sandbox = self._sandbox_for(spec)
+        role = confined_role(spec)
+        walls = self._walls_for(spec, role, nested=sandbox is not None) if role is not None else None
+        confine_in = self.workspace if walls is not None and walls.active else None
+        glances_in = confine_in if role == "glance" else None
         if self.workbench is not None:
             guards.append(
                 workbench_hooks(
@@ -649,17 +680,24 @@ class Runtime:
                     agents=spec.agents,
                     allow_glance=spec.glance,
                     on_fault=self.faulted,
+                    confine_in=glances_in,
                 )
             )
         elif spec.delegate_only:
             # the role's wall, not the workbench's: a coordinator without one is walled the same
-            guards.append({"PreToolUse": [delegate_guard(allow_glance=spec.glance)]})
+            guards.append({"PreToolUse": [delegate_guard(allow_glance=spec.glance, confine_in=glances_in)]})
+        if role == "judge" and confine_in is not None:
+            guards.append({"PreToolUse": [confine_guard(confine_in)]})
+            sandbox = None  # its own confinement replaces the CLI's (command_walls.py says why)
+        if role is not None:
+            spilled = self.spill_threshold if self.workbench is not None and self.spill_threshold else None
+            guards.append({"PostToolUse": [redact_guard(leave_longer_than=spilled)]})
         if not spec.delegate_only:
             wall = whitelist_guard(spec.allowed_tools, role=spec.name)
             if wall is not None:
                 guards.append({"PreToolUse": [wall]})
-        walls = role_walls(spec)  # the allowlist, in its three layers (walls.py)
-        guards.append(walls.hooks)
+        allowlist = role_walls(spec)  # the allowlist, in its three layers (walls.py)
+        guards.append(allowlist.hooks)
         hooks = merge_hooks(spec.hooks, *guards)
         prelude = self.workbench.prompt_block() if (self.workbench is not None and spec.workbench) else ""
         add_dirs = (
@@ -679,9 +717,8 @@ class Runtime:
         options.env = {**self.env, **options.env}
         options.stderr = self._stderr
         contain(options)  # the tools' process trees end with the CLI, even if flower is killed
-        options.tools = walls.tools
-        options.can_use_tool = walls.can_use_tool
-        sandbox = self._sandbox_for(spec)
+        options.tools = allowlist.tools
+        options.can_use_tool = allowlist.can_use_tool
         if sandbox is not None:
             options.sandbox = sandbox  # type: ignore[assignment]  # failIfUnavailable: not in the TypedDict
             options.env = {**options.env, "TMPDIR": str(self._private_tmp())}

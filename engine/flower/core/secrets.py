@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import logging
 import os
 import re
@@ -55,7 +56,8 @@ _T = TypeVar("_T")
 _SECRET_WORDS = (
     r"(?:API_?KEY|KEY|KEYS|TOKEN|TOKENS|SECRET|SECRETS|PASSWORD|PASSWD|PASSPHRASE|CREDENTIALS?|PAT)"
 )
-_SECRET_NAME = rf"(?:[A-Z0-9]+_)*{_SECRET_WORDS}(?:_[A-Z0-9]+)*"
+# git's GIT_CONFIG_KEY_<n> names a configuration key, not a secret (its value is the key's name)
+_SECRET_NAME = rf"(?!GIT_CONFIG_KEY_\d+\b)(?:[A-Z0-9]+_)*{_SECRET_WORDS}(?:_[A-Z0-9]+)*"
 
 
 def _keep_prefix(match: re.Match[str]) -> str:
@@ -104,12 +106,17 @@ SHAPES: tuple[Shape, ...] = (
             r"|[rs]k_(?:live|test)_[0-9A-Za-z]{16,}"
             r"|npm_[A-Za-z0-9]{36}"
             r"|pypi-[A-Za-z0-9_\-]{50,}"
-            r"|hf_[A-Za-z0-9]{30,})"
+            r"|hf_[A-Za-z0-9]{30,}"
+            r"|hv[sbr]\.[A-Za-z0-9_\-]{20,})"
         ),
         _whole,
         (
             "sk-",
-            "gh",
+            "ghp_",
+            "gho_",
+            "ghu_",
+            "ghs_",
+            "ghr_",
             "github_pat_",
             "glpat-",
             "xox",
@@ -121,6 +128,9 @@ SHAPES: tuple[Shape, ...] = (
             "npm_",
             "pypi-",
             "hf_",
+            "hvs.",
+            "hvb.",
+            "hvr.",
         ),
     ),
     # JSON web tokens
@@ -152,10 +162,59 @@ SHAPES: tuple[Shape, ...] = (
     Shape(
         re.compile(rf"((?<![A-Za-z0-9_]){_SECRET_NAME}=[\"']?)(?!\$)([^\s\"']{{4,}})()"),
         _keep_prefix,
-        ("KEY", "TOKEN", "SECRET", "PASSW", "PASSPHRASE", "CREDENTIAL", "PAT"),
+        ("KEY", "TOKEN", "SECRET", "PASSW", "PASSPHRASE", "CREDENTIAL", "PAT=", "PAT_"),
         "=",
     ),
+    # a netrc entry: `machine HOST login USER password VALUE` (also .netrc's `default`)
+    Shape(
+        re.compile(r"(?i)(\b(?:machine\s+\S+|default)(?:\s+(?:login|account)\s+\S+)*\s+password\s+)(\S+)()"),
+        _keep_prefix,
+        ("password",),
+        fold=True,
+    ),
+    # a secret-named key given a literal in a config or source file, in any case and with any of
+    # `=`, `:`, `=>`, `:=`: `api_key: "..."`, `"client_secret": "..."`, `aws_secret_access_key =
+    # ...`; masked when quoted, or when it looks random enough to be a key (`_looks_random`), so
+    # code such as `password: str` or `token = request.args["token"]` is left alone
+    Shape(
+        re.compile(
+            # from the secret word on: what precedes it in the name stays as it is anyway
+            r"(?i)((?:api[_\-]?key|secret|token|passw(?:or)?d|passphrase|credentials?|private[_\-]?key"
+            r"|access[_\-]?key|auth[_\-]?key|key[_\-]?data)"
+            r"[A-Za-z0-9_.\-]*[\"']?\s*(?:=>|:=|=|:)\s*)([\"'][^\s\"']{6,}[\"']|[^\s\"',;]{16,})()"
+        ),
+        lambda m: _keep_prefix(m) if _literal_secret(m.group(2)) else m.group(0),
+        ("key", "secret", "token", "passw", "passphrase", "credential"),
+        fold=True,
+    ),
+    # a docker config's `"auth": "<base64 of user:password>"`
+    Shape(re.compile(r'("auth"\s*:\s*")([A-Za-z0-9+/]{12,}={0,2})(")'), _keep_prefix, ('"auth"',)),
+    # a .pgpass line: host:port:database:user:password
+    Shape(
+        re.compile(r"(?m)^([^:\s#]+:(?:\d+|\*):[^:\s]+:[^:\s]+:)([^\s]{4,})()$"),
+        _keep_prefix,
+        (":",),
+    ),
 )
+
+
+def _literal_secret(value: str) -> bool:
+    """A quoted literal that is no reference, or an unquoted value that looks like a key."""
+    if value[0] in "\"'":
+        inner = value[1:-1]
+        return inner[0] not in "$%{<" and not inner.startswith(("http://", "https://", "/"))
+    return _looks_random(value)
+
+
+def _looks_random(value: str) -> bool:
+    """Long, and mixing at least two of lower case, upper case and digits with a digit among
+    them (keys, tokens, generated passwords), or a long hexadecimal string; not a path or a call."""
+    if value[0] in "$%{</.(" or "(" in value or "://" in value:
+        return False
+    classes = sum(any(test(c) for c in value) for test in (str.islower, str.isupper, str.isdigit))
+    hexadecimal = len(value) >= 32 and all(c in "0123456789abcdefABCDEF" for c in value)
+    return hexadecimal or (classes >= 2 and any(c.isdigit() for c in value))
+
 
 _remembered: set[str] = set()
 _remembered_lock = threading.Lock()
@@ -233,6 +292,90 @@ def _redact(text: str, known: list[str]) -> str:
         if masked != text:
             text, lowered = masked, None
     return text
+
+
+def holds_secret(text: str) -> bool:
+    """Whether `text` holds a credential: a known credential's value, or a secret's shape whose
+    value is no placeholder (`sk-ant-...`, `***`, `<token>`, `AKIA...EXAMPLE` are documentation).
+    What hides a file from a confined command (flower.shell.view), so it reads whole files: only
+    the lines around a shape's hint (in its usual spellings) are tried against the shapes."""
+    if not text:
+        return False
+    if any(value in text for value in known_secrets()):
+        return True
+    spans = {_around(text, at) for word in _hint_words() for at in _all(text, word)}
+    near = "\n".join(text[a:b] for a, b in sorted(spans))
+    for shape in SHAPES:
+        # a shape whose hints are too common to search for (pgpass's ':') is tried on it all
+        where = near if any(len(h) >= _HINT_MIN for h in shape.hints) else text
+        lowered = where.lower() if shape.fold else where
+        if (shape.needs and shape.needs not in where) or not any(h in lowered for h in shape.hints):
+            continue
+        for match in shape.pattern.finditer(where):
+            if shape.replace(match) == match.group(0):
+                continue  # the shape's own test declined it
+            value = match.group(2) if shape.pattern.groups >= 3 else match.group(0)
+            if _real_value(value.strip("\"'")):
+                return True
+    return False
+
+
+def _around(text: str, at: int) -> tuple[int, int]:
+    """The line holding `at` with the two before it (a netrc entry spans lines) and the next."""
+    start = at
+    for _ in range(3):
+        start = text.rfind("\n", 0, max(start - 1, 0)) + 1 if start > 0 else 0
+    end = at
+    for _ in range(2):
+        found = text.find("\n", end + 1)
+        end = len(text) if found < 0 else found
+    return start, end
+
+
+_HINT_MIN = 3
+
+
+def _all(text: str, word: str) -> list[int]:
+    found, at = [], text.find(word)
+    while at >= 0:
+        found.append(at)
+        at = text.find(word, at + len(word))
+    return found
+
+
+@functools.lru_cache(maxsize=1)
+def _hint_words() -> tuple[str, ...]:
+    # a folded hint in its usual spellings (key, Key, KEY): plain substring searches are fast
+    words = {
+        variant
+        for shape in SHAPES
+        for hint in shape.hints
+        if len(hint) >= _HINT_MIN
+        for variant in ((hint, hint.capitalize(), hint.upper()) if shape.fold else (hint,))
+    }
+    return tuple(sorted(words))
+
+
+_PLACEHOLDERS = (
+    "...",
+    "***",
+    "xxx",
+    "<",
+    ">",
+    "[",
+    "$",
+    "example",
+    "your",
+    "changeme",
+    "placeholder",
+    "redacted",
+    "password",
+)
+
+
+def _real_value(value: str) -> bool:
+    folded = value.lower()
+    return len(value) >= 8 and len(set(value)) >= 4 and not any(p in folded for p in _PLACEHOLDERS)
 
 
 def redact_value(value: _T) -> _T:

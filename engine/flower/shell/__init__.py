@@ -1,9 +1,20 @@
-"""Which Bash commands are glances: read-only, confined, secret-free, by positive rules.
+"""Glances: the coordinator's own Bash commands, confined by the operating system, and the rules
+that say which commands are glances.
+
+**The promise holds by construction**: a glance can never change state, read outside the
+workspace, print a credential or run for ever, whatever the command, because the hook runs
+``confine(cmd, workspace=...)`` (``confinement``: read-only, no network, an allowlisted
+environment, the workspace's secrets hidden, bounded in time and output, nothing left running)
+and redacts what it prints. ``confine(cmd, workspace=..., role="judge")`` runs a judge's check on
+a throw-away overlay of the workspace. Where no confinement is possible the rules below carry the
+promise alone (``confined=False``), and a line says the walls are weaker.
 
 A glance is a command the coordinator may run on its own main thread; on resume its result is
 expired as stale. ``is_ephemeral`` decides both (the seeds' rule: what is admitted is exactly
 what is expired), so ``delegate_guard(allow_glance=True)`` and the trim layer both ask it, with
-the folder the command runs in.
+the folder the command runs in. Judged ``confined`` (the default), the forms only the confinement
+makes harmless are glances too (``env``, ``printenv``, ``cd DIR``, ``top -b -n N``, ``git remote
+-v``); the rules' other job is to refuse early what is obviously hands-on.
 
 A command line is a glance only when every one of these holds:
 
@@ -59,6 +70,16 @@ Programs' own caches (git's index stat cache, kubectl's discovery cache) may be 
 
 from __future__ import annotations
 
+from .confinement import Confinement, ConfinementUnavailable, confine, plan, support
 from .predicate import Verdict, is_ephemeral, judge
 
-__all__ = ["Verdict", "is_ephemeral", "judge"]
+__all__ = [
+    "Confinement",
+    "ConfinementUnavailable",
+    "Verdict",
+    "confine",
+    "is_ephemeral",
+    "judge",
+    "plan",
+    "support",
+]

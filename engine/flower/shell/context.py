@@ -3,6 +3,11 @@
 Every question that depends on the file system goes through here, so a rule itself is a plain
 function of its argv. Without a known workspace the questions that need one (symlinks, recursive
 reads, git's repository) cannot be answered, and the forms that need them are refused.
+
+``confined`` says whether the command will run inside ``flower.shell.confine``: then the forms
+only the confinement makes harmless are glances too (``env``, ``printenv``, ``cd``, ``top -b``,
+``git remote -v``): they print an environment of the confinement's own, change a shell that ends
+with the command, write a home folder that is read-only, show URLs whose tokens are masked.
 """
 
 from __future__ import annotations
@@ -19,6 +24,12 @@ from .refusal import Refused
 @dataclass(frozen=True)
 class Context:
     workspace: Path | None
+    confined: bool = False
+
+    def needs_confinement(self, what: str) -> None:
+        """Raise Refused unless the command runs confined (``what``: the form, for the reason)."""
+        if not self.confined:
+            raise Refused(f"{what} (only inside the confinement)")
 
     def read(self, value: str, reads: Reads) -> None:
         """Raise Refused unless the program may read ``value`` (see ``paths``)."""

@@ -9,7 +9,11 @@ A glance never prints the content of such a file. Names are compared case-insens
   ``credentials`` and ``secrets`` (bare, or as data files: ``credentials.json``, ``secrets.yaml``,
   ...; ``credentials.py`` is code), ...;
 - private keys and keystores: ``id_rsa*``, ``id_ed25519*``, ... and ``*.pem``, ``*.key``,
-  ``*.p12``, ``*.pfx``, ``*.jks``, ``*.keystore``, ``*.ppk``, ``*.kdbx``, ``*.gpg``;
+  ``*.p12``, ``*.pfx``, ``*.jks``, ``*.jceks``, ``*.bks``, ``*.keystore``, ``*.keychain``,
+  ``*.ppk``, ``*.kdbx``, ``*.gpg``; cloud service accounts and OAuth clients
+  (``service-account*``, ``client_secret*``);
+- data files named for what they hold: ``token.json``, ``api_keys.yaml``, ``passwords.txt``,
+  ``auth.json``, ``sftp-config.json``, ...;
 - infrastructure state: ``*.tfvars``, ``*.tfstate``;
 - git's own configuration inside a ``.git`` folder (``config``, ``config.worktree``): it holds
   remote URLs with tokens and ``http.extraHeader`` authorisations.
@@ -53,11 +57,36 @@ _NAMES = frozenset(
         "secrets",
         "kubeconfig",
         "application_default_credentials.json",
+        "auth.json",
+        "sftp-config.json",
+        ".ftpconfig",
+        ".git-credential-cache",
     }
 )
-_PREFIXES = (".env.", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519")
+_PREFIXES = (
+    ".env.",
+    "id_rsa",
+    "id_dsa",
+    "id_ecdsa",
+    "id_ed25519",
+    "client_secret",
+    "service-account",
+    "service_account",
+)
 # `credentials.json` or `secrets.yaml` hold secrets; `credentials.py` is code about them.
-_STEMS = ("credentials", ".credentials", "secrets", ".secrets", "secret")
+_STEMS = (
+    "credentials",
+    ".credentials",
+    "secrets",
+    ".secrets",
+    "secret",
+    "token",
+    "apikey",
+    "api_key",
+    "api_keys",
+    "password",
+    "passwords",
+)
 _DATA = (".json", ".yaml", ".yml", ".toml", ".ini", ".cfg", ".conf", ".txt", ".xml", ".properties", ".csv")
 _SUFFIXES = (
     ".env",
@@ -73,6 +102,10 @@ _SUFFIXES = (
     ".tfvars",
     ".tfstate",
     ".tfstate.backup",
+    ".jceks",
+    ".bks",
+    ".keychain",
+    ".keychain-db",
 )
 
 

@@ -59,7 +59,8 @@ def _judge(cmd: str, ctx: Context) -> None:
         raise Refused("a background job ('&')")
     for command in commands:
         verb, *args = command.words
-        if verb.has_glob or verb.value not in PROGRAMS:
+        # a lone `[` is the test builtin, not a pattern (a bracket needs its `]` in the word)
+        if (verb.has_glob and verb.value != "[") or verb.value not in PROGRAMS:
             raise Refused(f"the program {verb.value!r} is not a glance")
         program = PROGRAMS[verb.value]
         if not program.builtin:
@@ -68,12 +69,16 @@ def _judge(cmd: str, ctx: Context) -> None:
             program.check(argv, ctx)
 
 
-def judge(cmd: str, *, workspace: str | Path | None = None) -> Verdict:
-    """Whether ``cmd`` is a glance when run in ``workspace``, and if not, why."""
+def judge(cmd: str, *, workspace: str | Path | None = None, confined: bool = True) -> Verdict:
+    """Whether ``cmd`` is a glance when run in ``workspace``, and if not, why.
+
+    ``confined``: the command runs inside ``flower.shell.confine`` (the glance as the coordinator
+    runs it, and what expires); False judges it for a run without confinement, where the rules
+    alone must keep it harmless."""
     if not isinstance(cmd, str):
         return Verdict(False, "not a string")
     try:
-        _judge(cmd, Context(_workspace(workspace)))
+        _judge(cmd, Context(_workspace(workspace), confined=confined))
     except Refused as refusal:
         return Verdict(False, refusal.reason)
     except Exception as exc:  # fail closed: an unexpected input is never a glance
@@ -81,6 +86,6 @@ def judge(cmd: str, *, workspace: str | Path | None = None) -> Verdict:
     return Verdict(True, "")
 
 
-def is_ephemeral(cmd: str, *, workspace: str | Path | None = None) -> bool:
+def is_ephemeral(cmd: str, *, workspace: str | Path | None = None, confined: bool = True) -> bool:
     """Whether a Bash command line is a read-only glance (see ``flower.shell``)."""
-    return judge(cmd, workspace=workspace).admitted
+    return judge(cmd, workspace=workspace, confined=confined).admitted

@@ -15,14 +15,19 @@ move it (``git status`` takes ``index.lock`` and drops it), while anything that 
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import json
 import os
 import subprocess
 import time
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from flower.core.secrets import redact
+from flower.shell import confine
 
 Snapshot = dict[str, tuple[object, ...]]
 
@@ -73,11 +78,17 @@ class Sandbox:
                         state[key] = ("other", st.st_mode)
         return state
 
-    def run(self, command: str, *, timeout: float = 60) -> Outcome:
+    def run(self, command: str, *, timeout: float = 60, confined: bool = False) -> Outcome:
+        """Run ``command`` in the workspace: by bash, or as the coordinator's glance runs it
+        (``confined``: the argv of ``flower.shell.confine``, its output redacted as the hook does)."""
         before = self.snapshot()
+        argv = ["bash", "-c", command]
+        if confined:
+            with self.environment():
+                argv = confine(command, workspace=self.workspace)
         try:
             proc = subprocess.run(
-                ["bash", "-c", command],
+                argv,
                 cwd=self.workspace,
                 env=self.env,
                 stdin=subprocess.DEVNULL,
@@ -89,10 +100,25 @@ class Sandbox:
         except subprocess.TimeoutExpired as exc:
             output = (exc.stdout or b"").decode("utf-8", "replace") + "\n[timed out]"
             code = -1
+        if confined:
+            with self.environment():
+                output = redact(output)
         after = self.snapshot()
         changed = sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
         leaked = sorted(kind for kind, value in self.markers.items() if value in output)
         return Outcome(command, changed, leaked, code, output)
+
+    @contextlib.contextmanager
+    def environment(self) -> Iterator[None]:
+        """This sandbox's environment as flower's own (the home, the credentials it knows)."""
+        saved = dict(os.environ)
+        os.environ.clear()
+        os.environ.update(self.env)
+        try:
+            yield
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
 
 
 _PAST = time.time() - 3600

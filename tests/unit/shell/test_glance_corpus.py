@@ -1,7 +1,9 @@
-"""The adversarial corpus: thousands of commands that write, run code or print a secret; 0 admitted.
+"""The adversarial corpus: thousands of commands that write, run code or print a secret; 0 admitted
+by the predicate alone (``confined=False``: the rules as they hold where no confinement exists).
 
 Any command the predicate admitted would be run in the sandbox, so that a regression shows as what
-it does (a changed file, a printed marker) and not only as a verdict.
+it does (a changed file, a printed marker) and not only as a verdict. What the confinement holds
+whatever the predicate admits is tests/unit/shell/test_confine_corpus.py.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ MIN_TOTAL = 3000
 
 
 def admitted_outcomes(box: Sandbox, commands: list[str]) -> list[Outcome]:
-    return [box.run(c) for c in commands if is_ephemeral(c, workspace=box.workspace)]
+    return [box.run(c) for c in commands if is_ephemeral(c, workspace=box.workspace, confined=False)]
 
 
 def test_the_corpus_is_large_and_covers_every_category() -> None:
@@ -187,5 +189,9 @@ def test_git_glances_are_refused_in_a_repository_that_would_run_a_program(
 
 
 def test_the_same_glances_are_admitted_in_an_inert_repository(glance_box: Sandbox) -> None:
-    refused = [c for c in HOSTILE_REPOSITORY_GLANCES if not is_ephemeral(c, workspace=glance_box.workspace)]
+    refused = [
+        c
+        for c in HOSTILE_REPOSITORY_GLANCES
+        if not is_ephemeral(c, workspace=glance_box.workspace, confined=False)
+    ]
     assert refused == []

@@ -2,7 +2,9 @@
 
 A synthetic transcript holds one Bash call per command of a table (everyday glances and the
 adversarial corpus); the trim layer loads it for the sandbox's workspace, and the delegate guard
-judges the same commands with the same folder as the hook's ``cwd``.
+judges the same commands with the same folder as the hook's ``cwd``. The guard runs a glance
+confined (it rewrites the command: an "allow" with ``updatedInput``); where no confinement exists
+it lets the rules alone admit a subset, and what it refuses never ran, so it is never expired.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from glance_everyday import EVERYDAY
 from glance_sandbox import Sandbox
 
 from flower.core.guard import delegate_guard
-from flower.shell import is_ephemeral
+from flower.shell import is_ephemeral, plan
 from flower.stores.ephemeral import EphemeralPolicy
 from flower.stores.trim import TrimmingSessionStore, TrimPolicy
 
@@ -63,8 +65,8 @@ async def expired_by_trim(workspace: Path, db: Path, commands: list[str]) -> set
     return expired
 
 
-async def allowed_by_guard(cwd: Path, commands: list[str]) -> set[str]:
-    hook = delegate_guard(allow_glance=True).hooks[0]
+async def allowed_by_guard(cwd: Path, commands: list[str], *, confined: bool = True) -> set[str]:
+    hook = delegate_guard(allow_glance=True, confine_in=cwd if confined else None).hooks[0]
     allowed = set()
     for command in commands:
         data = {
@@ -75,7 +77,11 @@ async def allowed_by_guard(cwd: Path, commands: list[str]) -> set[str]:
             "tool_input": {"command": command},
             "tool_use_id": "toolu_1",
         }
-        if await hook(cast(Any, data), "toolu_1", cast(Any, None)) == {}:
+        decision = await hook(cast(Any, data), "toolu_1", cast(Any, None))
+        specific = cast(dict[str, Any], decision.get("hookSpecificOutput", {}))
+        if specific.get("permissionDecision") != "deny":
+            if confined:  # the command that runs is the confinement of the model's
+                assert specific["updatedInput"]["command"] == plan(command, workspace=cwd).command
             allowed.add(command)
     return allowed
 
@@ -91,6 +97,10 @@ async def test_the_trim_layer_expires_exactly_what_the_guard_admits(
     assert expired == admitted
     assert allowed == admitted
     assert 300 <= len(admitted) < len(commands)  # both kinds are in the table
+    # without a confinement the rules alone admit fewer, all of which expire
+    alone = await allowed_by_guard(glance_box.workspace, commands, confined=False)
+    assert alone == {c for c in commands if is_ephemeral(c, workspace=glance_box.workspace, confined=False)}
+    assert alone < admitted
 
 
 async def test_both_callers_judge_in_the_folder_the_command_runs_in(

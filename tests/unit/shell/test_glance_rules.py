@@ -18,6 +18,12 @@ from flower.shell import is_ephemeral, judge
 from flower.stores.ephemeral import EphemeralPolicy
 
 ADMITTED = [
+    # what only stats or names: safe with or without the confinement
+    "test -f README.md",
+    "[ -d src ]",
+    "[ ! -e build ]",
+    "python3 --version",
+    "git check-ignore -v .env",
     # git
     "git status",
     "git status -sb",
@@ -174,9 +180,16 @@ REFUSED = [
     ("rm x", "'rm' is not a glance"),
     ("/bin/ls", "'/bin/ls' is not a glance"),
     ("FOO=1 ls", "'FOO=1' is not a glance"),
-    ("env", "'env' is not a glance"),
+    ("env", "env (only inside the confinement)"),
+    ("env ls", "env with operands"),
     ("xargs rm", "'xargs' is not a glance"),
-    ("top -b -n 1", "'top' is not a glance"),
+    ("top -b -n 1", "top (only inside the confinement)"),
+    ("top -b", "top without -b and -n"),
+    ("printenv", "printenv (only inside the confinement)"),
+    ("cd src", "cd (only inside the confinement)"),
+    ("cd ..", "a path leaving its folder"),
+    ("python3 -c 'print(1)'", "an interpreter beyond --version"),
+    ("[ -f x", "[ without its closing ]"),
     ("l* -la", "is not a glance"),
     ("ls && rm -rf /", "'rm' is not a glance"),
     # sed as GNU sed parses it
@@ -300,9 +313,23 @@ def test_read_only_forms_are_admitted(glance_box: Sandbox, command: str) -> None
 def test_forms_that_write_run_or_leak_are_refused_by_their_rule(
     glance_box: Sandbox, command: str, reason: str
 ) -> None:
-    verdict = judge(command, workspace=glance_box.workspace)
+    verdict = judge(command, workspace=glance_box.workspace, confined=False)
     assert not verdict.admitted
     assert reason in verdict.reason
+
+
+# Harmless only because they run confined: their own environment, a shell that ends with them,
+# a read-only home, URLs whose tokens are masked in what the model is shown.
+CONFINED_ONLY = ["env", "printenv PATH HOME", "top -b -n 1", "top -bn1", "cd src", "git remote -v"]
+
+
+@pytest.mark.parametrize("command", CONFINED_ONLY)
+def test_forms_only_the_confinement_makes_harmless_are_glances_only_when_confined(
+    glance_box: Sandbox, command: str
+) -> None:
+    assert judge(command, workspace=glance_box.workspace).admitted
+    alone = judge(command, workspace=glance_box.workspace, confined=False)
+    assert not alone.admitted and "only inside the confinement" in alone.reason
 
 
 def test_the_tables_do_not_overlap() -> None:
@@ -342,12 +369,14 @@ def test_non_string_input_is_refused() -> None:
 # ------------------------------------------------------------------ the public contract
 
 
-def test_the_seeds_signature_with_one_optional_keyword() -> None:
+def test_the_seeds_signature_with_two_optional_keywords() -> None:
     params = inspect.signature(is_ephemeral).parameters
-    assert list(params) == ["cmd", "workspace"]
+    assert list(params) == ["cmd", "workspace", "confined"]
     assert params["cmd"].kind is inspect.Parameter.POSITIONAL_OR_KEYWORD
     assert params["workspace"].kind is inspect.Parameter.KEYWORD_ONLY
     assert params["workspace"].default is None
+    # a glance is what the coordinator runs, and that runs confined
+    assert params["confined"].kind is inspect.Parameter.KEYWORD_ONLY and params["confined"].default is True
 
 
 def test_every_public_import_path_is_the_shell_package() -> None:

@@ -10,9 +10,10 @@
   subcommand, abbreviations included (``--output``, ``--ext-diff``, ``--textconv``,
   ``--open-files-in-pager``/``-O``, ``--no-index``, ``--untracked``, ``--show-signature``,
   ``--contents``, ...), as are pretty formats that verify signatures (``%G?``, ``%(signature)``).
-- Remote URLs and config values can hold tokens: ``git remote -v``, ``git remote get-url``,
-  ``git config --list`` and ``git var -l`` are refused; ``git config --get`` only for a short list of
-  keys.
+- Remote URLs and config values can hold tokens: ``git remote get-url``, ``git config --list``
+  and ``git var -l`` are refused; ``git config --get`` only for a short list of keys; ``git remote
+  -v`` only when confined (the output's tokens are masked before the model sees it).
+- ``check-ignore`` and ``check-attr`` read only names: a credential's name is no refusal there.
 - Every non-option word is judged as a path inside the repository: no absolute path, no ``..``,
   no credential name (``git show HEAD:.env`` is refused).
 - The repository itself must be inert (``gitrepo``): no configured programs, hooks or includes.
@@ -128,6 +129,9 @@ def _refused_long(word: str) -> bool:
     return bool(name) and any(r.startswith(name) for r in _REFUSED_LONG)
 
 
+_NAMES_ONLY = frozenset({"check-ignore", "check-attr"})
+
+
 def _judge_words(sub: str, rest: Sequence[str]) -> None:
     letters = _REFUSED_SHORT_EVERYWHERE + _REFUSED_SHORT.get(sub, "")
     options_done = False
@@ -145,16 +149,16 @@ def _judge_words(sub: str, rest: Sequence[str]) -> None:
             if any(ch in letters for ch in word[1:]):
                 raise Refused(f"git {sub} {word}")
             continue
-        _judge_path(word)
+        _judge_path(word, names_only=sub in _NAMES_ONLY)
 
 
-def _judge_path(word: str) -> None:
+def _judge_path(word: str, *, names_only: bool = False) -> None:
     if word.startswith("/"):
         raise Refused(f"git: an absolute path ({word})")
     parts = [p for p in re.split(r"[/:]", word) if p]
     if ".." in parts:
         raise Refused(f"git: a path leaving the repository ({word})")
-    if credential_path(parts):
+    if not names_only and credential_path(parts):
         raise Refused(f"git: a credential file ({word})")
 
 
@@ -252,7 +256,7 @@ def _config(rest: Sequence[str]) -> None:
         raise Refused("git config --get of a key that may hold a secret")
 
 
-def _subcommand(sub: str, rest: Sequence[str]) -> None:
+def _subcommand(sub: str, rest: Sequence[str], ctx: Context) -> None:
     if sub in _READ_SUBCOMMANDS:
         _judge_words(sub, rest)
     elif sub == "branch":
@@ -262,8 +266,10 @@ def _subcommand(sub: str, rest: Sequence[str]) -> None:
         _judge_words(sub, rest)
         _listing(rest, _TAG_FLAGS, "il", numbered=True)
     elif sub == "remote":
-        if rest:
+        if rest and list(rest) not in (["-v"], ["--verbose"]):
             raise Refused("git remote beyond listing names (URLs can hold tokens)")
+        if rest:
+            ctx.needs_confinement("git remote -v (URLs can hold tokens)")
     elif sub == "config":
         _config(rest)
     elif sub == "stash":
@@ -303,7 +309,7 @@ def _git(argv: Sequence[str], ctx: Context) -> None:
         if any(w != "--build-options" for w in rest):
             raise Refused("git version with options")
         return
-    _subcommand(sub, rest)
+    _subcommand(sub, rest, ctx)
     ctx.own_configuration("git", ("GIT_CONFIG_GLOBAL", "XDG_CONFIG_HOME"), (".gitconfig", ".config/git"))
     ctx.git_repository()
 

@@ -1,8 +1,11 @@
 """System information, processes and program lookup.
 
-``env``, ``printenv``, ``set``, ``export``, ``declare``, ``locale`` and the like are not here: they
-print the environment. ``ps`` may not show it either (BSD ``e``, the ``environ`` format). ``top``
-is not here: even ``top -b -n 1`` creates ``~/.config/procps``.
+``env`` (bare) and ``printenv`` print the environment: glances only when confined, where the
+environment is the confinement's own allowlist. ``set``, ``export``, ``declare`` and ``locale``
+are not here. ``ps`` may not show the environment either (BSD ``e``, the ``environ`` format).
+``top -b -n N`` creates ``~/.config/procps``: a glance only when confined, where the home folder
+is read-only. ``cd DIR`` changes the shell the command runs in: confined, that shell ends with
+the command. ``test``/``[`` only stat their operands. An interpreter's ``--version`` runs no code.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from collections.abc import Sequence
 
 from ..context import Context
 from ..options import options, parse
+from ..paths import Reads
 from ..refusal import Refused
 from .base import Program, count, names, read_option_paths, text
 
@@ -108,6 +112,30 @@ PIDOF = options("-s", "-c", "-n", "-x", "-z", "-q", "-w", "-d=SEP", "-o=OMIT")
 WHICH = options("-a", "-s")
 WHEREIS = options("-b", "-m", "-s", "-u", "-l")
 TYPE = options("-a", "-f", "-t", "-p", "-P")
+# batch mode only (-b), a bounded number of iterations (-n); the interactive keys never run
+TOP = options(
+    "-b, --batch",
+    "-n, --iterations=NUMBER",
+    "-c, --cmdline-toggle",
+    "-H, --threads-show",
+    "-i, --idle-toggle",
+    "-o, --sort-override=FIELD",
+    "-O, --list-fields",
+    "-p, --pid=PIDS",
+    "-u, --filter-only-euser=USER",
+    "-U, --filter-any-user=USER",
+    "-w, --width[=COLUMNS]",
+    "-1, --single-cpu-toggle",
+    "-E, --scale-summary-mem=SCALE",
+    "-e, --scale-task-mem=SCALE",
+    "-d, --delay=SECS",
+    "-S, --accum-time-toggle",
+)
+_TEST_OPERATORS = names(
+    """! -a -o = == != < > -eq -ne -lt -le -gt -ge -nt -ot -ef -b -c -d -e -f -g -G -h -k -L -N -O
+    -p -r -s -S -t -u -w -x -z -n -v -R"""
+)
+_VERSIONS = frozenset({"--version", "-V"})
 
 # Format keywords of procps ps (`ps L`), without `environ`.
 _PS_KEYS = names(
@@ -178,6 +206,53 @@ def _ps(argv: Sequence[str], ctx: Context) -> None:
             continue  # a process id
         elif not all(ch in _PS_BSD_FLAGS for ch in word):
             raise Refused(f"ps BSD options {word}")
+
+
+def _env(argv: Sequence[str], ctx: Context) -> None:
+    # with an operand or an option env runs a program or changes what it passes on
+    if argv:
+        raise Refused("env with operands (it would run a program)")
+    ctx.needs_confinement("env")
+
+
+def _printenv(argv: Sequence[str], ctx: Context) -> None:
+    if any(w.startswith("-") and w != "-0" for w in argv):
+        raise Refused("printenv with options")
+    ctx.needs_confinement("printenv")
+
+
+def _top(argv: Sequence[str], ctx: Context) -> None:
+    parsed = parse(TOP, argv)
+    count(parsed, 0, 0)
+    if not parsed.has("-b") or not parsed.has("-n"):
+        raise Refused("top without -b and -n (it would run until stopped)")
+    ctx.needs_confinement("top")
+
+
+def _cd(argv: Sequence[str], ctx: Context) -> None:
+    if len(argv) > 1 or (argv and (argv[0].startswith("-") or argv[0] == "")):
+        raise Refused("cd with options or more than one folder")
+    if argv:
+        ctx.read(argv[0], Reads.NAMES)
+    ctx.needs_confinement("cd")
+
+
+def _test(argv: Sequence[str], ctx: Context) -> None:
+    # `[ ... ]` / `test ...`: operators and operands; an operand is only statted or compared
+    for word in argv:
+        if word not in _TEST_OPERATORS:
+            ctx.read(word, Reads.NAMES)
+
+
+def _bracket(argv: Sequence[str], ctx: Context) -> None:
+    if not argv or argv[-1] != "]":
+        raise Refused("[ without its closing ]")
+    _test(argv[:-1], ctx)
+
+
+def _version(argv: Sequence[str], ctx: Context) -> None:
+    if len(argv) != 1 or argv[0] not in _VERSIONS:
+        raise Refused("an interpreter beyond --version (it would run code)")
 
 
 def _date(argv: Sequence[str], ctx: Context) -> None:
@@ -257,4 +332,13 @@ PROGRAMS = [
     Program("whereis", text(WHEREIS, low=1), "finds programs and manuals"),
     Program("type", _type, "-t, -p or -P only", builtin=True),
     Program("command", _command, "command -v only", builtin=True),
+    Program("test", _test, "stats and compares its operands", builtin=True),
+    Program("[", _bracket, "stats and compares its operands", builtin=True),
+    Program("env", _env, "prints the environment: confined only, where it is the confinement's own"),
+    Program("printenv", _printenv, "prints the environment: confined only"),
+    Program("top", _top, "batch mode, bounded: confined only (it writes its home configuration)"),
+    Program(
+        "cd", _cd, "changes the folder of a shell that ends with the command: confined only", builtin=True
+    ),
+    *(Program(name, _version, "--version only") for name in ("python", "python3", "node")),
 ]
