@@ -17,6 +17,7 @@ from test_cli_e2e import cli_env, flower
 
 from flower.core.lineage import Lineage
 from flower.sim import oddpaths, scenarios
+from flower.stores.sqlite import path_too_long
 
 pytestmark = pytest.mark.e2e
 
@@ -45,9 +46,20 @@ def test_a_second_flower_in_an_odd_folder_continues_the_same_session(
     print(f"seed {SEED} case {case}: {ws}")  # shown on failure: the case can be run again
     sim = sim_factory(scenarios.resumable_starter_scenario(bash_seconds=0))
     env = cli_env(sim, claude_root)
-    first = flower(REQUEST, "--timeout", "0", cwd=ws, env=env, timeout=900)
+    run_dir, extra = ws / "runs", []
+    if path_too_long(run_dir / "sessions.db") is not None:
+        # SQLite cannot open a database this deep: one line says so and how to go on
+        refused = flower(REQUEST, "--timeout", "0", cwd=ws, env={**env, "FLOWER_LANG": "en"}, timeout=900)
+        out = refused.stdout + refused.stderr
+        assert refused.returncode == 1 and "Traceback" not in out, out
+        assert "--run-dir" in out and "SQLite" in out, out
+        assert sim.requests == []  # nothing was spent
+        # ... and with the run folder somewhere shorter, the work runs and continues there
+        run_dir = tmp_path / "runs"
+        extra = ["-r", str(run_dir)]
+    first = flower(REQUEST, "--timeout", "0", *extra, cwd=ws, env=env, timeout=900)
     assert first.returncode == 0, first.stdout + first.stderr
-    lineage = Lineage.open(ws / "runs", ws)
+    lineage = Lineage.open(run_dir, ws)
     work = lineage.steps.get("干活")
     assert work, lineage
     # the CLI filed the transcripts where the SDK's key says, and the store holds them there
@@ -56,7 +68,7 @@ def test_a_second_flower_in_an_odd_folder_continues_the_same_session(
     coder_before = len(sim.requests_for("coder"))
 
     seen = len(sim.requests)
-    again = flower("--timeout", "0", cwd=ws, env=env, stdin="\n", timeout=900)
+    again = flower("--timeout", "0", *extra, cwd=ws, env=env, stdin="\n", timeout=900)
     out = again.stdout + again.stderr
     assert again.returncode == 0, out
     assert "Traceback" not in out
@@ -64,7 +76,7 @@ def test_a_second_flower_in_an_odd_folder_continues_the_same_session(
     coordinator = [r for r in asked if r.actor == "coordinator"]
     assert coordinator and {session_of(r) for r in coordinator} == {work}, out
     assert len(sim.requests_for("coder")) == coder_before  # the worker did not redo its work
-    assert Lineage.open(ws / "runs", ws).woke == 2
+    assert Lineage.open(run_dir, ws).woke == 2
 
 
 @pytest.mark.parametrize("make", [oddpaths.astral, oddpaths.decomposed], ids=["emoji", "decomposed"])

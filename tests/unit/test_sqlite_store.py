@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import os
 import sqlite3
 import tempfile
 import threading
@@ -541,3 +542,27 @@ async def test_waiting_for_a_busy_file_does_not_block_event_loop(tmp_path: Path)
         store.close()
     assert waited >= 0.4  # the append really had to wait for the other writer
     assert ticks >= 10  # and the loop kept running meanwhile
+
+
+def test_a_store_too_deep_for_sqlite_is_refused_with_the_limit_and_the_way_out(tmp_path):
+    """SQLite cannot open a database whose path is over 504 bytes: the run is refused before
+    anything is spent, with the length, the limit and `--run-dir`, not with advice about rights."""
+    from flower.core.i18n import set_language
+    from flower.core.recovery import StoreError
+    from flower.core.runtime import Runtime
+    from flower.stores.sqlite import LONGEST_PATH, path_too_long
+
+    deep = tmp_path
+    while len(os.fsencode(deep / "runs" / "sessions.db")) <= LONGEST_PATH:
+        deep = deep / ("目录" * 20)
+    deep.mkdir(parents=True)
+    assert path_too_long(deep / "runs" / "sessions.db") is not None
+    assert path_too_long(tmp_path / "runs" / "sessions.db") is None
+    set_language("en")
+    try:
+        with pytest.raises(StoreError) as refused:
+            Runtime(workspace=deep, run_dir=deep / "runs")
+    finally:
+        set_language("zh")
+    text = str(refused.value)
+    assert "--run-dir" in text and str(LONGEST_PATH) in text and "permission" not in text, text

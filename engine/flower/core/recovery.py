@@ -402,8 +402,17 @@ def _max_seq(conn: sqlite3.Connection) -> int:
 
 def store_error(db: Path, exc: sqlite3.Error) -> StoreError:
     """A clear message with the fix for a store SQLite refused to open."""
+    from ..stores.sqlite import LONGEST_PATH, path_too_long
+
     text = str(exc)
-    if "newer than this flower" in text:
+    size = path_too_long(db)
+    if size is not None:
+        fix = _(
+            "它的路径有 {size} 字节,SQLite 最多只认 {limit} 字节:"
+            "用 -r/--run-dir 把 run 目录放到路径短一些的地方"
+            "(以后每次都带上同一个 -r),或者把工作区挪到短一些的路径下"
+        ).format(size=size, limit=LONGEST_PATH)
+    elif "newer than this flower" in text:
         fix = _("它是更新版本的 flower 写的:升级 flower,或者用 -r 换一个 run 目录")
     elif "locked" in text or "busy" in text:
         fix = _("另一个进程一直锁着它:等那个进程结束(或者结束它)再跑")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import sqlite3
 import threading
 import time
@@ -35,11 +36,14 @@ from .decisions import SqliteLedger
 from .rows import context_tokens, dump, store_key, uuid_of
 from .rows import subpath as _subpath
 
-__all__ = ["SqliteSessionStore"]
+__all__ = ["LONGEST_PATH", "SqliteSessionStore", "path_too_long"]
 
 _T = TypeVar("_T")
 
 _SCHEMA_VERSION = 1
+# SQLite's unix VFS keeps a database's full path, and that of its "-journal" beside it, in 512
+# bytes (MAX_PATHNAME): a longer one cannot be opened at all ("unable to open database file")
+LONGEST_PATH = 512 - len("-journal")
 _BUSY_TIMEOUT_S = 30.0
 # Stays well below SQLite's bound-parameter limit on old builds (999).
 _IN_CHUNK = 500
@@ -478,3 +482,9 @@ class SqliteSessionStore(SessionStore):
             return 0
 
         return self._sync(run)
+
+
+def path_too_long(db: str | Path) -> int | None:
+    """The length in bytes of `db`'s absolute path when SQLite could not open a database there."""
+    size = len(os.fsencode(Path(db).absolute()))
+    return size if size > LONGEST_PATH else None
