@@ -6,18 +6,19 @@ inside the CLI's own sandbox), and as the judge's throw-away overlay; then what 
 costs (walking the workspace for its hidden files), first walk and cached. Prints figures;
 asserts nothing.
 
-usage: python benchmarks/bench_confine.py [REPEAT] [WORKSPACE]
+usage: python benchmarks/bench_confine.py [REPEAT] [--workspace DIR] [--smoke]
 """
 
 from __future__ import annotations
 
+import argparse
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
+from _cli import add_smoke
 from flower.shell import plan, view
 
 GLANCES = ["true", "git status --short", "ls -la", "cat README.md", "grep -rn TODO ."]
@@ -47,9 +48,16 @@ def workspace(root: Path) -> Path:
 
 
 def main() -> None:
-    repeat = int(sys.argv[1]) if len(sys.argv) > 1 else 7
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "repeat", nargs="?", type=int, default=7, help="runs per cell (the median is printed)"
+    )
+    parser.add_argument("--workspace", type=Path, help="a workspace of yours instead of the generated one")
+    add_smoke(parser)
+    args = parser.parse_args()
+    repeat = 1 if args.smoke else args.repeat
     with tempfile.TemporaryDirectory() as tmp:
-        ws = Path(sys.argv[2]).resolve() if len(sys.argv) > 2 else workspace(Path(tmp))
+        ws = args.workspace.resolve() if args.workspace else workspace(Path(tmp))
         print(f"workspace {ws}, median of {repeat} runs, milliseconds")
         print(f"{'command':32} {'bash':>8} {'bwrap':>8} {'landlock':>9} {'judge':>8}")
         for cmd in [*GLANCES, *CHECKS]:

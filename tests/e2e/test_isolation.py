@@ -72,9 +72,15 @@ def written_paths(trace: str, cwd: Path) -> set[str]:
 
 
 async def test_the_cli_connects_only_to_loopback_and_writes_only_temp_dirs(
-    sim_factory, sim_env, workspace, tmp_path
+    sim_factory, sim_env, workspace, tmp_path, monkeypatch
 ):
     assert shutil.which("strace"), "strace is missing: the README's test command installs it (apt)"
+    # The SDK hands the CLI this process's whole environment: what the machine (a proxy, XDG
+    # folders, TMPDIR) or an earlier test in this worker left there must not decide where the
+    # CLI goes. The CLI sees PATH, the locale and what isolated_env gives it, nothing else.
+    for name in list(os.environ):
+        if name not in ("PATH", "LANG", "LC_ALL"):
+            monkeypatch.delenv(name)
     log = tmp_path / "connect.log"
     wrapper = tmp_path / "claude-traced"
     # exec, so that stopping the run stops the CLI (a plain child would be orphaned)
@@ -103,9 +109,11 @@ async def test_the_cli_connects_only_to_loopback_and_writes_only_temp_dirs(
             },
         }
     )
+    env = sim_env(sim)
+    env["TMPDIR"] = env["CLAUDE_CODE_TMPDIR"]
     options = ClaudeAgentOptions(
         cwd=str(workspace),
-        env=sim_env(sim),
+        env=env,
         cli_path=str(wrapper),
         setting_sources=[],
         allowed_tools=["Agent", "Bash"],
@@ -136,7 +144,8 @@ async def test_the_cli_connects_only_to_loopback_and_writes_only_temp_dirs(
     written = written_paths(log.read_text(), workspace)
     assert any(p.startswith(str(tmp_path / "claude")) for p in written), "the trace saw no write at all"
     outside = sorted(p for p in written if not p.startswith(str(tmp_path)) and p != os.devnull)
-    assert outside == [], f"the CLI wrote outside its temp folders: {outside}"
+    seen = [line for line in log.read_text().splitlines() if any(p in line for p in outside)]
+    assert outside == [], f"the CLI wrote outside its temp folders: {outside}\n" + "\n".join(seen[:20])
     assert any((tmp_path / "claude" / "claude-config" / "projects").rglob("*.jsonl")), (
         "transcripts went elsewhere"
     )

@@ -25,6 +25,7 @@ from typing import Any, cast
 import pytest
 from claude_agent_sdk.types import SessionKey
 
+from flower.cli.problems import unwritable
 from flower.core import files
 from flower.core.files import DiskFault, atomic_write, fault_of, free_space
 from flower.core.guard import _spill, spill_guard
@@ -351,3 +352,15 @@ def test_every_resource_errno_is_one_fault_that_names_the_folder_and_the_fix(
     assert says in line and str(target.parent) in line and "再跑一次 flower" in line and "\n" not in line
     again = pickle.loads(pickle.dumps(fault))  # crosses processes like any OSError
     assert isinstance(again, DiskFault) and again.line() == line
+
+
+def test_explaining_a_fault_on_a_name_the_os_cannot_look_at_raises_nothing(tmp_path):
+    # a folder name over NAME_MAX: even stat() fails with ENAMETOOLONG, and the explanation of the
+    # first error must not become a second, unexplained one
+    long = tmp_path / ("花" * 90) / "x"
+    with pytest.raises(OSError) as caught:
+        long.mkdir(parents=True)
+    assert caught.value.errno == errno.ENAMETOOLONG
+    assert fault_of(caught.value, long) is None
+    line = unwritable(caught.value, long)
+    assert "File name too long" in line and "\n" not in line

@@ -89,8 +89,17 @@ class DiskFault(OSError):
         return (DiskFault, (self.errno, self.folder, self.detail))
 
 
+def _stats(path: Path, test: str) -> bool:
+    """`path.exists()` / `path.is_dir()` that answer False for a path the OS cannot even look at
+    (a name over NAME_MAX, a loop): explaining a fault must never raise one of its own."""
+    try:
+        return bool(getattr(path, test)())
+    except (OSError, ValueError):
+        return False
+
+
 def _folder_of(path: Path) -> Path:
-    return path if path.is_dir() else path.parent
+    return path if _stats(path, "is_dir") else path.parent
 
 
 def diagnose(folder: Path) -> int | None:
@@ -98,7 +107,7 @@ def diagnose(folder: Path) -> int | None:
 
     Used when the error does not say (SQLite's "disk I/O error", "unable to open").
     """
-    if not folder.is_dir():
+    if not _stats(folder, "is_dir"):
         return errno.ENOENT
     try:
         st = os.statvfs(folder)
@@ -121,12 +130,12 @@ def fault_of(exc: BaseException, where: str | Path) -> DiskFault | None:
     if isinstance(exc, DiskFault):
         return exc
     target = Path(getattr(exc, "filename", None) or where) if isinstance(exc, OSError) else Path(where)
-    folder = _folder_of(target) if target.exists() else target.parent
+    folder = _folder_of(target) if _stats(target, "exists") else target.parent
     if isinstance(exc, OSError):
         err = exc.errno
         if err == errno.ENOENT:
             # a missing file is an ordinary answer; a missing folder to write into is a fault
-            return DiskFault(err, _nearest_missing(folder)) if not folder.is_dir() else None
+            return DiskFault(err, _nearest_missing(folder)) if not _stats(folder, "is_dir") else None
         if err in _CAUSES and err != errno.EIO:
             return DiskFault(err, folder)
         if err == errno.EIO:
@@ -158,7 +167,7 @@ def vanished(path: str | Path) -> DiskFault:
 def _nearest_missing(folder: Path) -> Path:
     """The outermost folder of `folder`'s path that is gone: the one a person has to put back."""
     missing = folder
-    while not missing.parent.exists() and missing.parent != missing:
+    while not _stats(missing.parent, "exists") and missing.parent != missing:
         missing = missing.parent
     return missing
 
@@ -418,7 +427,7 @@ def free_space(folders: list[Path]) -> list[Space]:
     out: list[Space] = []
     for folder in folders:
         at = Path(folder)
-        while not at.exists() and at.parent != at:
+        while not _stats(at, "exists") and at.parent != at:
             at = at.parent
         try:
             dev = os.stat(at).st_dev

@@ -140,8 +140,10 @@ class TrimmingSessionStore(StoreLayer):
         # The time the API's cache lives in; injectable so tests can let it expire. The ledger
         # keeps wall-clock stamps (another process reads them); this process also keeps a
         # monotonic reading of its own appends, so a wall clock that jumps between an append
-        # and a load here cannot make a warm cache look cold. An injected clock alone is both.
-        self.clock: Callable[[], float] = clock if clock is not None else time.time
+        # and a load here cannot make a warm cache look cold. An injected clock alone is both,
+        # however it is injected (argument or assignment to `clock`).
+        self._given_monotonic = monotonic
+        self._clock: Callable[[], float] = clock if clock is not None else time.time
         self._monotonic: Callable[[], float] = monotonic or clock or time.monotonic
         self._appended: dict[tuple[str, str, str], float] = {}  # where(key) -> monotonic time
         spill = (self.workspace / self.policy.spill_dirname).resolve()
@@ -194,6 +196,17 @@ class TrimmingSessionStore(StoreLayer):
         out = self._rework(key, entries, cold)
         self.ledger.count_warm_load(key, boundary=cold or bool(self.last_boundary))
         return out
+
+    @property
+    def clock(self) -> Callable[[], float]:
+        return self._clock
+
+    @clock.setter
+    def clock(self, clock: Callable[[], float]) -> None:
+        """A clock set from outside (a test's or the sim's) is the monotonic one too, unless one
+        was given: otherwise time it skips would count on one clock and not on the other."""
+        self._clock = clock
+        self._monotonic = self._given_monotonic or clock
 
     def _appended_now(self, key: SessionKey) -> float:
         """Note an append on both clocks; the wall-clock stamp goes to the ledger."""
