@@ -46,8 +46,8 @@ START, END = 28_700, 185_900  # HT001: the context at round 1 and round 70
 
 
 async def generate(folder: Path, rounds: int, report: int, output: int) -> float:
-    from flower.core.runtime import Runtime
-    from flower.workflow.starter import starter_flow
+    from flower.core.run_settings import RunSettings
+    from flower.workflow.assemble import assemble
 
     turns_per_round = 2  # the delegation, then the report
     growth = (END - START) // (rounds * turns_per_round)
@@ -69,10 +69,12 @@ async def generate(folder: Path, rounds: int, report: int, output: int) -> float
         with SimServer(scenario) as sim:
             os.environ.update(isolated_env(sim.base_url, folder / "cli"))
             run_dir = workspace / "runs"
-            flow = starter_flow(
-                "写一个 hello.py", workspace=workspace, run_dir=run_dir, timeout_s=60, rounds=rounds
+            # the run `flower go` assembles (HT001 never handed over: its threshold is out of reach)
+            run = assemble(
+                "写一个 hello.py",
+                RunSettings(workspace=workspace, run_dir=run_dir, timeout_s=60, rounds=rounds),
             )
-            runtime = Runtime(workspace=workspace, run_dir=run_dir, workbench=flow.workbench, trim=True)
+            flow, runtime = run.flow, run.runtime
 
             async def person() -> None:
                 while True:

@@ -51,7 +51,7 @@ class Asides(Feature):
         folder = self.server.folder_arg(a.folder)
         window = self.windows.get(folder.uri)
         answer = await self.server.engine.aside(
-            question, workspace=folder.path, run_dir=folder.run_dir, recent=window.lines() if window else []
+            question, self.server.settings_for(folder), recent=window.lines() if window else []
         )
         client = self.server.client
         if not answer.ok:

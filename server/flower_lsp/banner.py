@@ -23,7 +23,7 @@ class Banner(Feature):
     async def on_initialized(self) -> None:
         for folder in self.server.folders():
             try:
-                text = await asyncio.to_thread(self.server.engine.banner, folder.path, folder.run_dir)
+                text = await asyncio.to_thread(self.server.engine.banner, self.server.settings_for(folder))
             except Exception:
                 log.warning("no banner for %s", folder.path, exc_info=True)
                 continue

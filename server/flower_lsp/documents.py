@@ -57,7 +57,7 @@ class Documents(Feature):
             return await self._open_command(args)
 
     async def locate(self, folder: Folder, which: p.DocumentName) -> Path | None:
-        wake = await asyncio.to_thread(self.server.engine.wake_state, folder.path, folder.run_dir)
+        wake = await asyncio.to_thread(self.server.engine.wake_state, self.server.settings_for(folder))
         if which == "brief":
             return wake["brief"]
         if which == "goal":

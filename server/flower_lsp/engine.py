@@ -13,13 +13,13 @@ import importlib
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:  # the engine's imports are slow: the real ones happen on warm() and start()
     from flower.core.aside import AsideAnswer
     from flower.core.events import Event
     from flower.core.human import HumanChannel
+    from flower.core.run_settings import RunSettings
     from flower.core.runtime import Runtime, StepResult
     from flower.workflow.base import Step, Workflow
     from flower.workflow.outcome import Outcome
@@ -63,26 +63,17 @@ class Engine(Protocol):
     def warm(self) -> None:
         """Import what a run needs ahead of time (called off the event loop)."""
 
-    def wake_state(self, workspace: Path, run_dir: Path) -> WakeState:
-        """What `flower.workflow.wake_state` says; read-only."""
+    def wake_state(self, settings: RunSettings) -> WakeState:
+        """What `flower.workflow.wake_state` says of a run under `settings`; read-only."""
 
-    def banner(self, workspace: Path, run_dir: Path) -> str | None:
+    def banner(self, settings: RunSettings) -> str | None:
         """The seeds' one-line resume banner, or None when there is nothing to resume."""
 
-    def start(
-        self,
-        ask: str,
-        *,
-        workspace: Path,
-        run_dir: Path,
-        new: bool,
-        timeout_s: float | None,
-        window: int | None,
-        sandbox: str = "auto",
-    ) -> EngineRun:
-        """Build a run (slow: called off the event loop); nothing runs until `run()`."""
+    def start(self, ask: str, settings: RunSettings) -> EngineRun:
+        """Build a run (slow: called off the event loop); nothing runs until `run()`. The
+        settings are the folder's as they are now: a run keeps them to its end."""
 
-    async def aside(self, question: str, *, workspace: Path, run_dir: Path, recent: list[str]) -> AsideAnswer:
+    async def aside(self, question: str, settings: RunSettings, *, recent: list[str]) -> AsideAnswer:
         """A side question about the folder's run, shown `recent` (its last events, one line each):
         answered by a read-only oracle in a Runtime of its own; never raises but when cancelled."""
 
@@ -115,70 +106,39 @@ class StarterRun:
 
 
 class FlowerEngine:
-    """The real engine: `starter_flow` run by a `Runtime`, exactly as `flower go` does."""
-
-    def __init__(self) -> None:
-        self.store: str | None = None  # the editor's `flower.store` (None: $FLOWER_STORE or local)
-
-    def use_store(self, store: str | None) -> None:
-        """The shared store every run of this server uses (from InitOptions)."""
-        self.store = store or None
+    """The real engine: the run `flower go` assembles (flower.workflow.assemble), nothing else."""
 
     def warm(self) -> None:
         # claude_agent_sdk is the slowest import of a run
-        for module in ("claude_agent_sdk", "flower.core.runtime", "flower.workflow.starter"):
+        for module in ("claude_agent_sdk", "flower.core.runtime", "flower.workflow.assemble"):
             importlib.import_module(module)
 
-    def wake_state(self, workspace: Path, run_dir: Path) -> WakeState:
-        from flower.workflow.starter import wake_state
+    def wake_state(self, settings: RunSettings) -> WakeState:
+        from flower.workflow.assemble import wake_of
 
-        return wake_state(workspace, run_dir=run_dir, store=self.store)
+        return wake_of(settings)
 
-    def banner(self, workspace: Path, run_dir: Path) -> str | None:
-        from flower.workflow.starter import banner
+    def banner(self, settings: RunSettings) -> str | None:
+        from flower.workflow.assemble import banner_of
 
-        return banner(workspace, run_dir=run_dir, store=self.store)
+        return banner_of(settings)
 
-    def start(
-        self,
-        ask: str,
-        *,
-        workspace: Path,
-        run_dir: Path,
-        new: bool,
-        timeout_s: float | None,
-        window: int | None,
-        sandbox: str = "auto",
-    ) -> StarterRun:
-        from flower.core.agent import HandoffPolicy
-        from flower.core.human import HumanChannel
-        from flower.core.runtime import Runtime
-        from flower.workflow.starter import starter_flow
+    def start(self, ask: str, settings: RunSettings) -> StarterRun:
+        from flower.workflow.assemble import assemble
 
-        flow = starter_flow(
-            ask, workspace=workspace, run_dir=run_dir, new=new, timeout_s=timeout_s, store=self.store
-        )
-        if not isinstance(flow.channel, HumanChannel):
-            raise TypeError("starter_flow made a workflow without its HumanChannel")
-        handoff = HandoffPolicy(window=window) if window else True
-        # trim on, as on the `flower go` path
-        runtime = Runtime(
-            workspace=workspace,
-            run_dir=run_dir,
-            workbench=flow.workbench,
-            trim=True,
-            handoff=handoff,
-            sandbox=sandbox,
-            store=self.store,
-        )
-        return StarterRun(flow, flow.channel, runtime)
+        run = assemble(ask, settings)
+        return StarterRun(run.flow, run.channel, run.runtime)
 
-    async def aside(self, question: str, *, workspace: Path, run_dir: Path, recent: list[str]) -> AsideAnswer:
+    async def aside(self, question: str, settings: RunSettings, *, recent: list[str]) -> AsideAnswer:
         from flower.core.aside import ask_aside
         from flower.workflow.starter import workbench_for
 
         return await ask_aside(
-            question, recent, workspace=workspace, run_dir=run_dir, workbench=workbench_for(workspace)
+            question,
+            recent,
+            workspace=settings.workspace,
+            run_dir=settings.run_dir,
+            workbench=workbench_for(settings.workspace),
         )
 
 

@@ -25,6 +25,7 @@ from .transport import SturdyProtocol
 
 if TYPE_CHECKING:
     from flower.core.events import Event
+    from flower.core.run_settings import RunSettings
 
     from .run import Run, RunEnded
 
@@ -97,6 +98,22 @@ class FlowerServer(LanguageServer):
     def options_for(self, folder_uri: str) -> p.InitOptions:
         """The options that hold in one workspace folder (its own, else the top-level ones)."""
         return options_of(self.options, folder_uri)
+
+    def settings_for(self, folder: Folder) -> RunSettings:
+        """What a run of `folder` starts with: its options as they are now (a change applies
+        to the next run, a run keeps what it started with), typed as `flower go` types its
+        arguments."""
+        from flower.core.run_settings import RunSettings
+
+        opts = self.options_for(folder.uri)
+        return RunSettings(
+            workspace=folder.path,
+            run_dir=folder.run_dir,
+            store=opts.store,
+            sandbox=opts.sandbox,
+            timeout_s=opts.timeout_s,
+            window=opts.window,
+        )
 
     def folder(self, ref: str | None) -> Folder:
         """The folder a request names; ProtocolError if there is none such."""

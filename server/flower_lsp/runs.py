@@ -127,11 +127,14 @@ class Runs(Feature):
         return result
 
     async def _start_claimed(self, folder: Folder, ask: str, *, new: bool, lock: FlowLock) -> p.CommandResult:
-        engine, opts = self.server.engine, self.server.options_for(folder.uri)
-        # a client that can show no question: the engine's own no-answer path, at once
-        timeout_s = opts.timeout_s if self.server.get(Questions).can_show else 0.0
+        engine = self.server.engine
+        # the folder's options as they are now, whichever client set them and when; a client
+        # that can show no question: the engine's own no-answer path, at once
+        settings = self.server.settings_for(folder)
+        if not self.server.get(Questions).can_show:
+            settings = settings.but(timeout_s=0.0)
         try:
-            wake = await asyncio.to_thread(engine.wake_state, folder.path, folder.run_dir)
+            wake = await asyncio.to_thread(engine.wake_state, settings)
         except Exception as exc:
             return self._failed(folder, _("读不了运行状态"), exc)
         waking = wake["waking"] and not new
@@ -143,16 +146,8 @@ class Runs(Feature):
             )
 
         def build() -> tuple[EngineRun, str | None]:
-            banner = engine.banner(folder.path, folder.run_dir) if waking else None
-            work = engine.start(
-                ask,
-                workspace=folder.path,
-                run_dir=folder.run_dir,
-                new=new,
-                timeout_s=timeout_s,
-                window=opts.window,
-                sandbox=opts.sandbox,
-            )
+            banner = engine.banner(settings) if waking else None
+            work = engine.start(ask, settings.but(new=new))
             return work, banner
 
         try:
@@ -186,7 +181,7 @@ class Runs(Feature):
         if self.busy(folder):
             return self._refusal(folder)
         try:
-            wake = await asyncio.to_thread(self.server.engine.wake_state, folder.path, folder.run_dir)
+            wake = await asyncio.to_thread(self.server.engine.wake_state, self.server.settings_for(folder))
         except Exception as exc:
             return self._failed(folder, _("读不了运行状态"), exc)
         if wake["waking"]:

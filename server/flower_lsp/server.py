@@ -71,9 +71,6 @@ def build_server(engine: Engine | None = None) -> FlowerServer:
                 _("flower:initializationOptions 不生效({error})").format(error=exc),
                 types.MessageType.Warning,
             )
-        use_store = getattr(ls.engine, "use_store", None)  # an engine that can keep a shared store
-        if callable(use_store):
-            use_store(ls.options.store)
 
     @server.feature(types.INITIALIZED)
     async def on_initialized(ls: FlowerServer, params: types.InitializedParams) -> None:

@@ -10,6 +10,7 @@ import dataclasses
 from lsprotocol import types
 
 from flower.core.i18n import _
+from flower.stores.urls import redact_url
 
 from . import protocol as p
 from . import wire
@@ -35,6 +36,8 @@ def changes(old: p.InitOptions, new: p.InitOptions) -> list[str]:
             continue
         before, after = getattr(old, f.name), getattr(new, f.name)
         if before != after:
+            if f.name == "store":  # a URL's password never reaches a message
+                before, after = (redact_url(v) if isinstance(v, str) else v for v in (before, after))
             out.append(f"{f.name}: {_shown(before)} -> {_shown(after)}")
     return out
 

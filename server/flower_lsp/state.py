@@ -20,7 +20,7 @@ class State(Feature):
             return await self.state(params)
 
     async def state_of(self, folder: Folder) -> p.StateResult:
-        wake = await asyncio.to_thread(self.server.engine.wake_state, folder.path, folder.run_dir)
+        wake = await asyncio.to_thread(self.server.engine.wake_state, self.server.settings_for(folder))
         runs = self.server.get(Runs)
         run = runs.active.get(folder.uri)
         memory = runs.memory_of(folder)

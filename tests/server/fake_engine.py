@@ -33,6 +33,7 @@ from flower.core.events import (
 from flower.core.goal import Goal, Verdict
 from flower.core.human import HumanChannel
 from flower.core.lineage import Lineage
+from flower.core.run_settings import RunSettings
 from flower.workflow.outcome import Outcome
 from flower.workflow.starter import WakeState
 
@@ -226,7 +227,8 @@ class FakeEngine:
     def warm(self) -> None:
         pass
 
-    def wake_state(self, workspace: Path, run_dir: Path) -> WakeState:
+    def wake_state(self, settings: RunSettings) -> WakeState:
+        workspace, run_dir = settings.workspace, settings.run_dir
         notes = notes_of(workspace)
         goal = Goal.load(notes / "目标.md")
         lineage = Lineage.open(run_dir, workspace)
@@ -239,34 +241,32 @@ class FakeEngine:
             "steps": dict(lineage.steps),
         }
 
-    def banner(self, workspace: Path, run_dir: Path) -> str | None:
-        state = self.wake_state(workspace, run_dir)
+    def banner(self, settings: RunSettings) -> str | None:
+        workspace = settings.workspace
+        state = self.wake_state(settings)
         if not state["waking"]:
             return None
         return f"<- 在 {workspace} 接上上次  需求已确认 · 第 {state['woke'] + 1} 次唤醒"
 
-    def start(
-        self,
-        ask: str,
-        *,
-        workspace: Path,
-        run_dir: Path,
-        new: bool,
-        timeout_s: float | None,
-        window: int | None,
-        sandbox: str = "auto",
-    ) -> FakeRun:
+    def start(self, ask: str, settings: RunSettings) -> FakeRun:
+        workspace, run_dir, timeout_s = settings.workspace, settings.run_dir, settings.timeout_s
         notes = notes_of(workspace)
         notes.mkdir(parents=True, exist_ok=True)  # an unwritable workspace fails here, as the real flow does
         Path(run_dir).mkdir(parents=True, exist_ok=True)
+        # what the server handed over: the folder's options at the moment this run started
+        log(
+            run_dir,
+            settings={"store": settings.store, "sandbox": settings.sandbox, "window": settings.window},
+        )
         script = json.loads(Path(os.environ[SCRIPT_VAR]).read_text(encoding="utf-8"))
         channel = HumanChannel(
             timeout_s=timeout_s, log_path=notes / "问答记录.md", amend_path=notes / "需求.md"
         )
         return FakeRun(ask, Path(workspace), Path(run_dir), channel, script)
 
-    async def aside(self, question: str, *, workspace: Path, run_dir: Path, recent: list[str]) -> AsideAnswer:
+    async def aside(self, question: str, settings: RunSettings, *, recent: list[str]) -> AsideAnswer:
         """Answers from what it was shown; a question containing "fail" fails, as an oracle can."""
+        run_dir = settings.run_dir
         os.makedirs(run_dir, exist_ok=True)  # asked before any run made it
         log(run_dir, aside=question, recent=recent)
         if "fail" in question:

@@ -210,15 +210,15 @@ def test_clarify_only_keeps_only_the_clarify_step(here: Path):
 
 def test_judge_can_run_is_passed_to_the_starter_flow(here: Path):
     # the judge's tool list is checked end to end in test_cli_e2e (the request the sim saw)
-    assert cli.flow_options(args("x"), new=False)["judge_can_run"] is False
-    assert cli.flow_options(args("--judge-can-run", "x"), new=False)["judge_can_run"] is True
+    assert cli.settings_of(args("x")).judge_can_run is False
+    assert cli.settings_of(args("--judge-can-run", "x")).judge_can_run is True
 
 
 def test_workspace_and_run_dir_reach_the_flow(here: Path):
     wf = flow("-w", "proj", "-r", "elsewhere/runs")
     assert wf.workbench.root == here / "proj" / ".flower"
-    opts = cli.flow_options(args("-w", "proj", "-r", "elsewhere/runs", "x"), new=False)
-    assert opts["workspace"] == here / "proj" and opts["run_dir"] == "elsewhere/runs"
+    settings = cli.settings_of(args("-w", "proj", "-r", "elsewhere/runs", "x"))
+    assert settings.workspace == here / "proj" and settings.run_dir == here / "elsewhere" / "runs"
 
 
 def test_isolate_moves_the_workbench_out_of_the_repository(here: Path):
@@ -323,7 +323,7 @@ def test_go_uses_the_flows_workbench(here: Path):
 @pytest.mark.parametrize("command", [["x"], ["once", "hi"], ["run", "flows:main"]])
 def test_every_run_command_takes_the_sandbox_mode_auto_by_default(here: Path, command: list[str]):
     parsed = args(*command)
-    assert parsed.sandbox == "auto" and cli.runtime_options(parsed)["sandbox"] == "auto"
+    assert parsed.sandbox == "auto" and cli.settings_of(parsed).sandbox == "auto"
     rt = runtime(*command, "--sandbox", "off")
     assert rt.sandbox.policy.mode == "off" and rt.sandbox.active is False
     rt.close()

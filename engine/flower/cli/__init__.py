@@ -31,10 +31,9 @@ from .arguments import COMMANDS, PERMISSION_MODES, build_parser, parse_args, rew
 from .builders import (
     build_flow,
     build_runtime,
-    flow_options,
     once_call,
     once_spec,
-    runtime_options,
+    settings_of,
     workspace_of,
 )
 from .commands import (
@@ -135,7 +134,6 @@ __all__ = [
     "describe_credentials",
     "fit",
     "fit_tail",
-    "flow_options",
     "format_duration",
     "go_command",
     "in_git_repo",
@@ -151,8 +149,8 @@ __all__ = [
     "read_env_file",
     "rewrite_argv",
     "run_command",
-    "runtime_options",
     "sanitize",
+    "settings_of",
     "setup_command",
     "workspace_of",
     "wrap",

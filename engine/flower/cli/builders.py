@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..core.run_settings import RunSettings
 
 
 def workspace_of(args: argparse.Namespace) -> Path:
@@ -16,27 +19,39 @@ def workspace_of(args: argparse.Namespace) -> Path:
     return ws
 
 
-def flow_options(args: argparse.Namespace, *, new: bool) -> dict[str, Any]:
-    """The keyword arguments `go` passes to starter_flow."""
-    return {
-        "workspace": workspace_of(args),
-        "run_dir": args.run_dir,
-        "new": new,
-        "isolate": args.isolate,
-        "clarify_only": args.clarify_only,
-        "goal": not args.no_goal,
-        "rounds": args.rounds,
-        "judge_can_run": args.judge_can_run,
-        "max_asks": None if args.asks < 0 else args.asks,
-        "timeout_s": max(0.0, args.timeout),
-        "store": store_of(args),
-    }
+def settings_of(args: argparse.Namespace, *, new: bool = False) -> RunSettings:
+    """The typed settings a command's arguments ask for: the one value `go`, `run` and `once`
+    hand to the assembly (workflow/assemble.py), as the language server hands its folder's."""
+    from ..core.run_settings import RunSettings
+
+    base = RunSettings(
+        workspace=workspace_of(args),
+        run_dir=Path(args.run_dir),
+        store=store_of(args),
+        sandbox=getattr(args, "sandbox", "auto"),
+    )
+    if args.command != "go":
+        # a workflow of the person's own, or one agent: trimming only when asked (-T)
+        return base.but(trim=bool(getattr(args, "trim", False)))
+    return base.but(
+        trim=not args.no_trim,  # on by default on this path; -T only restates it
+        handoff=not args.no_handoff,
+        window=args.window,
+        timeout_s=max(0.0, args.timeout),
+        new=new,
+        isolate=args.isolate,
+        clarify_only=args.clarify_only,
+        goal=not args.no_goal,
+        rounds=args.rounds,
+        judge_can_run=args.judge_can_run,
+        max_asks=None if args.asks < 0 else args.asks,
+    )
 
 
 def build_flow(args: argparse.Namespace, ask: str, *, new: bool) -> Any:
-    from ..workflow.starter import starter_flow
+    from ..workflow.assemble import flow_of
 
-    return starter_flow(ask, **flow_options(args, new=new))
+    return flow_of(ask, settings_of(args, new=new))
 
 
 def store_of(args: argparse.Namespace) -> str | None:
@@ -45,36 +60,14 @@ def store_of(args: argparse.Namespace) -> str | None:
     return store if isinstance(store, str) and store else None
 
 
-def runtime_options(args: argparse.Namespace, *, workbench: Any = None) -> dict[str, Any]:
-    """The keyword arguments every command passes to Runtime."""
-    from ..core.agent import HandoffPolicy
-
-    options: dict[str, Any] = {
-        "workspace": workspace_of(args),
-        "run_dir": args.run_dir,
-        "sandbox": getattr(args, "sandbox", "auto"),
-    }
-    store = store_of(args)
-    if store is not None:
-        options["store"] = store
-    if args.command == "go":
-        options["trim"] = not args.no_trim  # on by default on this path; -T only restates it
-        options["workbench"] = workbench if workbench is not None else True
-        handoff = HandoffPolicy(enabled=not args.no_handoff)
-        if args.window is not None:
-            handoff.window = args.window
-        options["handoff"] = handoff
-    else:
-        options["trim"] = bool(args.trim)
-        # the workflow's own workbench wins; -W opens one where the workflow brings none
-        options["workbench"] = workbench if workbench is not None else bool(args.workbench)
-    return options
-
-
 def build_runtime(args: argparse.Namespace, *, workbench: Any = None) -> Any:
-    from ..core.runtime import Runtime
+    """The command's Runtime: the workflow's own workbench; else `go` keeps one in the run
+    folder, and `run`/`once` open one there only with -W."""
+    from ..workflow.assemble import runtime_of
 
-    return Runtime(**runtime_options(args, workbench=workbench))
+    if workbench is None:
+        workbench = True if args.command == "go" else bool(getattr(args, "workbench", False))
+    return runtime_of(settings_of(args), workbench=workbench)
 
 
 def once_spec(args: argparse.Namespace) -> Any:

@@ -6,17 +6,20 @@ import argparse
 from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.display import first_line
 from ..core.i18n import N_, _
-from .builders import build_flow, build_runtime, once_call, once_spec, store_of, workspace_of
+from .builders import build_runtime, once_call, once_spec, settings_of, store_of, workspace_of
 from .credentials import credential_problem, describe_credentials, env_file_of, looks_like_auth
 from .driver import QUIT_NOTE, Driver, drive
 from .problems import EnvFileError, check_env_file, unwritable
 from .target import TargetError, load_target
 from .terminal import CANCELLED, LineSource, Screen, ask_for_request
 from .text import format_duration
+
+if TYPE_CHECKING:
+    from ..core.run_settings import RunSettings
 
 WORK_STEP = "干活"  # the starter flow's work step: its session's context goes on the banner
 
@@ -128,7 +131,8 @@ def go_command(
 def _go(
     args: argparse.Namespace, ws: Path, *, screen: Screen, source: LineSource, held: list[ExitStack]
 ) -> int:
-    from ..workflow.starter import banner_line, wake_state
+    from ..workflow.assemble import flow_of, wake_of
+    from ..workflow.starter import banner_line
 
     if getattr(args, "wait", False):
         # queue first: what to ask, and whether this is a wake-up, is decided by what the
@@ -137,7 +141,8 @@ def _go(
         if lock is None:
             return 1
         held.append(lock)
-    state = wake_state(ws, run_dir=args.run_dir, isolate=args.isolate, store=store_of(args))
+    settings = settings_of(args)
+    state = wake_of(settings)
     new = bool(args.new)
     ask = args.ask
     if ask is None:
@@ -170,14 +175,14 @@ def _go(
             return 1
         held.append(lock)
     try:
-        flow = build_flow(args, ask, new=new)
+        flow = flow_of(ask, settings.but(new=new))
     except ValueError as exc:
         screen.say(str(exc), err=True)
         return 1
     except OSError as exc:
         screen.say(unwritable(exc, ws), err=True)
         return 1
-    runtime = _runtime(args, screen, workbench=flow.workbench)
+    runtime = _runtime(args, screen, workbench=flow.workbench, settings=settings)
     if runtime is None:
         return 1
     _say_store(screen, runtime)
@@ -192,12 +197,18 @@ def _go(
         runtime.close()
 
 
-def _runtime(args: argparse.Namespace, screen: Screen, *, workbench: Any = None) -> Any:
-    """The command's Runtime; None, said why, when it cannot be made (no credential, a run
-    directory or workbench that cannot be written)."""
+def _runtime(
+    args: argparse.Namespace, screen: Screen, *, workbench: Any = None, settings: RunSettings | None = None
+) -> Any:
+    """The command's Runtime (under `settings`, else the arguments' own); None, said why, when it
+    cannot be made (no credential, a run directory or workbench that cannot be written)."""
     import sqlite3
 
+    from ..workflow.assemble import runtime_of
+
     try:
+        if settings is not None:
+            return runtime_of(settings, workbench=workbench if workbench is not None else True)
         return build_runtime(args, workbench=workbench)
     except RuntimeError as exc:
         screen.say(str(exc), err=True)

@@ -74,12 +74,15 @@ def _narrate(out: TextIO) -> Callable[[Event], None]:
 
 
 async def _one_run(ask: str, ws: Path, run_dir: Path, out: TextIO) -> dict[str, Any]:
-    from ..core.runtime import Runtime
-    from ..workflow.starter import banner_line, starter_flow, wake_state
+    from ..core.run_settings import RunSettings
+    from ..workflow.assemble import assemble, wake_of
+    from ..workflow.starter import banner_line
 
-    state = wake_state(ws, run_dir=run_dir)
-    flow = starter_flow(ask, workspace=ws, run_dir=run_dir, timeout_s=60)
-    runtime = Runtime(workspace=ws, run_dir=run_dir, workbench=flow.workbench)
+    # the run `flower go` assembles, with a short wait for answers (they come at once here)
+    settings = RunSettings(workspace=ws, run_dir=run_dir, timeout_s=60)
+    state = wake_of(settings)
+    run = assemble(ask, settings)
+    flow, runtime = run.flow, run.runtime
     if state["waking"]:
         work = state["steps"].get("干活")
         out.write(banner_line(state, workspace=ws, context=runtime.context_of(work) if work else None) + "\n")
