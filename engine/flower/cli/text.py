@@ -173,13 +173,11 @@ def format_duration(seconds: float) -> str:
 def step_label(step: str) -> str:
     """A manifest step name as people read it: 干活#round2 -> 干活 第 2 轮,
     干活·判定#1 -> 干活·判定 第 1 轮."""
-    m = re.fullmatch(r"(.+?)#round(\d+)", step)
-    if m:
-        return _("{step} 第 {n} 轮").format(step=m.group(1), n=m.group(2))
-    m = re.fullmatch(r"(.+?)#retry(\d+)", step)
-    if m:
-        return _("{step} 重试 {n}").format(step=m.group(1), n=m.group(2))
-    m = re.fullmatch(r"(.+?·判定)#(\d+)", step)
-    if m:
-        return _("{step} 第 {n} 轮").format(step=m.group(1), n=m.group(2))
+    from ..core.labels import LabelKind, StepLabel
+
+    label = StepLabel.parse(step)
+    if label.kind in (LabelKind.ROUND, LabelKind.VERDICT):
+        return _("{step} 第 {n} 轮").format(step=label.lane, n=label.number)
+    if label.kind is LabelKind.RETRY:
+        return _("{step} 重试 {n}").format(step=label.step, n=label.number)
     return step

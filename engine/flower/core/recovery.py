@@ -15,7 +15,6 @@ the store: it judges a private copy.
 from __future__ import annotations
 
 import json
-import re
 import shutil
 import sqlite3
 import tempfile
@@ -26,13 +25,13 @@ from typing import Any
 
 from .files import write_bytes
 from .i18n import N_, _
+from .labels import StepLabel
 from .rundir import Damaged, Repair, read_json, set_aside
 
 MANIFEST = "manifest.json"
 STORE = "sessions.db"
 SQLITE_MAGIC = b"SQLite format 3\x00"
 SQLITE_COMPANIONS = ("-wal", "-shm")
-_SUFFIX = re.compile(r"#(?:retry|round)\d+$")
 _ROW_KEYS = ("step", "run")
 EMPTY_STORE = N_("空文件(0 字节)")
 
@@ -104,9 +103,9 @@ def _text_of(path: Path) -> str:
 def base_step(name: Any) -> str | None:
     """The lineage key of a manifest row's step name; None for a side turn of a step: its judge
     rounds (`干活·判定#2`), its handoff (`干活·交接`), its handover to the next tool."""
-    if not isinstance(name, str) or not name or "·" in name:
+    if not isinstance(name, str) or not name:
         return None
-    return _SUFFIX.sub("", name)
+    return StepLabel.parse(name).lineage_key
 
 
 def sessions_by_step(rows: Iterable[dict[str, Any]]) -> dict[str, str]:

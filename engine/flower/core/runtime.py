@@ -53,6 +53,7 @@ from .files import DiskFault, LowSpace, Space, fault_of, free_space, move, vanis
 from .guard import confine_guard, delegate_guard, merge_hooks, redact_guard, whitelist_guard, workbench_hooks
 from .handoff import HANDOFF_PROMPT, Handoff, degraded, is_overflow
 from .i18n import _
+from .labels import StepLabel
 from .projectkey import project_key, unkeyable
 from .reaper import contain
 from .recovery import (
@@ -896,7 +897,7 @@ class Runtime:
         if overflowed:
             why = "模型拒收:上下文已超长,没法再让这一代写交接"
         elif result.session_id:
-            scratch = StepResult(step=f"{step}·交接")
+            scratch = StepResult(step=str(StepLabel.handoff(step)))
             prompt = HANDOFF_PROMPT.format(used=self._ctx, window=self.handoff.window)
             # the handoff must be finished whatever the budget says, and stays out of the UI
             await self._attempt(

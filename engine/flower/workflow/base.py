@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from ..core.agent import AgentSpec
 from ..core.events import Event, Recovery, StepStarted, emitter
 from ..core.files import DiskFault
+from ..core.labels import StepLabel
 from ..core.lineage import Lineage
 from ..core.resilience import classify
 from ..core.rundir import claim_flow
@@ -160,9 +161,9 @@ class Workflow:
                     if attempt == 0:
                         label = step.name
                     elif step.on_reject is not None:
-                        label = f"{step.name}#round{attempt + 1}"
+                        label = str(StepLabel.round(step.name, attempt + 1))
                     else:
-                        label = f"{step.name}#retry{attempt}"
+                        label = str(StepLabel.retry(step.name, attempt))
                     if lineage is not None:
                         # only this one call: a judge run from the gate must never enter the lineage
                         runtime.on_session = _rememberer(lineage, step.name)

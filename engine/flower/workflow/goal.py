@@ -9,6 +9,7 @@ from typing import Any
 from ..core.events import Event, GoalUnverifiable, VerdictGiven, emitter, verdict_state
 from ..core.goal import Goal, Verdict
 from ..core.i18n import _
+from ..core.labels import StepLabel
 from ..core.resilience import classify
 from ..core.roles import judge
 from .base import FAULT_KEY, Ctx, Step, StepAbort
@@ -138,7 +139,7 @@ def with_goal(
         verdict_run = await runtime.run(
             judger,
             VERIFY_PROMPT.format(goal=goal.prompt_block(), report=result.text or "(没有汇报)"),
-            step_name=f"{label}#{round_no}",
+            step_name=str(StepLabel.verdict(step.name, round_no)),  # whatever the judge is called
             on_event=ctx.get("_on_event"),
         )
         fault = getattr(runtime, "fault", None)

@@ -15,6 +15,7 @@ from ..core.files import DiskFault, fault_of
 from ..core.goal import Goal, Verdict
 from ..core.handoff import Handoff
 from ..core.handover import HANDOVER_PROMPT, Handover, mechanical
+from ..core.labels import StepLabel
 from ..core.managed_block import Placement, place_block
 from .goal import GOAL_KEY, ROUND_KEY, VERDICT_KEY
 
@@ -24,9 +25,8 @@ if TYPE_CHECKING:
     from ..core.runtime import Runtime
     from ..core.workbench import Workbench
 
-# its row in the manifest is "<final step>·交接给下一个工具": a side turn of that step (like a
+# its row in the manifest is StepLabel.handover(<final step>): a side turn of that step (like a
 # judge round), so the lineage is never rebuilt with it as a step of its own
-HANDOVER_STEP = "交接给下一个工具"
 FILES = ("CLAUDE.md", "AGENTS.md")
 # the turn is a summary of what the session already knows: short, and braked like a side question
 HANDOVER_TURNS = 4
@@ -72,7 +72,7 @@ async def hand_over(
         result = await runtime.run(
             replace(spec, max_turns=HANDOVER_TURNS, max_budget_usd=HANDOVER_BUDGET_USD),
             HANDOVER_PROMPT.format(workbench=workbench.root),
-            step_name=f"{step}·{HANDOVER_STEP}",
+            step_name=str(StepLabel.handover(step)),
             resume=session,
             on_event=on_event,
         )
@@ -110,4 +110,4 @@ async def hand_over(
     return report
 
 
-__all__ = ["FILES", "HANDOVER_STEP", "HandoverReport", "hand_over"]
+__all__ = ["FILES", "HandoverReport", "hand_over"]

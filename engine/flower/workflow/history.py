@@ -30,8 +30,9 @@ from ..core.events import AskState, VerdictState, ask_state, verdict_state
 from ..core.goal import Verdict, check_lines
 from ..core.handoff import HANDOFF_PROMPT, Handoff
 from ..core.human import Ask, HumanChannel, read_log
+from ..core.labels import LabelKind, StepLabel
 from ..core.lineage import Lineage
-from ..core.recovery import base_step, read_manifest
+from ..core.recovery import read_manifest
 from ..core.resilience import classify
 from ..core.rundir import FlowLock
 from ..stores.usage import StoredMessage, UnreadableStore, read_messages
@@ -41,8 +42,6 @@ from .starter import workbench_for
 RoundStatus = Literal["running", "done", "failed", "unfinished"]
 MarkKind = Literal["wake", "verdict", "handoff"]
 
-JUDGE_MARK = "·判定#"  # in the step name of a judge's row: 干活·判定#2
-HANDOFF_ROW = "·交接"  # the row a handoff's own turn may leave behind when the process dies in it
 HANDOFF_DOCS = (
     "交接-*.md",
     "archive/交接/*.md",
@@ -450,14 +449,15 @@ class _Book:
 
     def _add(self, wake: WakeRecord, row: dict[str, Any], running: bool) -> None:
         name = str(row["step"])
-        if JUDGE_MARK in name:
-            target = self._judged_round(wake, name.split(JUDGE_MARK)[0])
+        label = StepLabel.parse(name)
+        if label.kind is LabelKind.VERDICT:
+            target = self._judged_round(wake, label.step)
             if target is not None:
                 self.judges.append((row, target))
                 self._judge(target, row)
                 self.rows.append((row, target, wake))
             return
-        base = base_step(name) or name
+        base = label.lineage_key or name  # a side turn (the handover) is a record of its own
         step = wake.steps[-1] if wake.steps and wake.steps[-1].name == base else None
         if step is None:
             step = StepRecord(base, [], [], 0.0, 0, 0.0, False)
@@ -516,7 +516,7 @@ class _Book:
             state=verdict_state(verdict.state),
             reason=reason,
             failed=list(verdict.failed),
-            round=_int(name.rsplit("#", 1)[-1]),
+            round=StepLabel.parse(name).number,
             step=name,
             session_id=_str(row.get("session_id")),
             at=_float(row.get("ended_at")),
@@ -528,14 +528,15 @@ class _Book:
     def _mark_live(self, wake: WakeRecord, live: LiveRun) -> None:
         """The step in flight is live; its row (written when its session started) gets its books
         so far. Before its session starts it has no row yet: it is shown as a running round."""
-        base = base_step(live.step) or live.step.split(JUDGE_MARK)[0]
+        label = StepLabel.parse(live.step)
+        base = label.lineage_key or (label.step if label.kind is LabelKind.VERDICT else live.step)
         step = next((s for s in reversed(wake.steps) if s.name == base), None)
         if step is None:
             step = StepRecord(base, [], [], 0.0, 0, 0.0, True)
             wake.steps.append(step)
         step.live = True
         running = [r for r in step.rounds if r.status == "running"]
-        if JUDGE_MARK in live.step:
+        if label.kind is LabelKind.VERDICT:
             return  # the judge's books arrive with its row
         if not running:
             started = live.step_started_at or self.now
@@ -600,7 +601,7 @@ class _Book:
         seen: set[str] = set()
         pending: list[tuple[HandoffRecord, RoundRecord]] = []
         for row, record, _ in self.rows:
-            if JUDGE_MARK in str(row["step"]):
+            if StepLabel.parse(str(row["step"])).kind is LabelKind.VERDICT:
                 continue
             chain = [*record.retired, record.session_id]
             for i, retired in enumerate(record.retired):
@@ -785,7 +786,7 @@ def _lanes(turns: list[Turn]) -> None:
 
 def _lane(step: str) -> str:
     """The step a row's turns belong to (干活#round2 -> 干活), or its judge's (干活·判定#2 -> 干活·判定)."""
-    return base_step(step) or step.split("#")[0]
+    return StepLabel.parse(step).lane
 
 
 def _last_of_session(turns: Sequence[Turn], session_id: str) -> int | None:
@@ -920,7 +921,8 @@ def _is_row(row: Any) -> bool:
         isinstance(row, dict)
         and isinstance(row.get("step"), str)
         and isinstance(row.get("run"), str)
-        and not row["step"].endswith(HANDOFF_ROW)
+        # the row a handoff's own turn may leave behind when the process dies in it
+        and StepLabel.parse(row["step"]).kind is not LabelKind.HANDOFF
     )
 
 
