@@ -11,6 +11,7 @@ import os
 import re
 import shutil
 import stat
+import tempfile
 from pathlib import Path
 
 import claude_agent_sdk
@@ -72,7 +73,7 @@ def written_paths(trace: str, cwd: Path) -> set[str]:
 
 
 async def test_the_cli_connects_only_to_loopback_and_writes_only_temp_dirs(
-    sim_factory, sim_env, workspace, tmp_path, monkeypatch
+    sim_factory, sim_env, workspace, tmp_path, monkeypatch, request
 ):
     assert shutil.which("strace"), "strace is missing: the README's test command installs it (apt)"
     # The SDK hands the CLI this process's whole environment: what the machine (a proxy, XDG
@@ -111,6 +112,12 @@ async def test_the_cli_connects_only_to_loopback_and_writes_only_temp_dirs(
     )
     env = sim_env(sim)
     env["TMPDIR"] = env["CLAUDE_CODE_TMPDIR"]
+    # the CLI's messaging socket goes to $XDG_RUNTIME_DIR/cc-socks, else its temp folder; a
+    # path over a Unix socket's ~104 bytes (a test's tmp_path under xdist is longer) falls back
+    # to /tmp/cc-socks-<uid>: a short runtime folder of this test's own keeps it in
+    runtime_dir = Path(tempfile.mkdtemp(prefix="fl-"))
+    request.addfinalizer(lambda: shutil.rmtree(runtime_dir, ignore_errors=True))
+    env["XDG_RUNTIME_DIR"] = str(runtime_dir)
     options = ClaudeAgentOptions(
         cwd=str(workspace),
         env=env,
@@ -143,7 +150,8 @@ async def test_the_cli_connects_only_to_loopback_and_writes_only_temp_dirs(
     )
     written = written_paths(log.read_text(), workspace)
     assert any(p.startswith(str(tmp_path / "claude")) for p in written), "the trace saw no write at all"
-    outside = sorted(p for p in written if not p.startswith(str(tmp_path)) and p != os.devnull)
+    ours = (str(tmp_path), str(runtime_dir))
+    outside = sorted(p for p in written if not p.startswith(ours) and p != os.devnull)
     seen = [line for line in log.read_text().splitlines() if any(p in line for p in outside)]
     assert outside == [], f"the CLI wrote outside its temp folders: {outside}\n" + "\n".join(seen[:20])
     assert any((tmp_path / "claude" / "claude-config" / "projects").rglob("*.jsonl")), (

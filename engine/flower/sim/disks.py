@@ -99,7 +99,13 @@ def fill(disk: Path, *, leave: int = 0) -> int:
     st = os.statvfs(disk)
     room = max(st.f_bavail * st.f_frsize - leave, 0)
     taken = 0
-    with open(disk / FILLER, "ab") as fh:
+    try:
+        fh = open(disk / FILLER, "ab")  # noqa: SIM115 - closed below, after the loop
+    except OSError as exc:
+        if exc.errno == errno.ENOSPC:
+            return 0  # the run filled it first: not even the filler's name fits, it is full
+        raise
+    with fh:
         block = b"\0" * (1 << 20)
         while taken < room:
             try:
