@@ -81,7 +81,10 @@ def run(ctx: Context) -> Tally:
             ):
                 tally.continued += 1
             else:
-                tally.fail(label, f"second run exit {again.returncode}, sessions {set(asked)} vs {work}")
+                tally.fail(
+                    label,
+                    f"second run exit {again.returncode}, sessions {set(asked)} vs {work}: {out[-600:]!r}",
+                )
         except subprocess.TimeoutExpired:
             tally.unanswered += 1
             tally.fail(label, "a run did not end within 900 s")

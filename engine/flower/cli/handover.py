@@ -48,7 +48,8 @@ async def hand_over_on_screen(
         screen.say(_(NO_BRIEF))
         return None
     if report.handover.degraded:
-        screen.say(_(DEGRADED).format(why=report.handover.why or _("原因不明")), err=True)
+        why = report.why_said or report.handover.why or _("原因不明")
+        screen.say(_(DEGRADED).format(why=why), err=True)
     shown = [
         _("{name}({how})").format(name=_name(path, runtime.workspace), how=_(_PLACED[how]))
         for path, how in report.placed.items()

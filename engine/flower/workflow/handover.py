@@ -15,6 +15,7 @@ from ..core.files import DiskFault, fault_of
 from ..core.goal import Goal, Verdict
 from ..core.handoff import Handoff
 from ..core.handover import HANDOVER_PROMPT, Handover, mechanical
+from ..core.i18n import N_, _
 from ..core.labels import StepLabel
 from ..core.managed_block import Placement, place_block
 from .goal import GOAL_KEY, ROUND_KEY, VERDICT_KEY
@@ -30,6 +31,10 @@ if TYPE_CHECKING:
 FILES = ("CLAUDE.md", "AGENTS.md")
 # the turn is a summary of what the session already knows: short, and braked like a side question
 HANDOVER_TURNS = 4
+# why a handover is degraded: written into the document as they are, said translated
+NO_SESSION = N_("这次没有干活的会话可问")
+MISSING = N_("它写的缺了:{sections}")
+TURN_FAILED = N_("写交接的那一轮没跑成")
 HANDOVER_BUDGET_USD = 0.5
 
 
@@ -43,6 +48,8 @@ class HandoverReport:
     # a write the disk refused (full, read-only, gone), here or in the handover turn's books: the
     # run then ends on its line, as any other run whose disk refuses
     fault: DiskFault | None = None
+    # why the handover is degraded, in the person's language (the document keeps the seeds')
+    why_said: str = ""
 
 
 async def hand_over(
@@ -67,7 +74,7 @@ async def hand_over(
         return None
     session = (ctx.get("_sessions") or {}).get(step)
     doc: Handover | None = None
-    why = "这次没有干活的会话可问"
+    why, said = NO_SESSION, _(NO_SESSION)
     if session and spec is not None:
         result = await runtime.run(
             replace(spec, max_turns=HANDOVER_TURNS, max_budget_usd=HANDOVER_BUDGET_USD),
@@ -80,9 +87,10 @@ async def hand_over(
         if result.ok and written.complete():
             doc = written
         elif result.ok:
-            why = f"它写的缺了:{'、'.join(written.missing())}"
+            sections = "、".join(written.missing())  # the seeds' headings, in every language
+            why, said = MISSING.format(sections=sections), _(MISSING).format(sections=sections)
         else:
-            why = "写交接的那一轮没跑成"
+            why, said = TURN_FAILED, _(TURN_FAILED)
     if doc is None:
         verdict, goal = ctx.get(VERDICT_KEY), ctx.get(GOAL_KEY)
         rounds = ctx.get(ROUND_KEY)
@@ -96,7 +104,7 @@ async def hand_over(
             workspace=runtime.workspace,
             why=why,
         )
-    report = HandoverReport(doc)
+    report = HandoverReport(doc, why_said=said if doc.degraded else "")
     body = doc.to_markdown()
     for name in files:
         path = Path(runtime.workspace) / name
