@@ -313,7 +313,7 @@ async def test_handoff_stops_at_max_generations(use_sim, workspace, make_runtime
             "rules": [{"when": {"last_user_contains": "写一份交接书"}, "reply": HANDOFF_REPLY}],
         }
     )
-    rt = make_runtime(handoff=HandoffPolicy(window=60_000, max_generations=2))
+    rt = make_runtime(handoff=HandoffPolicy(window=60_000, headroom=50_000, max_generations=2))
     r = await rt.run(SOLO, "go")
 
     assert not r.ok and len(r.retired) == 2

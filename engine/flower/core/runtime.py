@@ -45,13 +45,14 @@ from .events import (
     Retry,
     SyntheticError,
     Text,
+    WindowNote,
     context_tokens,
     emitter,
     normalize,
 )
 from .files import DiskFault, LowSpace, Space, fault_of, free_space, move, vanished
 from .guard import confine_guard, delegate_guard, merge_hooks, redact_guard, whitelist_guard, workbench_hooks
-from .handoff import HANDOFF_PROMPT, Handoff, degraded, is_overflow
+from .handoff import HANDOFF_PROMPT, SECTIONS, Handoff, degraded, is_overflow
 from .i18n import _
 from .projectkey import project_key, unkeyable
 from .reaper import contain
@@ -71,12 +72,15 @@ from .shared import SharedRun, shared_key, store_setting
 from .sizes import over_limit, too_big
 from .transcripts import catch_up
 from .walls import role_walls
+from .window import Calibration, gateway, model_name, overflow_maximum
 from .workbench import Workbench
 
 if TYPE_CHECKING:
     from claude_agent_sdk.types import SessionStore
 
 log = logging.getLogger("flower")
+
+SECTION_FIELDS = tuple(attr for attr, _name in SECTIONS)
 
 
 class _QuietOnDiskFaults(logging.Filter):
@@ -226,6 +230,9 @@ class Runtime:
             resilience if isinstance(resilience, Resilience) else Resilience(enabled=bool(resilience))
         )
         self.handoff = handoff if isinstance(handoff, HandoffPolicy) else HandoffPolicy(enabled=bool(handoff))
+        # windows learned from overflows, per model and gateway, in flower's user state
+        self.calibration = Calibration()
+        self._window_said: set[str] = set()  # "model @ gateway" already warned about
         if isinstance(workbench, Workbench):
             self.workbench: Workbench | None = workbench
         elif workbench:
@@ -527,6 +534,8 @@ class Runtime:
         # remounted) lets this one run
         self._fault, self._store_fault_before = None, getattr(self.store, "fault", None)
         try:
+            if self.handoff.enabled:
+                self._calibrated(spec, emit)
             floor = self.check_space(emit)
             if floor is not None:
                 self._fault = self._fault or LowSpace(floor)
@@ -576,6 +585,8 @@ class Runtime:
                             "disable handoff"
                         )
                         break
+                    if overflowed:
+                        self._learn_window(spec, result, [result.error or "", *result.errors[seen:]], emit)
                     handoff = await self._handoff(spec, name, prompt, result, emit, overflowed=overflowed)
                     degraded_in_a_row = degraded_in_a_row + 1 if handoff.degraded else 0
                     result.retired.append(result.session_id or "")
@@ -890,14 +901,15 @@ class Runtime:
     ) -> Handoff:
         """Write the handoff document; `overflowed`: the API refused this turn's context, so
         the session cannot write one and it is assembled mechanically (degraded)."""
-        emit(HandoffWriting(text=_("上下文快满了,正在写交接书"), step=step, used=self._ctx))
+        used = self._ctx  # what the retiring session saw: the handoff's own turn moves the reading
+        emit(HandoffWriting(text=_("上下文快满了,正在写交接书"), step=step, used=used))
         why = ""
         doc: Handoff | None = None
         if overflowed:
             why = "模型拒收:上下文已超长,没法再让这一代写交接"
         elif result.session_id:
             scratch = StepResult(step=f"{step}·交接")
-            prompt = HANDOFF_PROMPT.format(used=self._ctx, window=self.handoff.window)
+            prompt = HANDOFF_PROMPT.format(used=used, window=self.handoff.window)
             # the handoff must be finished whatever the budget says, and stays out of the UI
             await self._attempt(
                 replace(spec, max_budget_usd=None),
@@ -918,19 +930,78 @@ class Runtime:
                 why = scratch.error or f"交接书缺少:{'、'.join(parsed.missing())}"
         if doc is None:
             doc = degraded(step, task, why=why)
+            # the books say why the successor starts from a mechanical document
+            result.errors.append(f"交接降级({first_line(why) or '原因不明'})")
         path = self._spill_handoff(step, doc)
         emit(
             HandoffDone(
                 text=_("已换代(降级)") if doc.degraded else _("已换代(正常)"),
                 degraded=doc.degraded,
                 path=str(path) if path else None,
-                sections=[s for s in ("doing", "decided", "deadends", "next", "scene") if getattr(doc, s)],
+                sections={s: getattr(doc, s).strip() for s in SECTION_FIELDS if getattr(doc, s).strip()},
                 step=step,
                 retired=result.session_id,
                 generation=len(result.retired) + 2,
+                context=used,
+                window=self.handoff.window,
             )
         )
         return doc
+
+    # -- the window ------------------------------------------------------------------------
+    def _window_key(self, spec: AgentSpec) -> tuple[str, str]:
+        return model_name(spec.model, self.env), gateway(self.env)
+
+    def _calibrated(self, spec: AgentSpec, emit: Callable[[Event], None]) -> None:
+        """Start from a window an earlier run learned, when it is smaller than the configured one."""
+        model, base = self._window_key(spec)
+        learned = self.calibration.learned(model, base)
+        if learned is not None and learned < self.handoff.window:
+            self._say_window(model, base, learned, emit)
+
+    def _learn_window(
+        self, spec: AgentSpec, result: StepResult, texts: list[str], emit: Callable[[Event], None]
+    ) -> None:
+        """The API refused the context: the window is what it says, else at most what last fitted."""
+        named = next((n for n in map(overflow_maximum, texts) if n is not None), None)
+        learned = named if named is not None else self._ctx
+        if not learned or learned >= self.handoff.window:
+            return  # no figure, or not earlier than expected: nothing to learn
+        model, base = self._window_key(spec)
+        evidence = first_line(next((t for t in texts if is_overflow(t)), ""))
+        self.calibration.remember(model, base, learned, evidence=evidence)
+        self._say_window(model, base, learned, emit)
+
+    def _say_window(self, model: str, base: str, learned: int, emit: Callable[[Event], None]) -> None:
+        configured = self.handoff.window
+        self.handoff.window = learned  # from now on, in this run too
+        key = f"{model} @ {base}"
+        if key in self._window_said:
+            return
+        self._window_said.add(key)
+        line = _(
+            "模型 {model} 的上下文窗口实测约 {learned},比设定的 {configured} 小:按 {learned} 换代"
+            "(在 {at} 交接;记在 {path},下次运行也按它;FLOWER_WINDOW 可以改设定)"
+        ).format(
+            model=model,
+            learned=format_tokens(learned),
+            configured=format_tokens(configured),
+            at=format_tokens(self.handoff.at),
+            path=self.calibration.path,
+        )
+        if line not in self.warnings:
+            self.warnings.append(line)
+        log.info(line)
+        emit(
+            WindowNote(
+                text=line,
+                configured=configured,
+                learned=learned,
+                model=model,
+                base_url=base,
+                path=str(self.calibration.path),
+            )
+        )
 
     def _spill_handoff(self, step: str, doc: Handoff) -> Path | None:
         if self.workbench is None:
