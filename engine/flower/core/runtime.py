@@ -40,6 +40,7 @@ from .events import (
     HandoffDone,
     HandoffNear,
     HandoffWriting,
+    LimitWait,
     Offline,
     Recovery,
     Retry,
@@ -54,6 +55,17 @@ from .files import DiskFault, LowSpace, Space, fault_of, free_space, move, vanis
 from .guard import confine_guard, delegate_guard, merge_hooks, redact_guard, whitelist_guard, workbench_hooks
 from .handoff import HANDOFF_PROMPT, SECTIONS, Handoff, degraded, is_overflow
 from .i18n import _
+from .limits import (
+    UNNAMED_USAGE_CAP,
+    UNNAMED_USAGE_WAIT,
+    Limit,
+    Pending,
+    forget,
+    keep,
+    parse_limit,
+    pending,
+    wait_max,
+)
 from .projectkey import project_key, unkeyable
 from .reaper import contain
 from .recovery import (
@@ -161,6 +173,8 @@ class Runtime:
     # A degraded handoff after the API refused a full context is expected once; when the fresh
     # session is refused again and again, the next handoff would fare no better: stop instead.
     MAX_DEGRADED_HANDOFFS = 2
+    # limits waited out in one step before it stops: a limit that never lifts is not waited forever
+    MAX_LIMIT_WAITS = 50
     INTERRUPT_NOTE = (
         "(以上是人在你工作途中插进来说的话。刚才正在执行的工具调用如果返回了 interrupted / 被拒绝,"
         "那是中断的正常副作用,不是环境故障,也不用重试同一个调用来确认;按人说的调整后继续。)"
@@ -256,6 +270,7 @@ class Runtime:
         self._said: list[str] = []
         self._interrupt_requested = False
         self._handoff_requested = False
+        self._retry_hint: float | None = None  # the CLI's last wait before retrying a limit, seconds
         self._lock = threading.Lock()
         # require on a machine without the sandbox fails here, before anything is spent
         self.sandbox: SandboxState = self._decide(sandbox)
@@ -530,12 +545,17 @@ class Runtime:
         cur_prompt, cur_resume, cur_fork, cur_resume_at = prompt, resume, fork, resume_at
         attempt = 0
         degraded_in_a_row = 0
+        limit_waits = 0
         # each step is judged afresh: a cause removed since the last one (space freed, a folder
         # remounted) lets this one run
         self._fault, self._store_fault_before = None, getattr(self.store, "fault", None)
         try:
             if self.handoff.enabled:
                 self._calibrated(spec, emit)
+            waiting = pending(self.run_dir) if self.resilience.enabled else None
+            if waiting is not None:
+                # a flower of this folder was waiting for a limit's reset: the same moment holds
+                await self._wait_limit(waiting, name, emit)
             floor = self.check_space(emit)
             if floor is not None:
                 self._fault = self._fault or LowSpace(floor)
@@ -599,32 +619,48 @@ class Runtime:
                     self._ctx, self._warned = 0, False
                     attempt -= 1
                     continue
-                if not self.resilience.enabled or attempt >= self.resilience.max_attempts:
-                    break
-                kind = classify(result.error)
-                if not self.resilience.should_retry(kind):
-                    break
-                delay = self.resilience.delay_for(attempt)
-                emit(
-                    Retry(
-                        text=(
-                            _("第 {attempt} 次尝试失败({kind}):{error};{delay:.0f} 秒后重试").format(
-                                attempt=attempt, kind=kind, error=first_line(result.error), delay=delay
-                            )
-                        ),
-                        attempt=attempt,
-                        failure=kind,
-                        error=result.error,
-                        delay=delay,
+                limit = self._limit_of(result, seen) if self.resilience.enabled else None
+                if limit is not None:
+                    limit_waits += 1
+                    stop = self._limit_beyond(limit, limit_waits)
+                    if stop is not None:
+                        result.error = stop
+                        break
+                    until = self._limit_until(limit, limit_waits)
+                    await self._wait_limit(
+                        Pending(until=until, kind=limit.kind, step=name, error=first_line(limit.text)),
+                        name,
+                        emit,
                     )
-                )
-                if not await self.resilience.wait_online(lambda text: emit(Offline(text=text))):
-                    waited = self.resilience.max_offline_wait
-                    result.error = f"the API stayed unreachable for {waited:.0f} s: {result.error}"
-                    break
-                await asyncio.sleep(delay)
+                    attempt -= 1  # a limit is no failed attempt
+                else:
+                    if not self.resilience.enabled or attempt >= self.resilience.max_attempts:
+                        break
+                    kind = classify(result.error)
+                    if not self.resilience.should_retry(kind):
+                        break
+                    delay = self.resilience.delay_for(attempt)
+                    emit(
+                        Retry(
+                            text=(
+                                _("第 {attempt} 次尝试失败({kind}):{error};{delay:.0f} 秒后重试").format(
+                                    attempt=attempt, kind=kind, error=first_line(result.error), delay=delay
+                                )
+                            ),
+                            attempt=attempt,
+                            failure=kind,
+                            error=result.error,
+                            delay=delay,
+                        )
+                    )
+                    if not await self.resilience.wait_online(lambda text: emit(Offline(text=text))):
+                        waited = self.resilience.max_offline_wait
+                        result.error = f"the API stayed unreachable for {waited:.0f} s: {result.error}"
+                        break
+                    await asyncio.sleep(delay)
                 if result.session_id:
-                    # continue the same session: what it already did is not paid for again
+                    # continue the same session (after a limit or a failure): what it already did
+                    # is not paid for again
                     cur_prompt, cur_resume, cur_fork, cur_resume_at = (
                         self.resilience.resume_prompt,
                         result.session_id,
@@ -734,6 +770,7 @@ class Runtime:
             options.sandbox = sandbox  # type: ignore[assignment]  # failIfUnavailable: not in the TypedDict
             options.env = {**options.env, "TMPDIR": str(self._private_tmp())}
         self._handoff_requested = False
+        self._retry_hint = None
         reported = 0.0  # the CLI's total_cost_usd is cumulative within one process, from zero
         outstanding: set[str] = set()
         session: str | None = None
@@ -758,6 +795,8 @@ class Runtime:
                     if sid and sid != session:
                         session = sid
                         self._on_new_session(result, sid)
+                    if isinstance(message, SystemMessage):
+                        self._note_retry_hint(message.data)
                     if fatal is None and isinstance(message, SystemMessage):
                         fatal = _fatal_retry(message.data)
                         if fatal is not None:
@@ -948,6 +987,88 @@ class Runtime:
         )
         return doc
 
+    # -- limits ----------------------------------------------------------------------------
+    def _note_retry_hint(self, data: Any) -> None:
+        """The CLI's own retry of a 429 / 529 says how long it waited (the retry-after it got)."""
+        if not isinstance(data, dict) or data.get("subtype") != "api_retry":
+            return
+        delay = data.get("retry_delay_ms")
+        if data.get("error_status") in (429, 529) and isinstance(delay, (int, float)) and delay > 0:
+            self._retry_hint = float(delay) / 1000.0
+
+    def _limit_of(self, result: StepResult, seen: int) -> Limit | None:
+        """The usage limit, rate limit or overload this attempt ended on, if it ended on one."""
+        if classify(result.error) == "fatal":
+            return None  # a refused key or request is no limit, whatever else it mentions
+        for text in (result.error, *reversed(result.errors[seen:])):
+            limit = parse_limit(text)
+            if limit is not None:
+                return limit
+        return None
+
+    def _limit_until(self, limit: Limit, waits: int) -> float:
+        now = time.time()
+        if limit.until is not None:
+            return max(limit.until, now)
+        if self._retry_hint is not None:
+            return now + self._retry_hint
+        if limit.kind == "usage":
+            return now + min(UNNAMED_USAGE_WAIT * 2.0 ** (waits - 1), UNNAMED_USAGE_CAP)
+        return now + self.resilience.delay_for(waits)
+
+    def _limit_beyond(self, limit: Limit, waits: int) -> str | None:
+        """Why this limit is not waited out (too far off, or waited out too often), else None."""
+        longest = wait_max()
+        if waits > self.MAX_LIMIT_WAITS:
+            return (
+                f"stopped after waiting out {self.MAX_LIMIT_WAITS} limits in one step "
+                f"(MAX_LIMIT_WAITS); last: {first_line(limit.text)}"
+            )
+        if limit.until is not None and limit.until - time.time() > longest:
+            return _(
+                "额度要到 {when} 才重置,超过了最多等的 {longest:g} 秒(FLOWER_LIMIT_WAIT_MAX):"
+                "重置之后再跑 flower,同一目录会接着上次 —— {error}"
+            ).format(when=_clock(limit.until), longest=longest, error=first_line(limit.text))
+        return None
+
+    async def _wait_limit(self, wait: Pending, step: str, emit: Callable[[Event], None]) -> None:
+        """Wait until the reset on the wall clock, the moment kept in the run folder meanwhile."""
+        try:
+            keep(self.run_dir, wait)
+        except OSError as exc:
+            log.warning("could not keep the limit's reset in %s: %s", self.run_dir, exc)
+        seconds = max(0.0, wait.until - time.time())
+        names = {"usage": _("用量额度到上限"), "rate": _("请求太快被限流"), "overloaded": _("模型服务过载")}
+        emit(
+            LimitWait(
+                text=_("{what},等到 {when}(还有 {seconds:.0f} 秒)再接着跑同一个会话").format(
+                    what=names.get(wait.kind, wait.kind), when=_clock(wait.until), seconds=seconds
+                ),
+                phase="wait",
+                limit=wait.kind,
+                until=wait.until,
+                seconds=round(seconds, 1),
+                error=wait.error or None,
+                step=step,
+            )
+        )
+        # short naps on the wall clock, not one long sleep: a reset is a moment, and a clock that
+        # jumps (a laptop's sleep) is seen within seconds
+        while (remaining := wait.until - time.time()) > 0:  # noqa: ASYNC110 (nothing to wait on but the clock)
+            await asyncio.sleep(min(remaining, 5.0))
+        forget(self.run_dir)
+        emit(
+            LimitWait(
+                text=_("额度已重置({when}),接着跑").format(when=_clock(wait.until)),
+                phase="resumed",
+                limit=wait.kind,
+                until=wait.until,
+                seconds=0.0,
+                error=wait.error or None,
+                step=step,
+            )
+        )
+
     # -- the window ------------------------------------------------------------------------
     def _window_key(self, spec: AgentSpec) -> tuple[str, str]:
         return model_name(spec.model, self.env), gateway(self.env)
@@ -1103,6 +1224,13 @@ def _fatal_retry(data: Any) -> str | None:
 async def _quiet(coro: Any) -> None:
     with contextlib.suppress(Exception):  # interrupting a session that just ended is not an error
         await coro
+
+
+def _clock(moment: float) -> str:
+    """A moment as people read it here: the time of day, with the date when it is not today."""
+    local = time.localtime(moment)
+    same_day = time.strftime("%Y-%m-%d", local) == time.strftime("%Y-%m-%d")
+    return time.strftime("%H:%M:%S" if same_day else "%Y-%m-%d %H:%M:%S", local)
 
 
 def _safe_name(step: str) -> str:

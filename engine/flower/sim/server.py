@@ -30,7 +30,7 @@ class Recorded(RequestView):
 
     ``reply`` says what the sim answered: "text", "tool_use:Bash", "fault:529", ...
     ``usage`` is the usage object of the answer (None when a fault answered instead) and
-    ``at`` the sim clock's time when the request was served.
+    ``at`` the sim clock's time when the request was served, ``wall`` the wall clock's.
     """
 
     def __init__(self, body: dict[str, Any], *, path: str, headers: dict[str, str], actor: str, at: float):
@@ -41,6 +41,7 @@ class Recorded(RequestView):
         self.reply = ""
         self.at = at
         self.usage: dict[str, Any] | None = None
+        self.wall = time.time()  # when it arrived on the wall clock (a limit's reset is a moment)
 
     @property
     def stream(self) -> bool:
