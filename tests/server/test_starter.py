@@ -215,7 +215,7 @@ async def test_a_dropped_connection_mid_run_is_resumed_by_the_next_continue(sim_
 
 
 async def test_the_meter_says_when_a_handoff_is_near(sim_factory, sim_lsp, workspace):
-    sim = sim_factory(scenarios.starter_scenario(context=740_000))  # past warn_at (730K of 1M), short of 750K
+    sim = sim_factory(scenarios.starter_scenario(context=735_000))  # past warn_at (730K of 1M), short of 750K
     async with sim_lsp(sim, options={"timeout_s": 60}) as s:
         answer_the_clarifier(s)
         await s.command("flower.start", {"ask": REQUEST})
