@@ -157,7 +157,7 @@ async def test_a_flower_killed_during_the_wait_waits_for_the_same_reset_when_run
     sim = use_sim(
         {
             "scripts": {
-                "main": [ls(), {"fault": 429, "resets_in": 15, "message": USAGE}, "finished after the reset"]
+                "main": [ls(), {"fault": 429, "resets_in": 45, "message": USAGE}, "finished after the reset"]
             }
         },
         max_retries=0,
@@ -177,6 +177,8 @@ async def test_a_flower_killed_during_the_wait_waits_for_the_same_reset_when_run
     served = len(sim.requests_for("main"))
     assert [q.reply for q in sim.requests_for("main")] == ["tool_use:Bash", "fault:429"]
 
+    started_again = time.time()
+    assert started_again < kept["until"], "the first flower reached its wait too late to show anything"
     second = child(workspace, run_dir)
     out, err = second.communicate(timeout=300)
     assert second.returncode == 0, err

@@ -103,8 +103,10 @@ def test_a_reset_clock_time_in_many_shapes(text, expected):
 def test_a_clock_time_already_past_today_is_tomorrows():
     until = reset_moment("usage limit reached, resets at 9am (UTC)", now=NOW)
     assert until == datetime(2026, 12, 3, 9, 0, tzinfo=UTC).timestamp()
-    # a few seconds past is the clock's skew, not tomorrow
+    # a few minutes past is a slow answer or a skewed clock, not tomorrow
     assert reset_moment("usage limit reached, resets at 09:59:50 (UTC)", now=NOW) == NOW - 10
+    assert reset_moment("usage limit reached, resets at 09:50 (UTC)", now=NOW) == NOW - 600
+    assert reset_moment("usage limit reached, resets at 09:40 (UTC)", now=NOW) == NOW + 23 * 3600 + 40 * 60
 
 
 def test_a_named_time_zone_is_that_zone():

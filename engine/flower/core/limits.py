@@ -30,6 +30,9 @@ DEFAULT_WAIT_MAX = 6 * 3600.0  # a usage window is five hours; longer is a month
 # limit or an overload without one backs off as a network drop does
 UNNAMED_USAGE_WAIT = 300.0
 UNNAMED_USAGE_CAP = 1800.0
+# a clock time this little in the past is one that just went by (a slow answer, a skewed clock),
+# not tomorrow's: waiting a day for it would be the worse mistake
+JUST_PAST = 900.0
 
 _USAGE = re.compile(
     r"usage limit|hit your (?:\w+[ -]){0,3}limit|reached your (?:\w+[ -]){0,3}limit"
@@ -184,7 +187,7 @@ def _clock(found: re.Match[str], now: float) -> float | None:
             moment = moment.replace(year=moment.year + 1)
         return moment.timestamp()
     moment = here.replace(hour=hour, minute=minute, second=second, microsecond=0)
-    if moment.timestamp() < now - 60:  # past by more than a clock's skew: the next day's
+    if moment.timestamp() < now - JUST_PAST:  # long past: the next day's
         moment += timedelta(days=1)
     return moment.timestamp()
 
