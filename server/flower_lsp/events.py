@@ -22,6 +22,7 @@ from flower.core.events import (
     HandoffDone,
     HandoffNear,
     HandoffWriting,
+    LimitWait,
     MailNote,
     Offline,
     Question,
@@ -33,6 +34,7 @@ from flower.core.events import (
     Text,
     ToolCall,
     VerdictGiven,
+    WindowNote,
 )
 from flower.core.i18n import _
 
@@ -114,9 +116,9 @@ def describe(event: Event) -> tuple[p.EventKind, str] | None:
         return "step", _("{step} 跑完了({state},${cost:.4f})").format(
             step=event.text, state=state, cost=event.cost_usd
         )
-    if isinstance(event, (Retry, Offline)):
+    if isinstance(event, (Retry, Offline, LimitWait)):
         return "retry", event.text
-    if isinstance(event, (HandoffNear, HandoffWriting, HandoffDone)):
+    if isinstance(event, (HandoffNear, HandoffWriting, HandoffDone, WindowNote)):
         return "handoff", event.text
     if isinstance(event, VerdictGiven):
         line = _("判定 #{round}: {state}").format(round=event.round, state=event.state or _("(没有结论)"))
@@ -156,7 +158,7 @@ def log_type(event: Event) -> types.MessageType:
         return types.MessageType.Error
     if isinstance(event, DiskSpace):
         return types.MessageType.Error if event.stopped else types.MessageType.Warning
-    if isinstance(event, (Retry, Offline, HandoffNear, HandoffWriting, HandoffDone)):
+    if isinstance(event, (Retry, Offline, LimitWait, HandoffNear, HandoffWriting, HandoffDone, WindowNote)):
         return types.MessageType.Warning
     return types.MessageType.Info
 

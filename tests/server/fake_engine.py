@@ -34,6 +34,7 @@ from flower.core.goal import Goal, Verdict
 from flower.core.human import HumanChannel
 from flower.core.lineage import Lineage
 from flower.core.run_settings import RunSettings
+from flower.core.window import handover_at
 from flower.workflow.outcome import Outcome
 from flower.workflow.starter import WakeState
 
@@ -190,9 +191,9 @@ class FakeRun:
 
 
 def figures(arg: dict[str, Any]) -> dict[str, Any]:
-    """A context reading as the Runtime makes it: at = the window less 50K, warn_at 20K below."""
+    """A context reading as the Runtime makes it: at = the window less a quarter, warn_at 20K below."""
     window = arg.get("window", 1_000_000)
-    at = window - 50_000
+    at = handover_at(window)
     return {
         "used": arg["used"],
         "window": window,
@@ -216,7 +217,7 @@ def handoff(arg: dict[str, Any]) -> Event:
         text="done",
         degraded=arg.get("degraded", False),
         path=arg.get("path"),
-        sections=arg.get("sections", []),
+        sections=arg.get("sections", {}),
         step=arg.get("step", ""),
         retired=arg.get("retired"),
         generation=arg.get("generation", 2),

@@ -12,6 +12,7 @@ from flower.core.events import (
     ContextUpdate,
     Event,
     GoalUnverifiable,
+    LimitWait,
     MailNote,
     Question,
     Result,
@@ -21,6 +22,7 @@ from flower.core.events import (
     Text,
     ToolCall,
     VerdictGiven,
+    WindowNote,
 )
 from flower.core.goal import Verdict
 from flower.workflow.outcome import Outcome
@@ -182,6 +184,22 @@ LOG_LINES = [
         id="the meter has its own notification",
     ),
     pytest.param(TaskUpdate(text="TaskProgressMessage"), None, None, id="the SDK's task bookkeeping"),
+    pytest.param(
+        LimitWait(
+            text="usage limit: waiting until 15:00", phase="wait", limit="usage", until=1.0, seconds=9.0
+        ),
+        "retry",
+        "usage limit: waiting until 15:00",
+        id="a limit's wait",
+    ),
+    pytest.param(
+        WindowNote(
+            text="window measured 180K", configured=1_000_000, learned=180_000, model="m", base_url="u"
+        ),
+        "handoff",
+        "window measured 180K",
+        id="a window smaller than configured",
+    ),
 ]
 
 

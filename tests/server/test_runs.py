@@ -34,7 +34,7 @@ async def test_a_run_streams_steps_the_context_meter_progress_and_cli_stderr(fak
             {"stderr": "cli: warming up"},
             {"end_step": {"name": "确认需求", "cost_usd": 0.25}},
             step("干活", 3),
-            {"context": {"used": 935_000, "step": "干活", "cost_usd": 0.5}},
+            {"context": {"used": 740_000, "step": "干活", "cost_usd": 0.5}},
             {"handoff": {"phase": "writing", "step": "干活", "used": 960_000}},
             {"handoff": {"phase": "done", "step": "干活", "generation": 2, "degraded": False}},
             {"context": {"used": 12_000, "step": "干活", "generation": 2, "cost_usd": 0.75}},
@@ -57,8 +57,8 @@ async def test_a_run_streams_steps_the_context_meter_progress_and_cli_stderr(fak
         meter = [(c["used"], c["step"], c["generation"], c["near"], c["handing_off"]) for c in s.contexts]
         assert meter == [
             (5_000, "确认需求", 1, False, False),
-            (935_000, "干活", 1, True, False),  # past warn_at (930K of a 1M window)
-            (935_000, "干活", 1, True, True),  # the handoff document is being written
+            (740_000, "干活", 1, True, False),  # past warn_at (730K of a 1M window)
+            (740_000, "干活", 1, True, True),  # the handoff document is being written
             (0, "干活", 2, False, False),  # a new generation took over
             (12_000, "干活", 2, False, False),
         ]

@@ -215,7 +215,7 @@ async def test_a_dropped_connection_mid_run_is_resumed_by_the_next_continue(sim_
 
 
 async def test_the_meter_says_when_a_handoff_is_near(sim_factory, sim_lsp, workspace):
-    sim = sim_factory(scenarios.starter_scenario(context=935_000))  # past warn_at (930K of 1M), short of 950K
+    sim = sim_factory(scenarios.starter_scenario(context=735_000))  # past warn_at (730K of 1M), short of 750K
     async with sim_lsp(sim, options={"timeout_s": 60}) as s:
         answer_the_clarifier(s)
         await s.command("flower.start", {"ask": REQUEST})
@@ -226,5 +226,5 @@ async def test_the_meter_says_when_a_handoff_is_near(sim_factory, sim_lsp, works
         near = [e for e in s.events_of("handoff") if e["payload"].get("phase") == "near"]
         # once per generation of every main-thread session (each step, each judge round)
         assert {e["payload"]["step"] for e in near} == STEPS | {"干活#round2", "干活·判定#1", "干活·判定#2"}
-        assert all("close to the handoff threshold 950.0K" in e["text"] for e in near)
+        assert all("close to the handoff threshold 750.0K" in e["text"] for e in near)
         assert (await s.state())["near"] is True

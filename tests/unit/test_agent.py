@@ -65,13 +65,6 @@ def test_compact_policy_modes():
         build_options(bad)  # surfaces when options are built, i.e. inside Runtime.run
 
 
-def test_handoff_thresholds_have_floors():
-    p = HandoffPolicy(window=1_000_000)
-    assert (p.at, p.warn_at) == (950_000, 930_000)
-    tiny = HandoffPolicy(window=20_000)
-    assert (tiny.at, tiny.warn_at) == (10_000, 1_000)
-
-
 @pytest.mark.parametrize(
     ("model", "window"),
     [

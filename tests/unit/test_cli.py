@@ -24,6 +24,7 @@ from flower.core.events import (
     GoalUnverifiable,
     HandoffDone,
     HandoffWriting,
+    LimitWait,
     MailNote,
     Offline,
     Question,
@@ -38,6 +39,7 @@ from flower.core.events import (
     ToolResult,
     VerdictGiven,
     VerdictState,
+    WindowNote,
 )
 from flower.core.human import HumanChannel
 from flower.core.lineage import Lineage
@@ -350,7 +352,7 @@ def test_sandbox_require_without_bubblewrap_stops_before_any_run(
 
 def test_window_and_no_handoff_reach_the_handoff_policy(here: Path):
     rt = runtime("--window", "300000", "x")
-    assert rt.handoff.enabled is True and rt.handoff.window == 300_000 and rt.handoff.at == 250_000
+    assert rt.handoff.enabled is True and rt.handoff.window == 300_000 and rt.handoff.at == 225_000
     rt.close()
     rt = runtime("--no-handoff", "x")
     assert rt.handoff.enabled is False
@@ -650,7 +652,7 @@ RENDERED = [
             text="已换代(降级)",
             degraded=True,
             path="/ws/.flower/notes/交接-干活.md",
-            sections=["doing"],
+            sections={"doing": "[降级:交接没写成] ...", "scene": "the task"},
             step="干活",
             retired="s1",
             generation=2,
@@ -662,6 +664,51 @@ RENDERED = [
             "<- 新会话接手,上下文从头开始",
         ],
         id="a degraded handoff",
+    ),
+    pytest.param(
+        HandoffDone(
+            text="已换代(正常)",
+            degraded=False,
+            path="/ws/.flower/notes/交接-干活.md",
+            sections={
+                "doing": "在写解析器\n第二行",
+                "deadends": "正则不行",
+                "next": "跑测试",
+                "scene": "src/p.py",
+            },
+            step="干活",
+            retired="s1",
+            generation=2,
+        ),
+        False,
+        [
+            "  - 现在在做什么  在写解析器",
+            "  - 走不通的路  正则不行",
+            "  - 下一步  跑测试",
+            "<- 交接写在 /ws/.flower/notes/交接-干活.md",
+            "<- 新会话接手,上下文从头开始",
+        ],
+        id="a handoff shows what its sections say",
+    ),
+    pytest.param(
+        WindowNote(
+            text="模型 m 的上下文窗口实测约 200K",
+            configured=1_000_000,
+            learned=200_000,
+            model="m",
+            base_url="u",
+        ),
+        False,
+        ["  ! 模型 m 的上下文窗口实测约 200K"],
+        id="a window smaller than configured",
+    ),
+    pytest.param(
+        LimitWait(
+            text="用量到上限了,等到 15:00 再接着跑", phase="wait", limit="usage", until=1.0, seconds=60.0
+        ),
+        False,
+        ["  ~ 用量到上限了,等到 15:00 再接着跑"],
+        id="a limit wait",
     ),
     pytest.param(
         verdict("not_yet"),

@@ -7,6 +7,7 @@ import { executeCommand, type RunCommand } from './calls';
 import { ContextChart } from './chartPanel';
 import { Histories } from './historyClient';
 import { FlowerView, SHOW_CHART } from './historyView';
+import { LimitCountdown } from './limitWait';
 import { Meter } from './meter';
 import { asideText } from './format';
 import { ASIDE, type AsideArgs, type DocumentName, OPEN_DOCUMENT, SAY, START } from './protocol';
@@ -40,6 +41,11 @@ export function activate(context: vscode.ExtensionContext): FlowerApi | Promise<
   const setup = new FlowerSetup(context, log);
   const server = new FlowerServer(log, meter, questions, setup);
   context.subscriptions.push(log, meter, questions, stateView, setup, server);
+  const countdown = new LimitCountdown();
+  context.subscriptions.push(
+    countdown,
+    server.onEvent((ev) => countdown.observe(ev)),
+  );
   const histories = new Histories();
   server.extend(histories.attach);
 

@@ -136,3 +136,35 @@ export function asideText(result: AsideResult): string {
   const cost = `$${(result.cost_usd ?? 0).toFixed(4)}`;
   return l10n.t('Flower, aside ({0}, the run was not disturbed): {1}', cost, shown);
 }
+
+/** A limit's wait, as its event's payload carries it (engine LimitWait). */
+export interface LimitWaitPayload {
+  phase: 'wait' | 'resumed';
+  limit: string;
+  until: number; // epoch seconds
+}
+
+/** The limit's wait in an event of the run's log, if the event is one. */
+export function limitWaitOf(ev: EventParams): LimitWaitPayload | undefined {
+  const p = ev.payload as Record<string, unknown>;
+  if (ev.kind !== 'retry' || p.subtype !== 'limit') return undefined;
+  if ((p.phase !== 'wait' && p.phase !== 'resumed') || typeof p.until !== 'number') return undefined;
+  return { phase: p.phase, limit: String(p.limit ?? ''), until: p.until };
+}
+
+/** `1:02:05`, `4:59`, `0:07`: what is left of a wait, rounded up to the second. */
+export function formatCountdown(seconds: number): string {
+  const total = Math.max(0, Math.ceil(seconds));
+  const h = Math.floor(total / 3600);
+  const m = Math.floor((total % 3600) / 60);
+  const s = String(total % 60).padStart(2, '0');
+  return h > 0 ? `${h}:${String(m).padStart(2, '0')}:${s}` : `${m}:${s}`;
+}
+
+/** The status bar while a run waits for a limit: `Flower: usage limit · resumes in 4:59`. */
+export function countdownText(wait: LimitWaitPayload, nowSeconds: number): string {
+  const left = formatCountdown(wait.until - nowSeconds);
+  if (wait.limit === 'usage') return l10n.t('$(clock) Flower: usage limit · resumes in {0}', left);
+  if (wait.limit === 'rate') return l10n.t('$(clock) Flower: rate limited · resumes in {0}', left);
+  return l10n.t('$(clock) Flower: model overloaded · resumes in {0}', left);
+}

@@ -12,6 +12,7 @@ from ..core.events import (
     HandoffDone,
     HandoffNear,
     HandoffWriting,
+    LimitWait,
     MailNote,
     NoteBackup,
     Offline,
@@ -30,7 +31,9 @@ from ..core.events import (
     ToolResult,
     Utterance,
     VerdictGiven,
+    WindowNote,
 )
+from ..core.handoff import SECTIONS
 from ..core.i18n import N_, _
 from .text import clean, format_duration
 
@@ -79,8 +82,10 @@ class Render:
             return [f"  # {ev.text}"] if self.verbose else []
         if isinstance(ev, (Reset, HandoffNear, HandoffWriting)):
             return [f"  # {ev.text}"]
-        if isinstance(ev, (Retry, Offline)):
+        if isinstance(ev, (Retry, Offline, LimitWait)):
             return [f"  ~ {ev.text}"]
+        if isinstance(ev, WindowNote):
+            return [f"  ! {ev.text}"]
         if isinstance(ev, HandoffDone):
             return self._handoff(ev)
         if isinstance(ev, VerdictGiven):
@@ -141,6 +146,10 @@ class Render:
         lines = []
         if ev.degraded:
             lines.append(_("  x 交接没写成,用了降级版本 —— 接手的人会自己去现场看"))
+        names = dict(SECTIONS)
+        for attr, text in ev.sections.items():
+            if attr != "scene" and not ev.degraded:  # the scene is paths; a degraded one, the task
+                lines.append(f"  - {names.get(attr, attr)}  {first_line(clean(text), 160)}")
         if ev.path:
             lines.append(_("<- 交接写在 {path}").format(path=ev.path))
         lines.append(_("<- 新会话接手,上下文从头开始"))

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ..plugin import plugin_dir
 from .sizes import message_limit
+from .window import WARN_BEFORE, configured_window, handover_at
 
 if TYPE_CHECKING:  # the SDK is slow to import; only build_options needs it at run time
     from claude_agent_sdk import ClaudeAgentOptions
@@ -57,21 +58,23 @@ class CompactPolicy:
 
 @dataclass
 class HandoffPolicy:
-    """When a session nears its window, write a handoff document and continue in a new one."""
+    """When a session nears its window, write a handoff document and continue in a new one.
+
+    ``window``: ``FLOWER_WINDOW``, else the model name's (``core/window.py``); ``headroom``: None
+    keeps a share of the window (25%, at least 20K), a number keeps exactly that many tokens."""
 
     enabled: bool = True
-    window: int = field(default_factory=default_window)
-    headroom: int = 50_000
+    window: int = field(default_factory=configured_window)
+    headroom: int | None = None
     max_generations: int = 8
 
     @property
     def at(self) -> int:
-        # below 10k there is not even room to write the handoff itself
-        return max(10_000, self.window - self.headroom)
+        return handover_at(self.window, self.headroom)
 
     @property
     def warn_at(self) -> int:
-        return max(1_000, self.at - 20_000)
+        return max(1_000, self.at - WARN_BEFORE)
 
 
 @dataclass

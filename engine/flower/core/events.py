@@ -289,16 +289,50 @@ class HandoffWriting(TypedEvent):
 
 @dataclass(kw_only=True)
 class HandoffDone(TypedEvent):
-    """A new session took over; `path` is where the document landed (None without a workbench)."""
+    """A new session took over; `path` is where the document landed (None without a workbench),
+    `sections` the document's filled sections (field -> text), `context` what the retired
+    session saw last against `window`."""
 
     kind: Literal["handoff"] = field(default="handoff", init=False)
     TAGS: ClassVar[dict[str, Any]] = {"phase": "done"}
     degraded: bool
     path: str | None
-    sections: list[str]
+    sections: dict[str, str]
     step: str
     retired: str | None  # the session that handed over
     generation: int  # of the session taking over
+    context: int = 0
+    window: int = 0
+
+
+@dataclass(kw_only=True)
+class WindowNote(TypedEvent):
+    """The model's window differs from the configured one (said once per run): `learned` is
+    what an overflow showed, `configured` what the run assumed; `path` keeps it for next runs."""
+
+    kind: Literal["handoff"] = field(default="handoff", init=False)
+    TAGS: ClassVar[dict[str, Any]] = {"phase": "window"}
+    configured: int
+    learned: int
+    model: str
+    base_url: str
+    path: str | None = None
+
+
+@dataclass(kw_only=True)
+class LimitWait(TypedEvent):
+    """A usage limit, a rate limit or an overload: the step waits until `until` (epoch seconds)
+    and then resumes the same session; said once when the wait begins (`phase` wait) and once
+    when it ends (`phase` resumed). Never a failed attempt."""
+
+    kind: Literal["retry"] = field(default="retry", init=False)
+    TAGS: ClassVar[dict[str, Any]] = {"subtype": "limit"}
+    phase: Literal["wait", "resumed"]
+    limit: str  # usage, rate, overloaded
+    until: float
+    seconds: float  # how long the wait is (0 when it ends)
+    error: str | None = None
+    step: str = ""
 
 
 # -- the workflow ------------------------------------------------------------------------------
@@ -430,6 +464,8 @@ EVENT_TYPES: tuple[type[TypedEvent], ...] = (
     HandoffNear,
     HandoffWriting,
     HandoffDone,
+    WindowNote,
+    LimitWait,
     Recovery,
     NoteBackup,
     StepStarted,

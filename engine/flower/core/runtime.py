@@ -40,20 +40,33 @@ from .events import (
     HandoffDone,
     HandoffNear,
     HandoffWriting,
+    LimitWait,
     Offline,
     Recovery,
     Retry,
     SyntheticError,
     Text,
+    WindowNote,
     context_tokens,
     emitter,
     normalize,
 )
 from .files import DiskFault, LowSpace, Space, fault_of, free_space, move, vanished
 from .guard import confine_guard, delegate_guard, merge_hooks, redact_guard, whitelist_guard, workbench_hooks
-from .handoff import HANDOFF_PROMPT, Handoff, degraded, is_overflow
+from .handoff import HANDOFF_PROMPT, SECTIONS, Handoff, degraded, is_overflow
 from .i18n import _
 from .labels import StepLabel
+from .limits import (
+    UNNAMED_USAGE_CAP,
+    UNNAMED_USAGE_WAIT,
+    Limit,
+    Pending,
+    forget,
+    keep,
+    parse_limit,
+    pending,
+    wait_max,
+)
 from .projectkey import project_key, unkeyable
 from .reaper import contain
 from .recovery import (
@@ -72,12 +85,15 @@ from .shared import SharedRun, shared_key, store_setting
 from .sizes import over_limit, too_big
 from .transcripts import catch_up
 from .walls import role_walls
+from .window import Calibration, gateway, model_name, overflow_maximum
 from .workbench import Workbench
 
 if TYPE_CHECKING:
     from claude_agent_sdk.types import SessionStore
 
 log = logging.getLogger("flower")
+
+SECTION_FIELDS = tuple(attr for attr, _name in SECTIONS)
 
 
 class _QuietOnDiskFaults(logging.Filter):
@@ -158,6 +174,8 @@ class Runtime:
     # A degraded handoff after the API refused a full context is expected once; when the fresh
     # session is refused again and again, the next handoff would fare no better: stop instead.
     MAX_DEGRADED_HANDOFFS = 2
+    # limits waited out in one step before it stops: a limit that never lifts is not waited forever
+    MAX_LIMIT_WAITS = 50
     INTERRUPT_NOTE = (
         "(以上是人在你工作途中插进来说的话。刚才正在执行的工具调用如果返回了 interrupted / 被拒绝,"
         "那是中断的正常副作用,不是环境故障,也不用重试同一个调用来确认;按人说的调整后继续。)"
@@ -227,6 +245,9 @@ class Runtime:
             resilience if isinstance(resilience, Resilience) else Resilience(enabled=bool(resilience))
         )
         self.handoff = handoff if isinstance(handoff, HandoffPolicy) else HandoffPolicy(enabled=bool(handoff))
+        # windows learned from overflows, per model and gateway, in flower's user state
+        self.calibration = Calibration()
+        self._window_said: set[str] = set()  # "model @ gateway" already warned about
         if isinstance(workbench, Workbench):
             self.workbench: Workbench | None = workbench
         elif workbench:
@@ -250,6 +271,7 @@ class Runtime:
         self._said: list[str] = []
         self._interrupt_requested = False
         self._handoff_requested = False
+        self._retry_hint: float | None = None  # the CLI's last wait before retrying a limit, seconds
         self._lock = threading.Lock()
         # require on a machine without the sandbox fails here, before anything is spent
         self.sandbox: SandboxState = self._decide(sandbox)
@@ -524,10 +546,17 @@ class Runtime:
         cur_prompt, cur_resume, cur_fork, cur_resume_at = prompt, resume, fork, resume_at
         attempt = 0
         degraded_in_a_row = 0
+        limit_waits = 0
         # each step is judged afresh: a cause removed since the last one (space freed, a folder
         # remounted) lets this one run
         self._fault, self._store_fault_before = None, getattr(self.store, "fault", None)
         try:
+            if self.handoff.enabled:
+                self._calibrated(spec, emit)
+            waiting = pending(self.run_dir) if self.resilience.enabled else None
+            if waiting is not None:
+                # a flower of this folder was waiting for a limit's reset: the same moment holds
+                await self._wait_limit(waiting, name, emit)
             floor = self.check_space(emit)
             if floor is not None:
                 self._fault = self._fault or LowSpace(floor)
@@ -577,6 +606,8 @@ class Runtime:
                             "disable handoff"
                         )
                         break
+                    if overflowed:
+                        self._learn_window(spec, result, [result.error or "", *result.errors[seen:]], emit)
                     handoff = await self._handoff(spec, name, prompt, result, emit, overflowed=overflowed)
                     degraded_in_a_row = degraded_in_a_row + 1 if handoff.degraded else 0
                     result.retired.append(result.session_id or "")
@@ -589,32 +620,48 @@ class Runtime:
                     self._ctx, self._warned = 0, False
                     attempt -= 1
                     continue
-                if not self.resilience.enabled or attempt >= self.resilience.max_attempts:
-                    break
-                kind = classify(result.error)
-                if not self.resilience.should_retry(kind):
-                    break
-                delay = self.resilience.delay_for(attempt)
-                emit(
-                    Retry(
-                        text=(
-                            _("第 {attempt} 次尝试失败({kind}):{error};{delay:.0f} 秒后重试").format(
-                                attempt=attempt, kind=kind, error=first_line(result.error), delay=delay
-                            )
-                        ),
-                        attempt=attempt,
-                        failure=kind,
-                        error=result.error,
-                        delay=delay,
+                limit = self._limit_of(result, seen) if self.resilience.enabled else None
+                if limit is not None:
+                    limit_waits += 1
+                    stop = self._limit_beyond(limit, limit_waits)
+                    if stop is not None:
+                        result.error = stop
+                        break
+                    until = self._limit_until(limit, limit_waits)
+                    await self._wait_limit(
+                        Pending(until=until, kind=limit.kind, step=name, error=first_line(limit.text)),
+                        name,
+                        emit,
                     )
-                )
-                if not await self.resilience.wait_online(lambda text: emit(Offline(text=text))):
-                    waited = self.resilience.max_offline_wait
-                    result.error = f"the API stayed unreachable for {waited:.0f} s: {result.error}"
-                    break
-                await asyncio.sleep(delay)
+                    attempt -= 1  # a limit is no failed attempt
+                else:
+                    if not self.resilience.enabled or attempt >= self.resilience.max_attempts:
+                        break
+                    kind = classify(result.error)
+                    if not self.resilience.should_retry(kind):
+                        break
+                    delay = self.resilience.delay_for(attempt)
+                    emit(
+                        Retry(
+                            text=(
+                                _("第 {attempt} 次尝试失败({kind}):{error};{delay:.0f} 秒后重试").format(
+                                    attempt=attempt, kind=kind, error=first_line(result.error), delay=delay
+                                )
+                            ),
+                            attempt=attempt,
+                            failure=kind,
+                            error=result.error,
+                            delay=delay,
+                        )
+                    )
+                    if not await self.resilience.wait_online(lambda text: emit(Offline(text=text))):
+                        waited = self.resilience.max_offline_wait
+                        result.error = f"the API stayed unreachable for {waited:.0f} s: {result.error}"
+                        break
+                    await asyncio.sleep(delay)
                 if result.session_id:
-                    # continue the same session: what it already did is not paid for again
+                    # continue the same session (after a limit or a failure): what it already did
+                    # is not paid for again
                     cur_prompt, cur_resume, cur_fork, cur_resume_at = (
                         self.resilience.resume_prompt,
                         result.session_id,
@@ -724,6 +771,7 @@ class Runtime:
             options.sandbox = sandbox  # type: ignore[assignment]  # failIfUnavailable: not in the TypedDict
             options.env = {**options.env, "TMPDIR": str(self._private_tmp())}
         self._handoff_requested = False
+        self._retry_hint = None
         reported = 0.0  # the CLI's total_cost_usd is cumulative within one process, from zero
         outstanding: set[str] = set()
         session: str | None = None
@@ -748,6 +796,8 @@ class Runtime:
                     if sid and sid != session:
                         session = sid
                         self._on_new_session(result, sid)
+                    if isinstance(message, SystemMessage):
+                        self._note_retry_hint(message.data)
                     if fatal is None and isinstance(message, SystemMessage):
                         fatal = _fatal_retry(message.data)
                         if fatal is not None:
@@ -891,14 +941,15 @@ class Runtime:
     ) -> Handoff:
         """Write the handoff document; `overflowed`: the API refused this turn's context, so
         the session cannot write one and it is assembled mechanically (degraded)."""
-        emit(HandoffWriting(text=_("上下文快满了,正在写交接书"), step=step, used=self._ctx))
+        used = self._ctx  # what the retiring session saw: the handoff's own turn moves the reading
+        emit(HandoffWriting(text=_("上下文快满了,正在写交接书"), step=step, used=used))
         why = ""
         doc: Handoff | None = None
         if overflowed:
             why = "模型拒收:上下文已超长,没法再让这一代写交接"
         elif result.session_id:
             scratch = StepResult(step=str(StepLabel.handoff(step)))
-            prompt = HANDOFF_PROMPT.format(used=self._ctx, window=self.handoff.window)
+            prompt = HANDOFF_PROMPT.format(used=used, window=self.handoff.window)
             # the handoff must be finished whatever the budget says, and stays out of the UI
             await self._attempt(
                 replace(spec, max_budget_usd=None),
@@ -919,19 +970,160 @@ class Runtime:
                 why = scratch.error or f"交接书缺少:{'、'.join(parsed.missing())}"
         if doc is None:
             doc = degraded(step, task, why=why)
+            # the books say why the successor starts from a mechanical document
+            result.errors.append(f"交接降级({first_line(why) or '原因不明'})")
         path = self._spill_handoff(step, doc)
         emit(
             HandoffDone(
                 text=_("已换代(降级)") if doc.degraded else _("已换代(正常)"),
                 degraded=doc.degraded,
                 path=str(path) if path else None,
-                sections=[s for s in ("doing", "decided", "deadends", "next", "scene") if getattr(doc, s)],
+                sections={s: getattr(doc, s).strip() for s in SECTION_FIELDS if getattr(doc, s).strip()},
                 step=step,
                 retired=result.session_id,
                 generation=len(result.retired) + 2,
+                context=used,
+                window=self.handoff.window,
             )
         )
         return doc
+
+    # -- limits ----------------------------------------------------------------------------
+    def _note_retry_hint(self, data: Any) -> None:
+        """The CLI's own retry of a 429 / 529 says how long it waited (the retry-after it got)."""
+        if not isinstance(data, dict) or data.get("subtype") != "api_retry":
+            return
+        delay = data.get("retry_delay_ms")
+        if data.get("error_status") in (429, 529) and isinstance(delay, (int, float)) and delay > 0:
+            self._retry_hint = float(delay) / 1000.0
+
+    def _limit_of(self, result: StepResult, seen: int) -> Limit | None:
+        """The usage limit, rate limit or overload this attempt ended on, if it ended on one."""
+        if classify(result.error) == "fatal":
+            return None  # a refused key or request is no limit, whatever else it mentions
+        for text in (result.error, *reversed(result.errors[seen:])):
+            limit = parse_limit(text)
+            if limit is not None:
+                return limit
+        return None
+
+    def _limit_until(self, limit: Limit, waits: int) -> float:
+        now = time.time()
+        if limit.until is not None:
+            return max(limit.until, now)
+        if self._retry_hint is not None:
+            return now + self._retry_hint
+        if limit.kind == "usage":
+            return now + min(UNNAMED_USAGE_WAIT * 2.0 ** (waits - 1), UNNAMED_USAGE_CAP)
+        return now + self.resilience.delay_for(waits)
+
+    def _limit_beyond(self, limit: Limit, waits: int) -> str | None:
+        """Why this limit is not waited out (too far off, or waited out too often), else None."""
+        longest = wait_max()
+        if waits > self.MAX_LIMIT_WAITS:
+            return (
+                f"stopped after waiting out {self.MAX_LIMIT_WAITS} limits in one step "
+                f"(MAX_LIMIT_WAITS); last: {first_line(limit.text)}"
+            )
+        if limit.until is not None and limit.until - time.time() > longest:
+            return _(
+                "额度要到 {when} 才重置,超过了最多等的 {longest:g} 秒(FLOWER_LIMIT_WAIT_MAX):"
+                "重置之后再跑 flower,同一目录会接着上次 —— {error}"
+            ).format(when=_clock(limit.until), longest=longest, error=first_line(limit.text))
+        return None
+
+    async def _wait_limit(self, wait: Pending, step: str, emit: Callable[[Event], None]) -> None:
+        """Wait until the reset on the wall clock, the moment kept in the run folder meanwhile."""
+        try:
+            keep(self.run_dir, wait)
+        except OSError as exc:
+            log.warning("could not keep the limit's reset in %s: %s", self.run_dir, exc)
+        seconds = max(0.0, wait.until - time.time())
+        names = {"usage": _("用量额度到上限"), "rate": _("请求太快被限流"), "overloaded": _("模型服务过载")}
+        emit(
+            LimitWait(
+                text=_("{what},等到 {when}(还有 {seconds:.0f} 秒)再接着跑同一个会话").format(
+                    what=names.get(wait.kind, wait.kind), when=_clock(wait.until), seconds=seconds
+                ),
+                phase="wait",
+                limit=wait.kind,
+                until=wait.until,
+                seconds=round(seconds, 1),
+                error=wait.error or None,
+                step=step,
+            )
+        )
+        # short naps on the wall clock, not one long sleep: a reset is a moment, and a clock that
+        # jumps (a laptop's sleep) is seen within seconds
+        while (remaining := wait.until - time.time()) > 0:  # noqa: ASYNC110 (nothing to wait on but the clock)
+            await asyncio.sleep(min(remaining, 5.0))
+        forget(self.run_dir)
+        emit(
+            LimitWait(
+                text=_("额度已重置({when}),接着跑").format(when=_clock(wait.until)),
+                phase="resumed",
+                limit=wait.kind,
+                until=wait.until,
+                seconds=0.0,
+                error=wait.error or None,
+                step=step,
+            )
+        )
+
+    # -- the window ------------------------------------------------------------------------
+    def _window_key(self, spec: AgentSpec) -> tuple[str, str]:
+        return model_name(spec.model, self.env), gateway(self.env)
+
+    def _calibrated(self, spec: AgentSpec, emit: Callable[[Event], None]) -> None:
+        """Start from a window an earlier run learned, when it is smaller than the configured one."""
+        model, base = self._window_key(spec)
+        learned = self.calibration.learned(model, base)
+        if learned is not None and learned < self.handoff.window:
+            self._say_window(model, base, learned, emit)
+
+    def _learn_window(
+        self, spec: AgentSpec, result: StepResult, texts: list[str], emit: Callable[[Event], None]
+    ) -> None:
+        """The API refused the context: the window is what it says, else at most what last fitted."""
+        named = next((n for n in map(overflow_maximum, texts) if n is not None), None)
+        learned = named if named is not None else self._ctx
+        if not learned or learned >= self.handoff.window:
+            return  # no figure, or not earlier than expected: nothing to learn
+        model, base = self._window_key(spec)
+        evidence = first_line(next((t for t in texts if is_overflow(t)), ""))
+        self.calibration.remember(model, base, learned, evidence=evidence)
+        self._say_window(model, base, learned, emit)
+
+    def _say_window(self, model: str, base: str, learned: int, emit: Callable[[Event], None]) -> None:
+        configured = self.handoff.window
+        self.handoff.window = learned  # from now on, in this run too
+        key = f"{model} @ {base}"
+        if key in self._window_said:
+            return
+        self._window_said.add(key)
+        line = _(
+            "模型 {model} 的上下文窗口实测约 {learned},比设定的 {configured} 小:按 {learned} 换代"
+            "(在 {at} 交接;记在 {path},下次运行也按它;FLOWER_WINDOW 可以改设定)"
+        ).format(
+            model=model,
+            learned=format_tokens(learned),
+            configured=format_tokens(configured),
+            at=format_tokens(self.handoff.at),
+            path=self.calibration.path,
+        )
+        if line not in self.warnings:
+            self.warnings.append(line)
+        log.info(line)
+        emit(
+            WindowNote(
+                text=line,
+                configured=configured,
+                learned=learned,
+                model=model,
+                base_url=base,
+                path=str(self.calibration.path),
+            )
+        )
 
     def _spill_handoff(self, step: str, doc: Handoff) -> Path | None:
         if self.workbench is None:
@@ -1033,6 +1225,13 @@ def _fatal_retry(data: Any) -> str | None:
 async def _quiet(coro: Any) -> None:
     with contextlib.suppress(Exception):  # interrupting a session that just ended is not an error
         await coro
+
+
+def _clock(moment: float) -> str:
+    """A moment as people read it here: the time of day, with the date when it is not today."""
+    local = time.localtime(moment)
+    same_day = time.strftime("%Y-%m-%d", local) == time.strftime("%Y-%m-%d")
+    return time.strftime("%H:%M:%S" if same_day else "%Y-%m-%d %H:%M:%S", local)
 
 
 def _safe_name(step: str) -> str:

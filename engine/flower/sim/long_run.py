@@ -57,7 +57,7 @@ def long_run_scenario(
     """`rounds` judged rounds (the last accepted), then `wakes` wakes of one accepted round each.
 
     The coordinator's turns report `start`, `start + growth`, ... tokens of context; the first
-    turn at or past `threshold` (the run's handoff threshold: the window less 50K) is handed over
+    turn at or past `threshold` (the run's handoff threshold: the window less a quarter) is handed over
     and the successor starts again from `fresh`. `question_round` asks the person a question
     in that round (None: no question but the clarifier's). For transcripts of a realistic size
     (benchmarks): `report_chars` pads every report (the coordinator's and the worker's) to about
@@ -143,9 +143,9 @@ def long_run_scenario(
 
 def editor_scenario() -> dict[str, Any]:
     """Three rounds (two rejected), a question in round 2, a handoff in round 2 under the default
-    1M window (threshold 950K), and one wake accepted at once: what the editor's history tests walk
+    1M window (threshold 750K), and one wake accepted at once: what the editor's history tests walk
     through."""
-    return long_run_scenario(rounds=3, threshold=950_000, start=890_000, growth=20_000, fresh=40_000, wakes=1)
+    return long_run_scenario(rounds=3, threshold=750_000, start=690_000, growth=20_000, fresh=40_000, wakes=1)
 
 
 def twenty_rounds_scenario() -> dict[str, Any]:

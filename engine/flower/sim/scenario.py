@@ -23,10 +23,11 @@ A scenario is plain data (a dict, JSON or YAML), never code paths in the server:
 
 A reply ("turn") may carry: ``text``, ``tool`` (one tool_use), ``tools`` (several), ``content``
 (raw blocks), ``usage`` (token counts reported to the client), ``stop_reason``, ``delay``
-(seconds before answering), ``elapse`` (seconds the sim's clock jumps before answering: a slow
-tool or a long think, without waiting for real), ``hold`` (a gate's name: the answer waits until
-the test calls ``SimServer.release(name)``; in-process servers only) and ``fault`` (an injected failure, see
-``FAULTS``).
+(seconds before answering), ``retry_after`` and ``resets_in`` (an HTTP fault's limit: its
+``retry-after`` header, a reset moment the message names), ``elapse`` (seconds the sim's clock
+jumps before answering: a slow tool or a long think, without waiting for real), ``hold`` (a
+gate's name: the answer waits until the test calls ``SimServer.release(name)``; in-process
+servers only) and ``fault`` (an injected failure, see ``FAULTS``).
 
 Usage is computed by the sim's prompt cache (``flower.sim.cache``): ``input_tokens``,
 ``cache_read_input_tokens`` and ``cache_creation_input_tokens`` as the API would report them
@@ -86,6 +87,12 @@ class Turn:
     seconds: float = 0.0  # for stall / away
     after_events: int = 0  # for drop / stall / stream_error: how many SSE events go out first
     times: int = 1  # a fault (or any turn) repeated this many times before the script moves on
+    # for an HTTP fault: the ``retry-after`` header in seconds (None: the status's usual one)
+    retry_after: float | None = None
+    # for an HTTP fault: a limit that resets this many seconds after the answer; the message may
+    # name the moment as {reset} (epoch seconds), {reset_iso} (UTC) or {reset_clock} (local
+    # HH:MM:SS), and the answer carries it in ``anthropic-ratelimit-unified-reset``
+    resets_in: float | None = None
 
     @classmethod
     def from_data(cls, data: Any, where: str) -> Turn:
@@ -108,6 +115,8 @@ class Turn:
             "seconds",
             "after_events",
             "times",
+            "retry_after",
+            "resets_in",
         }
         unknown = set(data) - known
         if unknown:
@@ -141,6 +150,8 @@ class Turn:
             seconds=float(data.get("seconds", 0.0)),
             after_events=int(data.get("after_events", 0)),
             times=int(data.get("times", 1)),
+            retry_after=None if data.get("retry_after") is None else float(data["retry_after"]),
+            resets_in=None if data.get("resets_in") is None else float(data["resets_in"]),
         )
         if turn.times < 1:
             raise ScenarioError(f"{where}: 'times' must be >= 1")

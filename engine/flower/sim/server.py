@@ -30,7 +30,7 @@ class Recorded(RequestView):
 
     ``reply`` says what the sim answered: "text", "tool_use:Bash", "fault:529", ...
     ``usage`` is the usage object of the answer (None when a fault answered instead) and
-    ``at`` the sim clock's time when the request was served.
+    ``at`` the sim clock's time when the request was served, ``wall`` the wall clock's.
     """
 
     def __init__(self, body: dict[str, Any], *, path: str, headers: dict[str, str], actor: str, at: float):
@@ -41,6 +41,7 @@ class Recorded(RequestView):
         self.reply = ""
         self.at = at
         self.usage: dict[str, Any] | None = None
+        self.wall = time.time()  # when it arrived on the wall clock (a limit's reset is a moment)
 
     @property
     def stream(self) -> bool:
@@ -303,7 +304,7 @@ class SimServer:
             await self._gate(turn.hold).wait()
         if isinstance(turn.fault, int):
             kind, message = FAULTS[turn.fault]
-            return _error(turn.fault, kind, turn.message or message)
+            return _error(turn.fault, kind, *_limit(turn, turn.message or message))
         if turn.fault == "too_long":
             used = self._estimate_input(body)
             return _error(
@@ -491,7 +492,25 @@ def _describe(turn: Turn) -> str:
     return "+".join(names) or "content"
 
 
-def _error(status: int, kind: str, message: str) -> web.Response:
+def _limit(turn: Turn, message: str) -> tuple[str, dict[str, str]]:
+    """A fault's message with its reset moment filled in, and the headers that say the limit."""
+    headers: dict[str, str] = {}
+    if turn.retry_after is not None:
+        headers["retry-after"] = f"{turn.retry_after:g}"
+    if turn.resets_in is not None:
+        reset = time.time() + turn.resets_in  # wall clock: a reset is a moment, not a duration
+        at = math.ceil(reset)
+        message = message.format(
+            reset=at,
+            reset_iso=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(at)),
+            reset_clock=time.strftime("%H:%M:%S", time.localtime(at)),
+        )
+        headers["anthropic-ratelimit-unified-reset"] = str(at)
+        headers["anthropic-ratelimit-unified-status"] = "rejected"
+    return message, headers
+
+
+def _error(status: int, kind: str, message: str, extra: dict[str, str] | None = None) -> web.Response:
     body = {
         "type": "error",
         "error": {"type": kind, "message": message},
@@ -502,6 +521,7 @@ def _error(status: int, kind: str, message: str) -> web.Response:
         headers["retry-after"] = "1"
     if status == 529:
         headers["x-should-retry"] = "true"
+    headers.update(extra or {})
     return web.json_response(body, status=status, headers=headers)
 
 

@@ -1,6 +1,6 @@
 // The Flower view and the context chart in a real VS Code, over the real server, engine and
 // Claude Code CLI, with flower.sim's "history" scenario as the model: a clarifying question, two
-// rejected rounds, a question in round 2, a handoff in round 2 (the context passes 950K of the 1M
+// rejected rounds, a question in round 2, a handoff in round 2 (the context passes 750K of the 1M
 // window), round 3 accepted; a later Continue is accepted at once.
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';

@@ -5,8 +5,11 @@ import {
   ASIDE_SHOWN,
   answerRows,
   asideText,
+  countdownText,
   eventLine,
+  formatCountdown,
   formatTokens,
+  limitWaitOf,
   meterText,
   meterTooltip,
   renderState,
@@ -126,4 +129,31 @@ test('the answer to a side question: its cost, then the answer on one line, long
   );
   const long = asideText({ ...answer, answer: 'x'.repeat(1000) });
   assert.ok(long.endsWith(`${'x'.repeat(ASIDE_SHOWN - 1)}…`), long);
+});
+
+test('a limit wait is read from its event and counted down', () => {
+  const ev = (payload: Record<string, unknown>, kind: EventKind = 'retry') => ({
+    folder: 'file:///w',
+    kind,
+    text: 'waiting',
+    payload,
+  });
+  const wait = limitWaitOf(ev({ subtype: 'limit', phase: 'wait', limit: 'usage', until: 1_000 }));
+  assert.deepEqual(wait, { phase: 'wait', limit: 'usage', until: 1_000 });
+  assert.equal(limitWaitOf(ev({ phase: 'offline' })), undefined);
+  assert.equal(limitWaitOf(ev({ subtype: 'limit', phase: 'wait', limit: 'usage' })), undefined);
+  assert.equal(limitWaitOf(ev({ subtype: 'limit', phase: 'wait', until: 1 }, 'handoff')), undefined);
+  assert.equal(
+    countdownText({ phase: 'wait', limit: 'usage', until: 1_000 }, 701),
+    '$(clock) Flower: usage limit · resumes in 4:59',
+  );
+  assert.equal(
+    countdownText({ phase: 'wait', limit: 'rate', until: 10 }, 2.5),
+    '$(clock) Flower: rate limited · resumes in 0:08',
+  );
+  assert.equal(
+    countdownText({ phase: 'wait', limit: 'overloaded', until: 4_000 }, 0),
+    '$(clock) Flower: model overloaded · resumes in 1:06:40',
+  );
+  assert.equal(formatCountdown(-5), '0:00');
 });
