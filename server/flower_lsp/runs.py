@@ -312,6 +312,14 @@ class Runs(Feature):
                 return p.CommandResult(True, _("送到了:这一步带着你的话接着跑了。"))
         if self.active.get(folder.uri) is not run or run.done.is_set():
             return p.CommandResult(False, _(RUN_ENDED_UNSAID).format(folder=folder.name))
+        if len(text) > sizes.INBOX_CHARS:  # 需求.md would carry it into every later prompt
+            return p.CommandResult(
+                False,
+                _(
+                    "这段话太长了({size} 字),放不进收件箱(最多 {limit} 字,它也会追加进 需求.md):"
+                    "把它写进工作区里的文件,再说一句文件在哪。"
+                ).format(size=len(text), limit=sizes.INBOX_CHARS),
+            )
         mail = await asyncio.to_thread(run.channel.send, text)
         if mail is None:
             return p.CommandResult(False, _("没有要送的话。"))

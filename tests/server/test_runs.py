@@ -314,3 +314,20 @@ async def test_a_say_as_the_step_ends_goes_to_the_inbox_and_one_after_the_run_is
             "offer": None,
             "uri": None,
         }
+
+
+async def test_a_say_between_steps_too_long_for_the_inbox_is_refused_naming_the_limit(
+    fake_lsp, script, workspace
+):
+    brief = write_brief(workspace)
+    script([step("干活", 3), {"end_step": {"name": "干活"}}, {"mark": "between steps"}, {"wait_mail": 30}])
+    async with fake_lsp() as s:
+        await s.command("flower.start", {"ask": ""})
+        await s.until(lambda: any(e.get("mark") == "between steps" for e in read_log(s.run_dir)))
+        refused = await s.command("flower.say", {"text": "长" * 100_001})
+        assert refused["ok"] is False
+        assert refused["message"].startswith("Too long for the inbox (100001 characters; at most 100000")
+        assert (await s.command("flower.say", {"text": "短的"}))["ok"] is True
+        await s.until(lambda: s.run_phase() == "finished")
+        assert {"mail": ["短的"]} in read_log(s.run_dir)
+        assert "长长" not in brief.read_text(encoding="utf-8")  # nothing of the refused words kept

@@ -57,6 +57,12 @@ def too_big(limit: int) -> str:
     )
 
 
+# Words said between steps go to the inbox and are appended to 需求.md, whose brief block every
+# later wake puts into its prompts: past this many characters they would crowd out the work
+# (a 20 MB amendment makes every later prompt one the CLI refuses as too long).
+INBOX_CHARS = 100_000
+
+
 def line_length(text: str) -> int:
     """How long `text` is on the stream-json line that carries it to the CLI (the SDK writes
     JSON with ASCII escapes: one CJK character takes six)."""
@@ -69,4 +75,13 @@ def mib(size: int) -> str:
     return f"{value:.1f}" if value < 10 else f"{value:.0f}"
 
 
-__all__ = ["DEFAULT_MB", "LIMIT_VAR", "line_length", "message_limit", "mib", "over_limit", "too_big"]
+__all__ = [
+    "DEFAULT_MB",
+    "INBOX_CHARS",
+    "LIMIT_VAR",
+    "line_length",
+    "message_limit",
+    "mib",
+    "over_limit",
+    "too_big",
+]
