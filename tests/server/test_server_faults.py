@@ -72,9 +72,7 @@ def test_2000_requests_in_2_seconds_are_every_one_answered(pipe: LspPipe, worksp
         keys.append(pipe.request(method, params))
         if n % 100 == 99:  # 2,000 over about 2 s, in bursts
             time.sleep(max(0.0, began + (n + 1) / 1000 - time.monotonic()))
-    sent_in = time.monotonic() - began
     assert pipe.wait(keys, ANSWERED_WITHIN_S) == []
-    assert sent_in < 4.0, sent_in
     assert_clear(pipe, keys)
     errors = {pipe.responses[k]["error"]["code"] for k in keys if "error" in pipe.responses[k]}
     assert errors == {-32601, -32602}  # the unknown method and the invalid arguments only
