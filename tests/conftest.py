@@ -1,6 +1,7 @@
 """Suite-wide fixtures: flower.sim and an isolated Claude Code CLI for every test."""
 
 import os
+import tempfile
 
 pytest_plugins = ["flower.sim.fixtures"]
 
@@ -17,3 +18,8 @@ os.environ["LANG"] = "C.UTF-8"
 # has none, and text the CLI fits to that width wraps where the assertions expect one line.
 for _var in ("COLUMNS", "LINES"):
     os.environ.pop(_var, None)
+
+# flower's own user state (the windows it learned from overflows, core/window.py) belongs to the
+# suite, not to the user running it: a window one test teaches must not reach the next run of
+# the developer's flower, nor a later test with the same gateway.
+os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="flower-test-state-")

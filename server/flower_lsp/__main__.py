@@ -86,7 +86,12 @@ def main(argv: list[str] | None = None) -> int:
         logging.basicConfig(level=level, stream=sys.stderr)
     from flower.core.secrets import RedactingFilter
 
+    from .errorlog import ClientErrors, OneLine
+
     for handler in logging.getLogger().handlers:
+        handler.addFilter(ClientErrors())  # answered as the client's mistake already
+        if not isinstance(handler, LogFile):
+            handler.addFilter(OneLine())  # a person reads stderr: never a traceback there
         handler.addFilter(RedactingFilter())  # the log file is flower's too: no credential in it
     channel = _claim_stdout()
     from .server import build_server

@@ -12,6 +12,7 @@ from __future__ import annotations
 import importlib
 import os
 from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
@@ -37,7 +38,9 @@ class RunControl(Protocol):
     def busy(self) -> bool:
         """A step is in flight: words interrupt it; between steps they go to the inbox."""
 
-    def interrupt(self, message: str = "") -> None: ...
+    def interrupt(self, message: str = "") -> Future[None]:
+        """Resolves once the model answered the turn resumed with `message`; fails with
+        flower.core.delivery.Undelivered when the words never reached it."""
 
     def total_cost(self) -> float:
         """Dollars of the steps finished so far."""

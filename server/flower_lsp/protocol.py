@@ -121,7 +121,10 @@ class StartArgs:
 @dataclass
 class SayArgs:
     """Say something to the running work: interrupts the step in flight, which resumes with these
-    words; between steps the words go to the inbox (and are appended to 需求.md)."""
+    words; between steps the words go to the inbox (and are appended to 需求.md). Answered only
+    once they got there (`ok: true`): the model answered the resumed turn, or they are in the
+    inbox; otherwise `ok: false` says why (too long for one message or the inbox, refused by the CLI, no run,
+    the run ended). Not there within 25 s: the reply says "not yet", a later showMessage how it went."""
 
     text: str = _doc("what the person says")
     folder: str | None = _doc("URI of the workspace folder; default: the first folder", default=None)

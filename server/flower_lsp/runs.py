@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
+from flower.core import sizes
+from flower.core.delivery import STOPPED, Undelivered
 from flower.core.events import Event
 from flower.core.i18n import N_, _
 
@@ -38,6 +40,11 @@ LOCK_WHO = "编辑器里的 flower-lsp"
 WHAT_TO_DO = N_("要做什么?一句话就够。")
 NOTHING_RUNNING = N_("{folder} 里没有在跑的运行。")
 START_ACTION = N_("新的运行…")
+NO_RUN_TO_SAY = N_("{folder} 里没有在跑的运行:先接着做或者开一个。")
+RUN_ENDED_UNSAID = N_("{folder} 里的运行已经结束了,你的话没送出去:接着做或者开一个新的运行再说。")
+SAY_REFUSED = N_("没送到:{why}。说短一点,或者把它写进文件再说一句文件在哪。")
+SAY_LATE = N_("还没送到:这一步 {seconds:.0f} 秒内还没带着你的话接着跑。送到或者没送到,都会再告诉你。")
+SAY_WAIT_S = 25.0  # under the 30 s every request is answered within
 
 
 class Runs(Feature):
@@ -63,8 +70,8 @@ class Runs(Feature):
             return await self._start_command(args)
 
         @command(p.SAY)
-        def flower_say(ls: FlowerServer, *args: object) -> object:
-            return self._say_command(args)
+        async def flower_say(ls: FlowerServer, *args: object) -> object:
+            return await self._say_command(args)
 
         @command(p.STOP)
         async def flower_stop(ls: FlowerServer, *args: object) -> object:
@@ -270,20 +277,73 @@ class Runs(Feature):
             run.done.set()
 
     # -- say / answer / stop ---------------------------------------------------------------------
-    def say(self, folder: Folder, text: str) -> p.CommandResult:
+    async def say(self, folder: Folder, text: str) -> p.CommandResult:
+        """Words for the run, answered only once they reached it: the model answered the step
+        resumed with them, or they are in the inbox and 需求.md; otherwise why not."""
         run = self.active.get(folder.uri)
         if run is None:
+            return p.CommandResult(False, _(NO_RUN_TO_SAY).format(folder=folder.name))
+        size, limit = await asyncio.to_thread(sizes.line_length, text), sizes.message_limit()
+        if size > limit:  # nothing longer reaches the CLI whole (flower.core.sizes)
             return p.CommandResult(
                 False,
-                _("{folder} 里没有在跑的运行:先接着做或者开一个。").format(folder=folder.name),
+                _(
+                    "这段话太长了({size} MiB),一条消息最多 {limit} MiB({var}):"
+                    "把它写进工作区里的文件,再说一句文件在哪。"
+                ).format(size=sizes.mib(size), limit=sizes.mib(limit), var=sizes.LIMIT_VAR),
             )
         if run.busy:
-            run.runtime.interrupt(text)
-            return p.CommandResult(True, _("打断了:这一步带着你的话接着跑。"))
-        mail = run.channel.send(text)
+            delivery = asyncio.wrap_future(run.runtime.interrupt(text))
+            try:
+                await self._until_delivered(run, delivery, SAY_WAIT_S)
+            except TimeoutError:
+                self.server.spawn(self._tell_when_delivered(run, delivery))
+                return p.CommandResult(False, _(SAY_LATE).format(seconds=SAY_WAIT_S))
+            except Undelivered as missed:
+                if not missed.step_over:
+                    return p.CommandResult(False, _(SAY_REFUSED).format(why=missed.reason))
+                # the step ended before it took them: they go to the inbox instead
+            else:
+                return p.CommandResult(True, _("送到了:这一步带着你的话接着跑了。"))
+        if self.active.get(folder.uri) is not run or run.done.is_set():
+            return p.CommandResult(False, _(RUN_ENDED_UNSAID).format(folder=folder.name))
+        if len(text) > sizes.INBOX_CHARS:  # 需求.md would carry it into every later prompt
+            return p.CommandResult(
+                False,
+                _(
+                    "这段话太长了({size} 字),放不进收件箱(最多 {limit} 字,它也会追加进 需求.md):"
+                    "把它写进工作区里的文件,再说一句文件在哪。"
+                ).format(size=len(text), limit=sizes.INBOX_CHARS),
+            )
+        mail = await asyncio.to_thread(run.channel.send, text)
         if mail is None:
             return p.CommandResult(False, _("没有要送的话。"))
         return p.CommandResult(True, _("送进了它的收件箱(也追加进了 需求.md)。"))
+
+    @staticmethod
+    async def _until_delivered(run: Run, delivery: asyncio.Future[None], within_s: float) -> None:
+        """The delivery's outcome; Undelivered when the run ended first, TimeoutError past the bound."""
+        ended: asyncio.Future[object] = asyncio.ensure_future(run.done.wait())
+        either: set[asyncio.Future[object]] = {delivery, ended}  # type: ignore[arg-type]  # only awaited
+        try:
+            async with asyncio.timeout(within_s):
+                await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            ended.cancel()
+        if delivery.done():
+            delivery.result()  # raises Undelivered when the words did not get there
+            return
+        raise Undelivered(STOPPED)
+
+    async def _tell_when_delivered(self, run: Run, delivery: asyncio.Future[None]) -> None:
+        """The late outcome of a Say answered "not yet", as one message."""
+        try:
+            await self._until_delivered(run, delivery, STOP_GRACE_S * 20)
+        except (Undelivered, TimeoutError) as missed:
+            why = missed.reason if isinstance(missed, Undelivered) else "no answer"
+            self.server.client.show(_(SAY_REFUSED).format(why=why), types.MessageType.Warning)
+        else:
+            self.server.client.show(_("送到了:这一步带着你的话接着跑了。"), types.MessageType.Info)
 
     def answer(self, folder: Folder, ask_id: str | None, text: str) -> p.CommandResult:
         """An answer to the engine's question `ask_id` or to one of the server's own; without an
@@ -354,11 +414,11 @@ class Runs(Feature):
             result = Reported(result.ok, result.message, result.offer, result.uri)
         return self.server.client.reply(result)
 
-    def _say_command(self, args: tuple[object, ...]) -> object:
+    async def _say_command(self, args: tuple[object, ...]) -> object:
         a = parse_args(p.SayArgs, p.SAY, args)
         if not a.text.strip():
             raise invalid_params(wire.ProtocolError(f"{p.SAY}: 'text' must not be empty"))
-        return self.server.client.reply(self.say(self.server.folder_arg(a.folder), a.text))
+        return self.server.client.reply(await self.say(self.server.folder_arg(a.folder), a.text))
 
     async def _stop_command(self, args: tuple[object, ...]) -> object:
         a = parse_args(p.StopArgs, p.STOP, args)

@@ -299,6 +299,9 @@ async def _serve(server: Any, stdin: BinaryIO) -> None:
         if data is None:
             if not server.protocol._shutdown:
                 log.warning("flower-lsp: the client closed the connection; stopping")
+                close = getattr(server, "close", None)
+                if close is not None:  # stop the runs here, not in asyncio.run's last sweep,
+                    await close()  # which would destroy what their ends still start
             return
         try:
             dispatch(server.protocol, data)

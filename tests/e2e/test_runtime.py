@@ -5,12 +5,14 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from flower import AgentSpec, HandoffPolicy, Resilience, Runtime, Workbench
+from flower.core.delivery import Undelivered
 from flower.core.events import Event
 
 pytestmark = pytest.mark.e2e
@@ -255,6 +257,36 @@ async def test_a_human_interrupt_resumes_the_same_session_with_their_words(use_s
     assert "换个方案:不要等了" in last.last_user_text and Runtime.INTERRUPT_NOTE in last.last_user_text
     assert "time.sleep(30)" in last.all_text  # same session
     assert len({req.headers.get("x-claude-code-session-id") for req in sim.requests}) == 1
+
+
+async def test_an_interrupt_settles_once_the_model_answered_the_words_or_says_the_step_is_over(
+    use_sim, workspace, make_runtime
+):
+    sim = use_sim(
+        {"scripts": {"main": [bash("python3 -c 'import time; time.sleep(30)'"), "switching to the new plan"]}}
+    )
+    rt = make_runtime()
+    started = threading.Event()
+    deliveries: list[Future[None]] = []
+
+    def watch(event: Event) -> None:
+        if event.kind == "tool_call" and event.tool == "Bash":
+            started.set()
+
+    async def person() -> None:
+        await asyncio.to_thread(started.wait, 30)
+        deliveries.append(await asyncio.to_thread(rt.interrupt, "换个方案"))
+
+    helper = asyncio.create_task(person())
+    r = await rt.run(SOLO, "wait for it", on_event=watch)
+    await helper
+    assert r.ok
+    assert deliveries[0].result(timeout=0) is None  # settled before the step returned: delivered
+    assert "换个方案" in sim.last().last_user_text
+    late = rt.interrupt("太晚了")  # no step in flight: said so at once, for the inbox
+    with pytest.raises(Undelivered) as missed:
+        late.result(timeout=0)
+    assert missed.value.step_over
 
 
 HANDOFF_REPLY = (

@@ -14,10 +14,12 @@ import json
 import os
 import shlex
 from collections.abc import Callable
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
 from flower.core.aside import AsideAnswer
+from flower.core.delivery import STEP_OVER, STOPPED, Undelivered
 from flower.core.events import (
     ContextUpdate,
     Event,
@@ -65,11 +67,23 @@ class FakeRuntime:
         self.on_stderr: Callable[[str], None] | None = None
         self.said: list[str] = []
         self.interrupted = asyncio.Event()
+        self.deliveries: list[Future[None]] = []  # settled when a wait_interrupt takes the words
         self.cost = 0.0
 
-    def interrupt(self, message: str = "") -> None:
+    def interrupt(self, message: str = "") -> Future[None]:
         self.said.append(message)
+        delivery: Future[None] = Future()
+        self.deliveries.append(delivery)
         self.interrupted.set()
+        return delivery
+
+    def settle(self, error: Undelivered | None) -> None:
+        deliveries, self.deliveries = self.deliveries, []
+        for delivery in deliveries:
+            if error is None:
+                delivery.set_result(None)
+            else:
+                delivery.set_exception(error)
 
     def total_cost(self) -> float:
         return self.cost
@@ -113,6 +127,7 @@ class FakeRun:
                     )
                 elif kind == "end_step":
                     runtime.busy = False
+                    runtime.settle(Undelivered(STEP_OVER, step_over=True))
                     runtime.cost += arg.get("cost_usd", 0.0)
                     emit(
                         StepFinished(
@@ -167,7 +182,13 @@ class FakeRun:
                     await asyncio.sleep(arg)
                 elif kind == "wait_interrupt":
                     await asyncio.wait_for(runtime.interrupted.wait(), arg)
+                    runtime.settle(None)
                     log(self.run_dir, interrupt=runtime.said)
+                elif kind == "refuse_interrupt":  # the CLI refused the resumed turn's prompt
+                    await asyncio.wait_for(runtime.interrupted.wait(), arg["within"])
+                    runtime.interrupted.clear()
+                    runtime.settle(Undelivered(arg["why"]))
+                    log(self.run_dir, refused=runtime.said)
                 elif kind == "wait_mail":
                     for _ in range(int(arg * 50)):
                         if self.channel.pending_mail():
@@ -184,6 +205,7 @@ class FakeRun:
                 else:
                     raise ValueError(f"unknown fake action {kind!r}")
         except asyncio.CancelledError:
+            runtime.settle(Undelivered(STOPPED))
             log(self.run_dir, cancelled=True)
             raise
         log(self.run_dir, finished=True)

@@ -128,7 +128,7 @@ async def test_say_interrupts_the_step_in_flight_and_goes_to_the_inbox_between_s
         said = await s.command("flower.say", {"text": "用 Python 3.12"})
         assert said == {
             "ok": True,
-            "message": "Interrupted: the step resumes with your words.",
+            "message": "Delivered: the step resumed with your words.",
             "offer": None,
             "uri": None,
         }
@@ -249,3 +249,85 @@ async def test_the_banner_comes_on_initialized_when_there_is_something_to_contin
         assert s.banners == [
             {"folder": s.folder, "text": f"<- 在 {workspace} 接上上次  需求已确认 · 第 1 次唤醒"}
         ]
+
+
+async def test_a_say_the_step_could_not_take_is_answered_not_delivered_with_the_reason(
+    fake_lsp, script, workspace
+):
+    write_brief(workspace)
+    script(
+        [
+            step("干活", 3),
+            {"refuse_interrupt": {"within": 30, "why": "Prompt is too long"}},
+            {"wait_interrupt": 30},
+            {"end_step": {"name": "干活"}},
+        ]
+    )
+    async with fake_lsp() as s:
+        await s.command("flower.start", {"ask": ""})
+        await s.until(lambda: s.events_of("step"))
+        refused = await s.command("flower.say", {"text": "一大段话"})
+        assert refused["ok"] is False
+        assert refused["message"].startswith("Not delivered: Prompt is too long.")
+        assert "put it in a file" in refused["message"]
+        delivered = await s.command("flower.say", {"text": "短一点"})
+        assert delivered["ok"] and delivered["message"] == "Delivered: the step resumed with your words."
+        await s.until(lambda: s.run_phase() == "finished")
+
+
+async def test_a_say_over_the_message_bound_is_refused_naming_the_limit(fake_lsp, script, workspace):
+    write_brief(workspace)
+    script([step("干活", 3), {"wait_interrupt": 120}, {"end_step": {"name": "干活"}}])
+    async with fake_lsp() as s:
+        await s.command("flower.start", {"ask": ""})
+        await s.until(lambda: s.events_of("step"))
+        huge = "说" * (6 * 1024 * 1024)  # 6 M characters: 36 MiB on the line the CLI would get
+        refused = await s.command("flower.say", {"text": huge}, timeout=120)
+        assert refused["ok"] is False
+        assert refused["message"].startswith("Too long to say (36 MiB); one message can be at most 32 MiB")
+        assert "FLOWER_MAX_MESSAGE_MB" in refused["message"]
+        assert (await s.state())["running"] is True  # the run goes on, the words were not taken
+        assert {"interrupt": [huge]} not in read_log(s.run_dir)
+        assert (await s.command("flower.say", {"text": "好了"}))["ok"] is True
+        await s.until(lambda: s.run_phase() == "finished")
+        assert {"interrupt": ["好了"]} in read_log(s.run_dir)
+
+
+async def test_a_say_as_the_step_ends_goes_to_the_inbox_and_one_after_the_run_is_refused(
+    fake_lsp, script, workspace
+):
+    brief = write_brief(workspace)
+    # the step ends with the words still unheard: they are mailed instead of dropped
+    script([step("干活", 3), {"sleep": 1}, {"end_step": {"name": "干活"}}, {"wait_mail": 30}])
+    async with fake_lsp() as s:
+        await s.command("flower.start", {"ask": ""})
+        await s.until(lambda: s.events_of("step"))
+        said = await s.command("flower.say", {"text": "最后一句"})
+        assert said["ok"] and "inbox" in said["message"], said
+        await s.until(lambda: s.run_phase() == "finished")
+        assert {"mail": ["最后一句"]} in read_log(s.run_dir)
+        assert "最后一句" in brief.read_text(encoding="utf-8")
+        after = await s.command("flower.say", {"text": "还在吗"})
+        assert after == {
+            "ok": False,
+            "message": "Nothing is running in ws: continue or start a run first.",
+            "offer": None,
+            "uri": None,
+        }
+
+
+async def test_a_say_between_steps_too_long_for_the_inbox_is_refused_naming_the_limit(
+    fake_lsp, script, workspace
+):
+    brief = write_brief(workspace)
+    script([step("干活", 3), {"end_step": {"name": "干活"}}, {"mark": "between steps"}, {"wait_mail": 30}])
+    async with fake_lsp() as s:
+        await s.command("flower.start", {"ask": ""})
+        await s.until(lambda: any(e.get("mark") == "between steps" for e in read_log(s.run_dir)))
+        refused = await s.command("flower.say", {"text": "长" * 100_001})
+        assert refused["ok"] is False
+        assert refused["message"].startswith("Too long for the inbox (100001 characters; at most 100000")
+        assert (await s.command("flower.say", {"text": "短的"}))["ok"] is True
+        await s.until(lambda: s.run_phase() == "finished")
+        assert {"mail": ["短的"]} in read_log(s.run_dir)
+        assert "长长" not in brief.read_text(encoding="utf-8")  # nothing of the refused words kept

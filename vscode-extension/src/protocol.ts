@@ -47,7 +47,7 @@ export interface StartArgs {
   folder?: string | null;
 }
 
-/** Say something to the running work: interrupts the step in flight, which resumes with these words; between steps the words go to the inbox (and are appended to 需求.md). */
+/** Say something to the running work: interrupts the step in flight, which resumes with these words; between steps the words go to the inbox (and are appended to 需求.md). Answered only once they got there (`ok: true`): the model answered the resumed turn, or they are in the inbox; otherwise `ok: false` says why (too long for one message or the inbox, refused by the CLI, no run, the run ended). Not there within 25 s: the reply says "not yet", a later showMessage how it went. */
 export interface SayArgs {
   /** what the person says */
   text: string;

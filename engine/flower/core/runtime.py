@@ -17,6 +17,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping
+from concurrent.futures import Future
 from contextlib import suppress
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -31,6 +32,7 @@ from ..stores.trim import TrimPolicy
 from ..stores.workspace import WorkspaceStore
 from .agent import AgentSpec, CompactPolicy, HandoffPolicy, build_options
 from .command_walls import Walls, confined_role, decide_walls
+from .delivery import STEP_OVER, STOPPED, Deliveries
 from .display import first_line, format_tokens
 from .envfile import read_workspace_env
 from .events import (
@@ -268,7 +270,7 @@ class Runtime:
         self._inflight: StepResult | None = None
         self._client: Any = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._said: list[str] = []
+        self._said = Deliveries()
         self._interrupt_requested = False
         self._handoff_requested = False
         self._retry_hint: float | None = None  # the CLI's last wait before retrying a limit, seconds
@@ -486,17 +488,21 @@ class Runtime:
             self._tmp = Path(tempfile.mkdtemp(prefix="flower-"))
         return self._tmp
 
-    def interrupt(self, message: str = "") -> None:
+    def interrupt(self, message: str = "") -> Future[None]:
         """Stop the current turn at a message boundary; the step resumes with `message`.
 
-        Safe from any thread. An empty message just interrupts.
+        Safe from any thread. An empty message just interrupts. The future resolves once the model
+        answered the resumed turn, or fails with `Undelivered` (flower.core.delivery).
         """
         with self._lock:
-            self._said.append(message)
+            delivery = self._said.say(message)
             self._interrupt_requested = True
             client, loop = self._client, self._loop
         if client is not None and loop is not None and not loop.is_closed():
             asyncio.run_coroutine_threadsafe(_quiet(client.interrupt()), loop)
+        if self._inflight is None:  # no step to take them: the caller hears so at once
+            self._said.drop(STEP_OVER, step_over=True)
+        return delivery
 
     async def halt(self, *, within_s: float = 2.0) -> None:
         """End the CLI's turn, and the tool it runs, before the caller cancels the step (on this
@@ -539,7 +545,7 @@ class Runtime:
         self._loop = asyncio.get_running_loop()
         self._ctx, self._warned = 0, False
         with self._lock:
-            self._said.clear()
+            self._said.drop(STEP_OVER, step_over=True)  # said between steps: never this step's
             self._interrupt_requested = False
         emit = emitter(on_event)
         self._notify = emit if on_event is not None else None
@@ -573,6 +579,9 @@ class Runtime:
                     resume_at=cur_resume_at,
                     emit=emit,
                 )
+                carried = self._said.riding
+                if carried:  # the turn that carried the words ended unanswered
+                    self._said.refused(first_line(result.error or "") or "the turn ended unanswered")
                 if result.ok or self.fault is not None:
                     break  # a disk that refuses writes refuses them on every retry too
                 if result.error == self.INTERRUPTED:
@@ -606,7 +615,10 @@ class Runtime:
                             "disable handoff"
                         )
                         break
-                    if overflowed:
+                    # a turn too long because of a person's words riding on it says nothing
+                    # about the window (a 20 MB Say would teach every later run a window of a
+                    # few thousand tokens): the handoff leaves the words behind, nothing is learned
+                    if overflowed and not carried:
                         self._learn_window(spec, result, [result.error or "", *result.errors[seen:]], emit)
                     handoff = await self._handoff(spec, name, prompt, result, emit, overflowed=overflowed)
                     degraded_in_a_row = degraded_in_a_row + 1 if handoff.degraded else 0
@@ -671,6 +683,7 @@ class Runtime:
                     result.resumed = True
         except asyncio.CancelledError:
             result.error = "cancelled"  # stopped from outside: the manifest says so
+            self._said.drop(STOPPED, step_over=False)
             raise
         except KeyboardInterrupt:
             result.error = self.INTERRUPTED  # the person quit (Ctrl-C twice)
@@ -682,14 +695,14 @@ class Runtime:
             result.finish()
             self.results.append(result)
             self._inflight = None
+            self._said.drop(STEP_OVER, step_over=True)
             self._write_manifest()
             self._notify = None
         return result
 
     def _take_said(self) -> str:
         with self._lock:
-            words = "\n".join(w for w in self._said if w.strip())
-            self._said.clear()
+            words = self._said.take()
             self._interrupt_requested = False
         return words
 
@@ -806,7 +819,12 @@ class Runtime:
                         stopping = True  # what the model does now could not be kept: stop here
                         await client.interrupt()
                     _track_tasks(message, outstanding)
-                    for event in normalize(message):
+                    events = normalize(message)
+                    if isinstance(message, AssistantMessage) and not any(
+                        isinstance(e, SyntheticError) for e in events
+                    ):
+                        self._said.delivered()  # the model answered the turn that carried them
+                    for event in events:
                         if isinstance(event, SyntheticError):
                             result.errors.append(event.text)
                         elif isinstance(event, Text) and not event.subagent:

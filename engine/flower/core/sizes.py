@@ -19,6 +19,7 @@ never retries it (every retry would meet the same line again).
 
 from __future__ import annotations
 
+import json
 import os
 import re
 
@@ -56,4 +57,31 @@ def too_big(limit: int) -> str:
     )
 
 
-__all__ = ["DEFAULT_MB", "LIMIT_VAR", "message_limit", "over_limit", "too_big"]
+# Words said between steps go to the inbox and are appended to 需求.md, whose brief block every
+# later wake puts into its prompts: past this many characters they would crowd out the work
+# (a 20 MB amendment makes every later prompt one the CLI refuses as too long).
+INBOX_CHARS = 100_000
+
+
+def line_length(text: str) -> int:
+    """How long `text` is on the stream-json line that carries it to the CLI (the SDK writes
+    JSON with ASCII escapes: one CJK character takes six)."""
+    return len(json.dumps(text))
+
+
+def mib(size: int) -> str:
+    """A size in MiB for a person: one decimal below 10."""
+    value = size / _MIB
+    return f"{value:.1f}" if value < 10 else f"{value:.0f}"
+
+
+__all__ = [
+    "DEFAULT_MB",
+    "INBOX_CHARS",
+    "LIMIT_VAR",
+    "line_length",
+    "message_limit",
+    "mib",
+    "over_limit",
+    "too_big",
+]
