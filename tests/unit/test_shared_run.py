@@ -299,8 +299,11 @@ def test_one_flow_of_one_work_runs_on_one_machine_and_a_killed_holder_frees_it(
 ) -> None:
     a, b = repo(tmp_path / "a", ("origin", "https://h/r")), repo(tmp_path / "b", ("origin", "https://h/r"))
     ready = tmp_path / "ready"
+    # the holder's lease lives 5 s without a heartbeat (FLOWER_LEASE_S): its bound once killed
     holder = subprocess.Popen(
-        [sys.executable, "-c", HOLDER, pg_url, str(a), str(ready)], start_new_session=True
+        [sys.executable, "-c", HOLDER, pg_url, str(a), str(ready)],
+        start_new_session=True,
+        env={**os.environ, "FLOWER_LEASE_S": "5"},
     )
     try:
         deadline = time.monotonic() + 60
@@ -325,7 +328,7 @@ def test_one_flow_of_one_work_runs_on_one_machine_and_a_killed_holder_frees_it(
         holder.wait(10)
     lock = SharedFlowLock(shared, "starter", run_dir=b / "runs")
     deadline = time.monotonic() + 30
-    while True:  # the server notices the dead connection and drops its lock
+    while True:  # nobody renews the killed holder's lease: it expires, and the flow is free
         try:
             lock.acquire()
             break
