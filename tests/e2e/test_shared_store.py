@@ -342,3 +342,109 @@ def test_flower_store_in_the_environment_chooses_the_store(sim_factory, claude_r
     assert not (tmp_path / "runs" / "sessions.db").exists()  # the transcripts went to the database
     assert len(stored(pg_url, tmp_path)) == 2
     assert os.environ.get("FLOWER_STORE") is None  # the test's own process never chose one
+
+
+# -- the claim on the flow survives the connection -------------------------------------------------
+
+# the first step's command says it started, then waits while the workspace holds a `hold` file:
+# the test decides when it ends (a restart, a takeover happen while it runs)
+HELD = (
+    "python3 -c \"import os, time; open('started', 'w').close(); "
+    "[time.sleep(0.2) for _ in iter(lambda: os.path.exists('hold'), False)]\""
+)
+
+
+def held_steps() -> dict[str, Any]:
+    scenario = json.loads(json.dumps(TWO_STEPS))
+    first = scenario["rules"][-1]["reply"]["tool"]
+    first["input"] = {"command": f"{HELD} && echo step-one-output", "description": "wait", "timeout": 600000}
+    return scenario
+
+
+def lease_holder(url: str) -> list[tuple[Any, ...]]:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        return conn.execute("SELECT holder_id, holder FROM flower.flows").fetchall()
+
+
+def test_a_run_keeps_its_claim_through_a_database_restart_and_a_second_process_stays_out(
+    sim_factory, private_postgres: LocalPostgres, tmp_path
+):
+    url = private_postgres.url()
+    sim = sim_factory(held_steps())
+    ws = tmp_path / "work"
+    ws.mkdir()
+    (ws / "flows.py").write_text(TWO_STEPS_FLOW, encoding="utf-8")
+    (ws / "hold").touch()
+    # generous bounds for a busy machine: a restart here takes seconds, not a minute
+    env = cli_env(sim, tmp_path / "claude", FLOWER_LEASE_S="120", FLOWER_STORE_OUTAGE_S="60")
+    first = Child("--store", url, "run", "flows.py:main", cwd=ws, env=env)
+    try:
+        wait_until(lambda: (ws / "started").exists(), "the first step at work", timeout=240)
+        assert len(lease_holder(url)) == 1
+        private_postgres.pause()
+        try:
+            # a second process started during the outage refuses: it cannot reach the store
+            during = flower(
+                "--store", url, "-r", str(tmp_path / "during"), "run", "flows.py:main", cwd=ws, env=env
+            )
+            assert during.returncode == 1, during.stdout + during.stderr
+            assert "打不开会话库" in during.stderr and "Traceback" not in during.stdout + during.stderr
+            wait_until(lambda: "断了" in first.output, "the run saying its store is gone")
+        finally:
+            private_postgres.resume()
+        wait_until(lambda: "又连上了" in first.output, "the run connected again")
+        # the lease is still the first run's: a second process now is told who works on it
+        after = flower("--store", url, "-r", str(tmp_path / "after"), "run", "flows.py:main", cwd=ws, env=env)
+        assert after.returncode == 1, after.stdout + after.stderr
+        assert f"这份工作已经有一个 flower 在 {socket.gethostname()} 上跑流程「two」" in after.stderr
+        assert f"pid {first.proc.pid}" in after.stderr
+        (ws / "hold").unlink()
+        assert first.proc.wait(timeout=300) == 0, first.output
+    finally:
+        first.kill()
+    out = first.output
+    assert "第二步好了" in out and "Traceback" not in out, out
+    said = [line for line in out.splitlines() if "会话库" in line and "断了" in line]
+    assert len(said) == 1 and said[0].startswith("! 会话库 postgresql://flower:***@"), out
+    assert len([line for line in out.splitlines() if "又连上了" in line]) == 1, out
+    rows = json.loads((ws / "runs" / "manifest.json").read_text(encoding="utf-8"))
+    assert [r["step"] for r in rows] == ["一", "二"] and all(r["ok"] for r in rows), rows
+    # nothing the CLI wrote was lost on the way: every entry is in the database
+    local, db = local_uuids(tmp_path / "claude"), stored(url, ws)
+    for sid, uuids in local.items():
+        assert uuids <= set(db.get(sid, [])), f"lost {len(uuids - set(db.get(sid, [])))} entries"
+    assert lease_holder(url) == []  # released at the end
+    assert private_postgres.password not in out
+
+
+def test_a_run_whose_claim_is_taken_over_stops_with_one_line(sim_factory, pg_url, tmp_path):
+    import psycopg
+
+    sim = sim_factory(held_steps())
+    ws = tmp_path / "work"
+    ws.mkdir()
+    (ws / "flows.py").write_text(TWO_STEPS_FLOW, encoding="utf-8")
+    (ws / "hold").touch()
+    env = cli_env(sim, tmp_path / "claude", FLOWER_LEASE_S="12")
+    first = Child("--store", pg_url, "run", "flows.py:main", cwd=ws, env=env)
+    try:
+        wait_until(lambda: (ws / "started").exists(), "the first step at work", timeout=240)
+        # what another machine does once it found this lease expired
+        with psycopg.connect(pg_url, autocommit=True) as conn:
+            conn.execute(
+                "UPDATE flower.flows SET holder_id = 'elsewhere', "
+                """holder = '{"host": "machine-b", "who": "flower go", "pid": 4242}'::jsonb"""
+            )
+        code = first.proc.wait(timeout=300)
+    finally:
+        first.kill()
+    out = first.output
+    assert code == 1, out
+    taken = [line for line in out.splitlines() if "接手了" in line]
+    assert len(taken) == 1, out
+    assert "流程「two」在会话库里已经被 machine-b 上的另一个 flower 接手了" in taken[0]
+    assert "Traceback" not in out
+    assert not any("做第二步" in r.all_text for r in sim.requests)  # the run went no further
+    assert [h for h, _ in lease_holder(pg_url)] == ["elsewhere"]  # the new holder's lease stays

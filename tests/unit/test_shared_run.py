@@ -285,7 +285,10 @@ def test_an_unreachable_store_leaves_the_lineage_file_working(tmp_path: Path) ->
 HOLDER = r"""
 import sys, time
 from pathlib import Path
+import flower.stores.lease
 from flower.core.shared import SharedFlowLock, shared_run
+# as if on another machine: its pid means nothing here, so only its lease's expiry frees the flow
+flower.stores.lease._pid_namespace = lambda: "machine-a/1"
 url, ws, ready = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
 lock = SharedFlowLock(shared_run(url, ws), "starter", run_dir=ws / "runs", who="holder")
 lock.acquire()

@@ -11,7 +11,8 @@ connection: the claim would be gone while the run goes on. A lease is a row inst
   after any reconnect the renewal is the re-take: it succeeds only if the row still names this
   holder, and a row taken over by someone else stops the run (``on_lost``), never lets it go on;
 - a holder that dies stops renewing, and its lease expires within ``FLOWER_LEASE_S`` seconds
-  (60 by default): then another machine may take the flow over;
+  (60 by default): then another machine may take the flow over. On the machine it died on
+  (same host, same process namespace, its pid gone) the lease is taken over at once;
 - a holder that cannot reach the database waits ``FLOWER_STORE_OUTAGE_S`` seconds at most
   (capped at half the lease) and then stops its run by itself, before its lease can expire
   and be taken: the run is fenced, two machines never work on it at once.
@@ -143,7 +144,45 @@ _RENEW = (
     "WHERE workspace = %s AND flow = %s AND holder_id = %s RETURNING 1"
 )
 _HOLDER = "SELECT holder FROM {t} WHERE workspace = %s AND flow = %s"
+_HOLDER_ID = "SELECT holder, holder_id FROM {t} WHERE workspace = %s AND flow = %s"
+# a holder that died on this very machine: its lease is taken at once, and only if it is still its
+_TAKE_FROM_DEAD = (
+    "UPDATE {t} SET holder = %s, holder_id = %s, expires_at = clock_timestamp() + make_interval(secs => %s) "
+    "WHERE workspace = %s AND flow = %s AND holder_id = %s RETURNING 1"
+)
 _RELEASE = "DELETE FROM {t} WHERE workspace = %s AND flow = %s AND holder_id = %s"
+
+
+def _pid_namespace() -> str:
+    """This machine and its process namespace: where a pid means one process (containers of one
+    host name do not share one)."""
+    import socket
+
+    try:
+        ns = str(os.stat("/proc/self/ns/pid").st_ino)
+    except OSError:
+        ns = ""
+    return f"{socket.gethostname()}/{ns}"
+
+
+def _died_here(holder: dict[str, Any]) -> bool:
+    """Whether the holder ran where this process runs and its process is gone (killed, crashed):
+    nobody needs to wait for its lease to expire."""
+    pid = holder.get("pid")
+    if (
+        not isinstance(pid, int)
+        or pid <= 0
+        or holder.get("pidns") != _pid_namespace()
+        or not holder.get("pidns")
+    ):
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except OSError:
+        return False  # alive, another user's
+    return False
 
 
 class FlowLease:
@@ -185,15 +224,25 @@ class FlowLease:
         from psycopg.types.json import Jsonb
 
         conn = self._connect()
+        note = {**self.note, "pidns": _pid_namespace()}
         try:
             row = conn.execute(
                 _TAKE.format(t=self._t),
-                (self.workspace, self.flow, Jsonb(self.note), self.holder_id, self.ttl),
+                (self.workspace, self.flow, Jsonb(note), self.holder_id, self.ttl),
             ).fetchone()
             if row is None:
-                found = conn.execute(_HOLDER.format(t=self._t), (self.workspace, self.flow)).fetchone()
-                conn.close()
-                return dict(found[0]) if found is not None and isinstance(found[0], dict) else {}
+                found = conn.execute(_HOLDER_ID.format(t=self._t), (self.workspace, self.flow)).fetchone()
+                theirs = dict(found[0]) if found is not None and isinstance(found[0], dict) else {}
+                dead = found is not None and _died_here(theirs)
+                if not dead or (
+                    conn.execute(
+                        _TAKE_FROM_DEAD.format(t=self._t),
+                        (Jsonb(note), self.holder_id, self.ttl, self.workspace, self.flow, found[1]),
+                    ).fetchone()
+                    is None
+                ):
+                    conn.close()
+                    return theirs
         except BaseException:
             conn.close()
             raise

@@ -210,7 +210,7 @@ class PostgresSessionStore(SessionStore):
         self.schema = schema
         self.where = f"{redact_url(url)} (schema {schema})"
         self._s = self.quoted = f'"{schema}"'  # validated above: quoting is all it needs
-        self._closed = False
+        self._closed = self._closing = False
         self._ledger: PostgresLedger | None = None
         self._lock = threading.Lock()
         try:
@@ -255,7 +255,7 @@ class PostgresSessionStore(SessionStore):
             try:
                 out = fn()
             except PostgresStoreError as exc:
-                if not exc.transient or self._closed:
+                if not exc.transient or self._closing:
                     raise
                 if outage.down(exc.reason) >= outage.bound:
                     raise PostgresStoreError(outage.gave_up(exc.reason)) from None
@@ -444,6 +444,7 @@ class PostgresSessionStore(SessionStore):
     def close(self) -> None:
         if self._closed:
             return
+        self._closing = True  # a call waiting through an outage gives up instead of holding this
         self._executor.shutdown(wait=True)  # queued calls finish before the pool goes
         self._closed = True
         self._pool.close()
