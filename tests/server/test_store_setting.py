@@ -47,3 +47,38 @@ async def test_the_store_setting_keeps_the_editors_run_in_the_database(
     shared = PostgresRunBook.direct(pg_url).lineage(identify(workspace).key)
     assert shared is not None and shared["steps"] == state["steps"] and shared["woke"] == 1
     assert postgres.password not in said
+
+
+@pytest.mark.parametrize(
+    ("fault", "said"),
+    [
+        ("stopped", "数据库服务器没在跑"),
+        ("wrong password", "数据库不认这个用户或密码"),
+        ("missing database", "库 nosuchdb 不存在"),
+    ],
+)
+async def test_each_way_the_store_fails_is_said_as_itself_and_the_server_keeps_answering(
+    fault: str, said: str, sim_factory, sim_lsp, workspace: Path, private_postgres: LocalPostgres
+):
+    sim = sim_factory(scenarios.starter_scenario())
+    url = {
+        "stopped": private_postgres.url(),
+        "wrong password": private_postgres.url().replace(private_postgres.password, "wrong-pw-4711"),
+        "missing database": private_postgres.url("nosuchdb"),
+    }[fault]
+    if fault == "stopped":
+        private_postgres.pause()
+    try:
+        async with sim_lsp(sim, options={"timeout_s": 60, "store": url}) as s:
+            answer_the_clarifier(s)
+            result = await s.command("flower.start", {"ask": REQUEST})
+            state = await s.state()  # still answering
+            said_all = everything_said(s)
+    finally:
+        if fault == "stopped":
+            private_postgres.resume()
+    assert result["ok"] is False and said in result["message"], result
+    assert "\n" not in result["message"] and "Traceback" not in said_all
+    assert state is not None
+    assert private_postgres.password not in said_all and "wrong-pw-4711" not in said_all
+    assert sim.requests == []

@@ -30,7 +30,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..core.i18n import N_, _
-from .urls import redact_text
+from .pgerrors import one_line
 
 __all__ = [
     "LEASE_VAR",
@@ -86,8 +86,7 @@ def outage_seconds(lease: float | None = None) -> float:
 
 def reason_of(exc: BaseException, url: str | None = None) -> str:
     """The driver's reason, on one line, with the URL's secrets masked."""
-    text = " ".join(str(exc).split()) or type(exc).__name__
-    return redact_text(text, url)
+    return one_line(exc, url)
 
 
 class Outage:

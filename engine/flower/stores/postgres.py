@@ -42,9 +42,10 @@ from claude_agent_sdk.types import (
 
 from .lease import outage_of, reason_of
 from .ledger import items_of, where
+from .pgerrors import explain
 from .rows import context_tokens, dump, uuid_of
 from .rows import subpath as _subpath
-from .urls import check_store_url, redact_text, redact_url
+from .urls import check_store_url, redact_url
 
 if TYPE_CHECKING:
     import psycopg
@@ -238,7 +239,7 @@ class PostgresSessionStore(SessionStore):
     # -- plumbing ------------------------------------------------------------------------
 
     def _error(self, what: str, exc: BaseException, *, transient: bool = False) -> PostgresStoreError:
-        text = redact_text(str(exc).strip() or type(exc).__name__, self._url)
+        text = explain(exc, self._url)
         return PostgresStoreError(
             f"session store {self.where}: {what}: {text}",
             transient=transient,
@@ -630,8 +631,7 @@ class PostgresRunBook:
                         made.append(True)
                     yield conn
             except psycopg.Error as exc:
-                text = redact_text(str(exc).strip(), checked)
-                raise PostgresStoreError(f"run book {where}: {text}") from None
+                raise PostgresStoreError(f"run book {where}: {explain(exc, checked)}") from None
 
         def dedicated() -> Any:
             with connect():
@@ -725,7 +725,7 @@ class PostgresRunBook:
         try:
             other = lease.take()
         except psycopg.Error as exc:
-            text = redact_text(str(exc).strip(), self._url)
+            text = explain(exc, self._url)
             raise PostgresStoreError(f"run book: cannot claim the flow {flow!r}: {text}") from None
         if other is not None:
             return None, other
@@ -751,8 +751,7 @@ def _dedicated(url: str) -> Any:
             url, autocommit=True, connect_timeout=_CONNECT_TIMEOUT_S, keepalives=1, keepalives_idle=60
         )
     except psycopg.Error as exc:
-        text = redact_text(str(exc).strip(), url)
-        raise PostgresStoreError(f"session store {redact_url(url)}: {text}") from None
+        raise PostgresStoreError(f"session store {redact_url(url)}: {explain(exc, url)}") from None
 
 
 def read_lineage(url: str, workspace: str, *, schema: str = "flower") -> dict[str, Any] | None:
