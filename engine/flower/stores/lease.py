@@ -85,8 +85,10 @@ def outage_seconds(lease: float | None = None) -> float:
 
 
 def reason_of(exc: BaseException, url: str | None = None) -> str:
-    """The driver's reason, on one line, with the URL's secrets masked."""
-    return one_line(exc, url)
+    """The driver's reason, on one line, with the URL's secrets masked (a store's own error
+    carries it as ``reason``: its message already names the store)."""
+    reason = getattr(exc, "reason", None)
+    return reason if isinstance(reason, str) and reason else one_line(exc, url)
 
 
 class Outage:

@@ -631,7 +631,11 @@ class PostgresRunBook:
                         made.append(True)
                     yield conn
             except psycopg.Error as exc:
-                raise PostgresStoreError(f"run book {where}: {explain(exc, checked)}") from None
+                raise PostgresStoreError(
+                    f"run book {where}: {explain(exc, checked)}",
+                    transient=isinstance(exc, psycopg.OperationalError),
+                    reason=reason_of(exc, checked),
+                ) from None
 
         def dedicated() -> Any:
             with connect():
@@ -751,7 +755,11 @@ def _dedicated(url: str) -> Any:
             url, autocommit=True, connect_timeout=_CONNECT_TIMEOUT_S, keepalives=1, keepalives_idle=60
         )
     except psycopg.Error as exc:
-        raise PostgresStoreError(f"session store {redact_url(url)}: {explain(exc, url)}") from None
+        raise PostgresStoreError(
+            f"session store {redact_url(url)}: {explain(exc, url)}",
+            transient=isinstance(exc, psycopg.OperationalError),
+            reason=reason_of(exc, url),
+        ) from None
 
 
 def read_lineage(url: str, workspace: str, *, schema: str = "flower") -> dict[str, Any] | None:
