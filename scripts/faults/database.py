@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from faults.tally import Context, Tally, shows_traceback
+from faults.tally import Context, Tally, run_flower, shows_traceback
 from flower.core.identity import identify
 from flower.core.shared import shared_key
 from flower.sim.env import isolated_env
@@ -69,15 +69,6 @@ def _start(argv: list[str], ws: Path, env: dict[str, str], out: Path) -> subproc
             [sys.executable, "-m", "flower", *argv], cwd=ws, env=env, stdin=subprocess.DEVNULL,
             stdout=stdout, stderr=stderr, text=True,
         )  # fmt: skip
-
-
-def _flower(
-    argv: list[str], ws: Path, env: dict[str, str], stdin: str = ""
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "flower", *argv], cwd=ws, env=env, input=stdin,
-        capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
 
 
 def _stored(url: str, ws: Path) -> set[str]:
@@ -151,7 +142,7 @@ def _one_case(case: Case, server: LocalPostgres, tally: Tally, counts: dict[str,
             began = time.monotonic()
             try:
                 if case.second == "during":
-                    second = _flower(["-r", str(case.root / "during"), *store, REQUEST], ws, env2)
+                    second = run_flower(["-r", str(case.root / "during"), *store, REQUEST], ws, env2)
                 if case.kind == "long":
                     first.wait(timeout=300)  # it stops by itself once the bound is past
                 else:
@@ -160,7 +151,7 @@ def _one_case(case: Case, server: LocalPostgres, tally: Tally, counts: dict[str,
                 down = time.monotonic() - began
                 server.resume()
             if case.second == "after" and first.poll() is None:
-                second = _flower(["-r", str(case.root / "after"), *store, REQUEST], ws, env2)
+                second = run_flower(["-r", str(case.root / "after"), *store, REQUEST], ws, env2)
         first.wait(timeout=600)
         watcher.join(30)
         out = (case.root / "first.out").read_text(encoding="utf-8", errors="replace")
@@ -204,7 +195,7 @@ def _one_case(case: Case, server: LocalPostgres, tally: Tally, counts: dict[str,
         work_before = _lineage(case.url, ws).get("steps", {}).get(WORK)
         if not finished:
             seen = len(sim.requests)
-            again = _flower(["-r", str(case.root / "runs"), *store], ws, env, stdin="\n")
+            again = run_flower(["-r", str(case.root / "runs"), *store], ws, env, stdin="\n")
             if shows_traceback(again.stdout + again.stderr):
                 tally.tracebacks_shown += 1
                 tally.fail(case.name, "a traceback on the second run")
