@@ -104,6 +104,12 @@ class Outage:
     def bound(self) -> float:
         return outage_seconds()
 
+    @property
+    def active(self) -> bool:
+        """The store is known to be away (the last try failed)."""
+        with self._lock:
+            return self._since is not None
+
     def down(self, reason: str) -> float:
         """Seconds since the outage began (0 when it begins now, said then)."""
         now = time.monotonic()

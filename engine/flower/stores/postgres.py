@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import re
 import threading
 import time
@@ -63,6 +64,10 @@ _DDL_LOCK = 0x666C6F776572  # "flower"
 _CONNECT_TIMEOUT_S = 15
 # how long a statement waits for a pooled connection: an outage is waited through by retrying
 _CHECKOUT_TIMEOUT_S = 5.0
+_AWAY_CHECKOUT_S = 1.0
+# the pool logs every failed reconnect ("error connecting in ..."), bare on a terminal; flower says
+# an outage itself, once, with the driver's reason (lease.Outage)
+logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
 # one transcript (main or subagent), and one session (main and its subagents)
 _KEY_IS = "project_key = %s AND session_id = %s AND subpath = %s"
 _SESSION_IS = "project_key = %s AND session_id = %s"
@@ -277,7 +282,10 @@ class PostgresSessionStore(SessionStore):
         if self._closed:
             raise RuntimeError(f"session store {self.where} is closed")
         try:
-            with self._pool.connection(timeout=_CHECKOUT_TIMEOUT_S) as conn:
+            # while the store is known to be away, one quick try each time: a write waiting out
+            # the outage must not spend its bound waiting for the pool
+            away = outage_of(self.where).active
+            with self._pool.connection(timeout=_AWAY_CHECKOUT_S if away else _CHECKOUT_TIMEOUT_S) as conn:
                 yield conn
         except psycopg.Error as exc:
             broken = isinstance(exc, psycopg.OperationalError)
