@@ -52,9 +52,10 @@ async def test_the_store_setting_keeps_the_editors_run_in_the_database(
 @pytest.mark.parametrize(
     ("fault", "said"),
     [
-        ("stopped", "数据库服务器没在跑"),
-        ("wrong password", "数据库不认这个用户或密码"),
-        ("missing database", "库 nosuchdb 不存在"),
+        # the test client speaks English (its InitializeParams.locale)
+        ("stopped", "the database server is not running"),
+        ("wrong password", "the database refused this user or password"),
+        ("missing database", "the database nosuchdb does not exist: create it first"),
     ],
 )
 async def test_each_way_the_store_fails_is_said_as_itself_and_the_server_keeps_answering(
