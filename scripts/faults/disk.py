@@ -19,14 +19,12 @@ import hashlib
 import json
 import os
 import sqlite3
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
-from faults.tally import Context, Tally, shows_traceback
+from faults.tally import Context, Tally, run_flower, shows_traceback
 from flower.core.brief import Brief
 from flower.core.goal import Goal
 from flower.core.lineage import Lineage
@@ -79,15 +77,6 @@ def _env(sim: SimServer, root: Path, *, floor_mb: str) -> dict[str, str]:
     env.update(isolated_env(sim.base_url, root / "claude"))
     env.update(PYTHONUNBUFFERED="1", FLOWER_DISK_WARN_MB="2", FLOWER_DISK_FLOOR_MB=floor_mb)
     return env
-
-
-def _flower(
-    argv: list[str], ws: Path, env: dict[str, str], stdin: str = ""
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "flower", *argv], cwd=ws, env=env, input=stdin,
-        capture_output=True, text=True, timeout=600,
-    )  # fmt: skip
 
 
 def _apply(case: Case, disk: Path, run_dir: Path, over: threading.Event) -> bool:
@@ -208,7 +197,7 @@ def _one_case(case: Case, tally: Tally) -> None:
             case.applied_at = 0
         watcher = threading.Thread(target=fault, daemon=True)
         watcher.start()
-        first = _flower(["-r", str(run_dir), REQUEST, "--timeout", "0"], ws, env)
+        first = run_flower(["-r", str(run_dir), REQUEST, "--timeout", "0"], ws, env)
         done_event.set()
         watcher.join(30)
         said = first.stdout + first.stderr
@@ -241,7 +230,7 @@ def _one_case(case: Case, tally: Tally) -> None:
         again = ["-r", str(run_dir), "--timeout", "0"] + (
             [] if brief is not None and brief.complete() else [REQUEST]
         )
-        second = _flower(again, ws, env, stdin="\n")
+        second = run_flower(again, ws, env, stdin="\n")
         if shows_traceback(second.stdout + second.stderr):
             tally.tracebacks_shown += 1
             tally.fail(case.name, "a traceback on the second run")

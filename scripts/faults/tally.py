@@ -10,6 +10,8 @@ flower.sim, SQLite, PostgreSQL, the language server) in a folder of its own unde
 from __future__ import annotations
 
 import random
+import subprocess
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -48,3 +50,13 @@ TRACEBACK_MARKS = ("Traceback (most recent call last)", "Error in server:")
 def shows_traceback(text: str) -> bool:
     """A person was shown a Python traceback (or pygls's bare error line) in this text."""
     return any(mark in text for mark in TRACEBACK_MARKS)
+
+
+def run_flower(
+    argv: list[str], ws: Path, env: dict[str, str], stdin: str = ""
+) -> subprocess.CompletedProcess[str]:
+    """The real `flower` command in `ws`, as a person runs it, its output captured."""
+    return subprocess.run(
+        [sys.executable, "-m", "flower", *argv], cwd=ws, env=env, input=stdin,
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip

@@ -342,3 +342,187 @@ def test_flower_store_in_the_environment_chooses_the_store(sim_factory, claude_r
     assert not (tmp_path / "runs" / "sessions.db").exists()  # the transcripts went to the database
     assert len(stored(pg_url, tmp_path)) == 2
     assert os.environ.get("FLOWER_STORE") is None  # the test's own process never chose one
+
+
+# -- the claim on the flow survives the connection -------------------------------------------------
+
+# the first step's command says it started, then waits while the workspace holds a `hold` file:
+# the test decides when it ends (a restart, a takeover happen while it runs)
+HELD = (
+    "python3 -c \"import os, time; open('started', 'w').close(); "
+    "[time.sleep(0.2) for _ in iter(lambda: os.path.exists('hold'), False)]\""
+)
+
+
+def held_steps() -> dict[str, Any]:
+    scenario = json.loads(json.dumps(TWO_STEPS))
+    first = scenario["rules"][-1]["reply"]["tool"]
+    first["input"] = {"command": f"{HELD} && echo step-one-output", "description": "wait", "timeout": 600000}
+    return scenario
+
+
+def lease_holder(url: str) -> list[tuple[Any, ...]]:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        return conn.execute("SELECT holder_id, holder FROM flower.flows").fetchall()
+
+
+def held_work(tmp_path: Path) -> Path:
+    """A workspace with the two-step flow, its first command held (`hold`) until the test lets go."""
+    ws = tmp_path / "work"
+    ws.mkdir()
+    (ws / "flows.py").write_text(TWO_STEPS_FLOW, encoding="utf-8")
+    (ws / "hold").touch()
+    return ws
+
+
+def test_a_run_keeps_its_claim_through_a_database_restart_and_a_second_process_stays_out(
+    sim_factory, private_postgres: LocalPostgres, tmp_path
+):
+    url = private_postgres.url()
+    sim = sim_factory(held_steps())
+    ws = held_work(tmp_path)
+    # generous bounds for a busy machine: a restart here takes seconds, not a minute
+    env = cli_env(sim, tmp_path / "claude", FLOWER_LEASE_S="120", FLOWER_STORE_OUTAGE_S="60")
+    first = Child("--store", url, "run", "flows.py:main", cwd=ws, env=env)
+    try:
+        wait_until(lambda: (ws / "started").exists(), "the first step at work", timeout=240)
+        assert len(lease_holder(url)) == 1
+        private_postgres.pause()
+        try:
+            # a second process started during the outage refuses: it cannot reach the store
+            during = flower(
+                "--store", url, "-r", str(tmp_path / "during"), "run", "flows.py:main", cwd=ws, env=env
+            )
+            assert during.returncode == 1, during.stdout + during.stderr
+            assert "打不开会话库" in during.stderr and "Traceback" not in during.stdout + during.stderr
+            wait_until(lambda: "断了" in first.output, "the run saying its store is gone")
+        finally:
+            private_postgres.resume()
+        wait_until(lambda: "又连上了" in first.output, "the run connected again")
+        # the lease is still the first run's: a second process now is told who works on it
+        after = flower("--store", url, "-r", str(tmp_path / "after"), "run", "flows.py:main", cwd=ws, env=env)
+        assert after.returncode == 1, after.stdout + after.stderr
+        assert f"这份工作已经有一个 flower 在 {socket.gethostname()} 上跑流程「two」" in after.stderr
+        assert f"pid {first.proc.pid}" in after.stderr
+        (ws / "hold").unlink()
+        assert first.proc.wait(timeout=300) == 0, first.output
+    finally:
+        first.kill()
+    out = first.output
+    assert "第二步好了" in out and "Traceback" not in out, out
+    said = [line for line in out.splitlines() if "会话库" in line and "断了" in line]
+    assert len(said) == 1 and said[0].startswith("! 会话库 postgresql://flower:***@"), out
+    assert len([line for line in out.splitlines() if "又连上了" in line]) == 1, out
+    rows = json.loads((ws / "runs" / "manifest.json").read_text(encoding="utf-8"))
+    assert [r["step"] for r in rows] == ["一", "二"] and all(r["ok"] for r in rows), rows
+    # nothing the CLI wrote was lost on the way: every entry is in the database
+    local, db = local_uuids(tmp_path / "claude"), stored(url, ws)
+    for sid, uuids in local.items():
+        assert uuids <= set(db.get(sid, [])), f"lost {len(uuids - set(db.get(sid, [])))} entries"
+    assert lease_holder(url) == []  # released at the end
+    assert private_postgres.password not in out
+
+
+def test_a_run_whose_claim_is_taken_over_stops_with_one_line(sim_factory, pg_url, tmp_path):
+    import psycopg
+
+    sim = sim_factory(held_steps())
+    ws = held_work(tmp_path)
+    env = cli_env(sim, tmp_path / "claude", FLOWER_LEASE_S="12")
+    first = Child("--store", pg_url, "run", "flows.py:main", cwd=ws, env=env)
+    try:
+        wait_until(lambda: (ws / "started").exists(), "the first step at work", timeout=240)
+        # what another machine does once it found this lease expired
+        with psycopg.connect(pg_url, autocommit=True) as conn:
+            conn.execute(
+                "UPDATE flower.flows SET holder_id = 'elsewhere', "
+                """holder = '{"host": "machine-b", "who": "flower go", "pid": 4242}'::jsonb"""
+            )
+        code = first.proc.wait(timeout=300)
+    finally:
+        first.kill()
+    out = first.output
+    assert code == 1, out
+    taken = [line for line in out.splitlines() if "接手了" in line]
+    assert len(taken) == 1, out
+    assert "流程「two」在会话库里已经被 machine-b 上的另一个 flower 接手了" in taken[0]
+    assert "Traceback" not in out
+    assert not any("做第二步" in r.all_text for r in sim.requests)  # the run went no further
+    assert [h for h, _ in lease_holder(pg_url)] == ["elsewhere"]  # the new holder's lease stays
+
+
+def test_a_database_gone_longer_than_the_bound_stops_the_run_with_one_line_and_it_continues_later(
+    sim_factory, private_postgres: LocalPostgres, tmp_path
+):
+    url = private_postgres.url()
+    sim = sim_factory(held_steps())
+    ws = held_work(tmp_path)
+    env = cli_env(sim, tmp_path / "claude", FLOWER_LEASE_S="8")  # waits 4 s at most
+    first = Child("--store", url, "run", "flows.py:main", cwd=ws, env=env)
+    try:
+        wait_until(lambda: (ws / "started").exists(), "the first step at work", timeout=240)
+        private_postgres.pause()
+        try:
+            code = first.proc.wait(timeout=300)
+        finally:
+            private_postgres.resume()
+    finally:
+        first.kill()
+    out = first.output
+    assert code == 1, out
+    stopped = [line for line in out.splitlines() if "连不上超过 4 秒" in line]
+    assert len(stopped) == 1 and "这个 run 停下了" in stopped[0], out
+    assert "Traceback" not in out and private_postgres.password not in out, out
+    # once the database is back, the same command continues the same session and finishes
+    book = PostgresRunBook.direct(url)
+    before = (book.lineage(identify(ws).key) or {}).get("steps", {})
+    assert "一" in before, before
+    (ws / "hold").unlink()
+    again = flower("--store", url, "run", "flows.py:main", cwd=ws, env=env, timeout=600)
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert "第二步好了" in again.stdout and "Traceback" not in again.stdout + again.stderr
+    after = (book.lineage(identify(ws).key) or {}).get("steps", {})
+    assert after["一"] == before["一"]  # the same session, continued
+
+
+# -- each way the shared store fails, said as itself ----------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("fault", "said"),
+    [
+        ("stopped", "数据库服务器没在跑"),
+        ("wrong password", "数据库不认这个用户或密码"),
+        ("missing database", "库 nosuchdb 不存在:先建好它(createdb nosuchdb)"),
+        ("unreachable host", "到不了数据库主机"),
+    ],
+)
+def test_each_way_the_store_fails_has_its_own_line_and_no_traceback(
+    fault: str, said: str, sim_factory, private_postgres: LocalPostgres, tmp_path
+):
+    sim = sim_factory(scenarios.resumable_starter_scenario(bash_seconds=0))
+    url = {
+        "stopped": private_postgres.url(),
+        "wrong password": private_postgres.url().replace(private_postgres.password, "wrong-pw-4711"),
+        "missing database": private_postgres.url("nosuchdb"),
+        "unreachable host": "postgresql://flower:s3cret-pw@no-such-host.invalid:5432/flower",
+    }[fault]
+    if fault == "stopped":
+        private_postgres.pause()
+    try:
+        done = flower(
+            "--store", url, "--timeout", "0", REQUEST, cwd=tmp_path, env=cli_env(sim, tmp_path / "c")
+        )
+    finally:
+        if fault == "stopped":
+            private_postgres.resume()
+    text = done.stdout + done.stderr
+    assert done.returncode == 1, text
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("x 打不开会话库:"), text
+    assert said in lines[0] and "Traceback" not in text
+    for secret in (private_postgres.password, "wrong-pw-4711", "s3cret-pw"):
+        assert secret not in text
+    assert sim.requests == []  # nothing spent before the store was known to work

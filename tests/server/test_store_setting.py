@@ -77,3 +77,39 @@ async def test_a_folders_store_set_while_the_server_runs_applies_to_its_next_run
         state, said = await run_to_the_end(s)
     kept_in_the_database(workspace, pg_url, state)  # not the local store the server started with
     assert postgres.password not in said
+
+
+@pytest.mark.parametrize(
+    ("fault", "said"),
+    [
+        # the test client speaks English (its InitializeParams.locale)
+        ("stopped", "the database server is not running"),
+        ("wrong password", "the database refused this user or password"),
+        ("missing database", "the database nosuchdb does not exist: create it first"),
+    ],
+)
+async def test_each_way_the_store_fails_is_said_as_itself_and_the_server_keeps_answering(
+    fault: str, said: str, sim_factory, sim_lsp, workspace: Path, private_postgres: LocalPostgres
+):
+    sim = sim_factory(scenarios.starter_scenario())
+    url = {
+        "stopped": private_postgres.url(),
+        "wrong password": private_postgres.url().replace(private_postgres.password, "wrong-pw-4711"),
+        "missing database": private_postgres.url("nosuchdb"),
+    }[fault]
+    if fault == "stopped":
+        private_postgres.pause()
+    try:
+        async with sim_lsp(sim, options={"timeout_s": 60, "store": url}) as s:
+            answer_the_clarifier(s)
+            result = await s.command("flower.start", {"ask": REQUEST})
+            state = await s.state()  # still answering
+            said_all = everything_said(s)
+    finally:
+        if fault == "stopped":
+            private_postgres.resume()
+    assert result["ok"] is False and said in result["message"], result
+    assert "\n" not in result["message"] and "Traceback" not in said_all
+    assert state is not None
+    assert private_postgres.password not in said_all and "wrong-pw-4711" not in said_all
+    assert sim.requests == []

@@ -285,7 +285,10 @@ def test_an_unreachable_store_leaves_the_lineage_file_working(tmp_path: Path) ->
 HOLDER = r"""
 import sys, time
 from pathlib import Path
+import flower.stores.lease
 from flower.core.shared import SharedFlowLock, shared_run
+# as if on another machine: its pid means nothing here, so only its lease's expiry frees the flow
+flower.stores.lease._pid_namespace = lambda: "machine-a/1"
 url, ws, ready = sys.argv[1], Path(sys.argv[2]), Path(sys.argv[3])
 lock = SharedFlowLock(shared_run(url, ws), "starter", run_dir=ws / "runs", who="holder")
 lock.acquire()
@@ -299,8 +302,11 @@ def test_one_flow_of_one_work_runs_on_one_machine_and_a_killed_holder_frees_it(
 ) -> None:
     a, b = repo(tmp_path / "a", ("origin", "https://h/r")), repo(tmp_path / "b", ("origin", "https://h/r"))
     ready = tmp_path / "ready"
+    # the holder's lease lives 5 s without a heartbeat (FLOWER_LEASE_S): its bound once killed
     holder = subprocess.Popen(
-        [sys.executable, "-c", HOLDER, pg_url, str(a), str(ready)], start_new_session=True
+        [sys.executable, "-c", HOLDER, pg_url, str(a), str(ready)],
+        start_new_session=True,
+        env={**os.environ, "FLOWER_LEASE_S": "5"},
     )
     try:
         deadline = time.monotonic() + 60
@@ -325,7 +331,7 @@ def test_one_flow_of_one_work_runs_on_one_machine_and_a_killed_holder_frees_it(
         holder.wait(10)
     lock = SharedFlowLock(shared, "starter", run_dir=b / "runs")
     deadline = time.monotonic() + 30
-    while True:  # the server notices the dead connection and drops its lock
+    while True:  # nobody renews the killed holder's lease: it expires, and the flow is free
         try:
             lock.acquire()
             break

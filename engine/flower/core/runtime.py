@@ -83,7 +83,7 @@ from .resilience import Resilience, classify
 from .rundir import Repair, update_json
 from .sandbox import SandboxPolicy, SandboxState, decide
 from .secrets import redact
-from .shared import SharedRun, shared_key, store_setting
+from .shared import SharedRun, claim_lost, shared_key, store_setting, watch_claim
 from .sizes import over_limit, too_big
 from .transcripts import catch_up
 from .walls import role_walls
@@ -241,6 +241,9 @@ class Runtime:
             self.store_where = str(self.run_dir / "sessions.db")
         else:
             under, self.shared, self.store_where = self._given_store(chosen)
+            if self.shared is not None:
+                # a claim lost mid-step (taken over, the store gone too long) stops the step now
+                watch_claim(self.shared.identity.key, self._claim_lost)
             self._store_kept = True
             self.store = PruningSessionStore(under, **layers)
         self.resilience = (
@@ -373,9 +376,17 @@ class Runtime:
             return
         notify(Recovery(text=line))
 
+    def _claim_lost(self) -> None:
+        self.interrupt()
+
     @property
     def fault(self) -> DiskFault | None:
-        """The first write this run's disk refused, its own or its store's; None if none did."""
+        """The first write this run's disk refused, its own or its store's, or the claim on its
+        flow that could not be kept; None if none did."""
+        if self.shared is not None:
+            lost = claim_lost(self.shared.identity.key)
+            if lost is not None:
+                return lost
         store = getattr(self.store, "fault", None)
         if self._fault is None and isinstance(store, DiskFault) and store is not self._store_fault_before:
             return store

@@ -12,30 +12,38 @@ sessions; the files stay the source only for a plain local run.
 from __future__ import annotations
 
 import contextlib
+import errno
+import inspect
 import os
 import socket
+import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+from .files import DiskFault
 from .i18n import _
 from .identity import WorkspaceIdentity, identify
 from .rundir import FlowBusy, Holder, default_who, holding, note_claim
 
 __all__ = [
     "STORE_VAR",
+    "ClaimLost",
     "ReadOnlyBook",
     "RunBook",
     "SharedFlowBusy",
     "SharedFlowLock",
     "SharedRun",
+    "claim_lost",
     "holding_shared",
     "shared_key",
     "shared_run",
     "store_setting",
+    "watch_claim",
 ]
 
 STORE_VAR = "FLOWER_STORE"
@@ -131,6 +139,50 @@ class SharedFlowBusy(FlowBusy):
         )
 
 
+class ClaimLost(DiskFault):
+    """The run's claim on its flow could not be kept (taken over, or the store gone too long):
+    the run stops as a refused write stops it, since nothing more it writes could be kept."""
+
+    def __init__(self, text: str, run_dir: Path) -> None:
+        super().__init__(errno.ENOLCK, run_dir, text)
+
+    def line(self) -> str:
+        return self.detail
+
+    def __reduce__(self) -> tuple[object, ...]:
+        return (ClaimLost, (self.detail, self.folder))
+
+
+# the claims lost in this process, by workspace key, and who to tell (a Runtime: its step)
+_LOST: dict[str, ClaimLost] = {}
+_WATCHERS: dict[str, list[weakref.WeakMethod[Callable[[], None]]]] = {}
+_CLAIMS_LOCK = threading.Lock()
+
+
+def claim_lost(workspace_key: str) -> ClaimLost | None:
+    """Why this process may no longer work on the workspace's flow; None while its claim holds."""
+    with _CLAIMS_LOCK:
+        return _LOST.get(workspace_key)
+
+
+def watch_claim(workspace_key: str, stop: Callable[[], None]) -> None:
+    """Have ``stop`` (a bound method, held weakly) called the moment the workspace's claim is lost."""
+    with _CLAIMS_LOCK:
+        _WATCHERS.setdefault(workspace_key, []).append(weakref.WeakMethod(stop))
+
+
+def _lose(workspace_key: str, fault: ClaimLost) -> None:
+    with _CLAIMS_LOCK:
+        _LOST.setdefault(workspace_key, fault)
+        refs = list(_WATCHERS.get(workspace_key, []))
+        _WATCHERS[workspace_key] = [r for r in refs if r() is not None]
+    for ref in refs:
+        stop = ref()
+        if stop is not None:
+            with contextlib.suppress(Exception):
+                stop()
+
+
 class SharedFlowLock:
     """A claim on one flow of the work across every machine that shares the store.
 
@@ -160,7 +212,10 @@ class SharedFlowLock:
         release: Callable[[], None] | None = None
         if callable(claim):
             note = {"pid": os.getpid(), "who": self.who, "host": socket.gethostname(), "since": time.time()}
-            release, other = claim(self.shared.identity.key, self.flow, note)
+            extra: dict[str, Any] = {}
+            if "on_lost" in inspect.signature(claim).parameters:
+                extra["on_lost"] = self._lost
+            release, other = claim(self.shared.identity.key, self.flow, note, **extra)
             if release is None:
                 found = other or {}
                 holder = Holder(
@@ -173,8 +228,14 @@ class SharedFlowLock:
                     host=str(found.get("host") or ""),
                     where=self.shared.where,
                 )
+        with _CLAIMS_LOCK:
+            _LOST.pop(self.shared.identity.key, None)  # held again: an earlier loss is over
         self._release = release or (lambda: None)
         note_claim(self)
+
+    def _lost(self, line: str) -> None:
+        """Told by the lease's heartbeat: stop the run working on this flow (its last line says why)."""
+        _lose(self.shared.identity.key, ClaimLost(line, self.run_dir))
 
     def release(self) -> None:
         release, self._release = self._release, None

@@ -94,8 +94,9 @@ class WorkerSettings:
 
 def quiet_libraries() -> None:
     """The job engine and the connection pools log every failed attempt (with tracebacks) while
-    the database is away; the worker says it in one line of its own, so theirs stay unsaid."""
-    for name in ("procrastinate", "psycopg", "psycopg.pool"):
+    the database is away; the worker says it in one line of its own, so theirs stay unsaid. So
+    does the session store's outage line (flower.store): the fleet's database is the same one."""
+    for name in ("procrastinate", "psycopg", "psycopg.pool", "flower.store"):
         logging.getLogger(name).setLevel(logging.CRITICAL)
 
 

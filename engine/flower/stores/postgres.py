@@ -22,8 +22,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import re
 import threading
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -39,10 +41,12 @@ from claude_agent_sdk.types import (
     SessionSummaryEntry,
 )
 
+from .lease import outage_of, reason_of
 from .ledger import items_of, where
+from .pgerrors import explain
 from .rows import context_tokens, dump, uuid_of
 from .rows import subpath as _subpath
-from .urls import check_store_url, redact_text, redact_url
+from .urls import check_store_url, redact_url
 
 if TYPE_CHECKING:
     import psycopg
@@ -52,11 +56,18 @@ __all__ = ["PostgresLedger", "PostgresRunBook", "PostgresSessionStore", "Postgre
 
 _T = TypeVar("_T")
 
-SCHEMA_VERSION = 1
+# 2: the flows' claims are leases (a holder id and an expiry), no longer advisory locks
+SCHEMA_VERSION = 2
 _SCHEMA_NAME = re.compile(r"^[a-z_][a-z0-9_]{0,62}$")
 # Serialises creating the schema: CREATE ... IF NOT EXISTS races with itself across sessions.
 _DDL_LOCK = 0x666C6F776572  # "flower"
 _CONNECT_TIMEOUT_S = 15
+# how long a statement waits for a pooled connection: an outage is waited through by retrying
+_CHECKOUT_TIMEOUT_S = 5.0
+_AWAY_CHECKOUT_S = 1.0
+# the pool logs every failed reconnect ("error connecting in ..."), bare on a terminal; flower says
+# an outage itself, once, with the driver's reason (lease.Outage)
+logging.getLogger("psycopg.pool").setLevel(logging.ERROR)
 # one transcript (main or subagent), and one session (main and its subagents)
 _KEY_IS = "project_key = %s AND session_id = %s AND subpath = %s"
 _SESSION_IS = "project_key = %s AND session_id = %s"
@@ -124,6 +135,8 @@ CREATE TABLE IF NOT EXISTS {s}.flows (
     holder    jsonb NOT NULL,
     PRIMARY KEY (workspace, flow)
 );
+ALTER TABLE {s}.flows ADD COLUMN IF NOT EXISTS holder_id text;
+ALTER TABLE {s}.flows ADD COLUMN IF NOT EXISTS expires_at timestamptz;
 CREATE TABLE IF NOT EXISTS {s}.manifest (
     workspace  text    NOT NULL,
     run        text    NOT NULL,
@@ -136,7 +149,15 @@ CREATE TABLE IF NOT EXISTS {s}.manifest (
 
 
 class PostgresStoreError(RuntimeError):
-    """A database error, said with the store's URL redacted (never its password)."""
+    """A database error, said with the store's URL redacted (never its password).
+
+    ``transient``: the connection failed (the server stopped, restarted, out of reach), not the
+    statement; ``reason`` is the driver's own words, on one line."""
+
+    def __init__(self, text: str, *, transient: bool = False, reason: str = "") -> None:
+        super().__init__(text)
+        self.transient = transient
+        self.reason = reason or text
 
 
 def ensure_schema(conn: psycopg.Connection[Any], schema: str, where: str) -> None:
@@ -195,7 +216,7 @@ class PostgresSessionStore(SessionStore):
         self.schema = schema
         self.where = f"{redact_url(url)} (schema {schema})"
         self._s = self.quoted = f'"{schema}"'  # validated above: quoting is all it needs
-        self._closed = False
+        self._closed = self._closing = False
         self._ledger: PostgresLedger | None = None
         self._lock = threading.Lock()
         try:
@@ -222,9 +243,33 @@ class PostgresSessionStore(SessionStore):
 
     # -- plumbing ------------------------------------------------------------------------
 
-    def _error(self, what: str, exc: BaseException) -> PostgresStoreError:
-        text = redact_text(str(exc).strip() or type(exc).__name__, self._url)
-        return PostgresStoreError(f"session store {self.where}: {what}: {text}")
+    def _error(self, what: str, exc: BaseException, *, transient: bool = False) -> PostgresStoreError:
+        text = explain(exc, self._url)
+        return PostgresStoreError(
+            f"session store {self.where}: {what}: {text}",
+            transient=transient,
+            reason=reason_of(exc, self._url),
+        )
+
+    def _patient(self, fn: Callable[[], _T]) -> _T:
+        """``fn``, again and again while the store is out of reach, for ``FLOWER_STORE_OUTAGE_S``
+        at most (said once, with the driver's reason): a restart or a short outage loses nothing.
+        ``fn`` must be safe to repeat (an append is idempotent on its uuids)."""
+        outage = outage_of(self.where)
+        delay = 0.2
+        while True:
+            try:
+                out = fn()
+            except PostgresStoreError as exc:
+                if not exc.transient or self._closing:
+                    raise
+                if outage.down(exc.reason) >= outage.bound:
+                    raise PostgresStoreError(outage.gave_up(exc.reason)) from None
+                time.sleep(delay)  # a backoff, not a synchronisation: the server comes back when it does
+                delay = min(delay * 2, 2.0)
+                continue
+            outage.up()
+            return out
 
     def _init_schema(self, conn: psycopg.Connection[Any]) -> None:
         ensure_schema(conn, self.schema, self.where)
@@ -237,13 +282,17 @@ class PostgresSessionStore(SessionStore):
         if self._closed:
             raise RuntimeError(f"session store {self.where} is closed")
         try:
-            with self._pool.connection() as conn:
+            # while the store is known to be away, one quick try each time: a write waiting out
+            # the outage must not spend its bound waiting for the pool
+            away = outage_of(self.where).active
+            with self._pool.connection(timeout=_AWAY_CHECKOUT_S if away else _CHECKOUT_TIMEOUT_S) as conn:
                 yield conn
         except psycopg.Error as exc:
-            raise self._error(type(exc).__name__, exc) from None
+            broken = isinstance(exc, psycopg.OperationalError)
+            raise self._error(type(exc).__name__, exc, transient=broken) from None
         except Exception as exc:
             if type(exc).__module__.startswith("psycopg_pool"):
-                raise self._error("no connection", exc) from None
+                raise self._error("no connection", exc, transient=True) from None
             raise
 
     def table(self, name: str) -> str:
@@ -269,7 +318,7 @@ class PostgresSessionStore(SessionStore):
             return
         # Serialise on the caller's side so later mutation of its dicts cannot leak in.
         rows = [(uuid_of(e), dump(e)) for e in entries]
-        await self._async(lambda: self._append(key, rows))
+        await self._async(lambda: self._patient(lambda: self._append(key, rows)))
 
     def _append(self, key: SessionKey, rows: list[tuple[str | None, str]]) -> None:
         pk, sid, sub = key["project_key"], key["session_id"], _subpath(key)
@@ -337,7 +386,7 @@ class PostgresSessionStore(SessionStore):
             )
 
     async def load(self, key: SessionKey) -> list[SessionStoreEntry] | None:
-        return await self._async(lambda: self._load(key))
+        return await self._async(lambda: self._patient(lambda: self._load(key)))
 
     def _load(self, key: SessionKey) -> list[SessionStoreEntry] | None:
         with self.connection() as conn:
@@ -404,6 +453,7 @@ class PostgresSessionStore(SessionStore):
     def close(self) -> None:
         if self._closed:
             return
+        self._closing = True  # a call waiting through an outage gives up instead of holding this
         self._executor.shutdown(wait=True)  # queued calls finish before the pool goes
         self._closed = True
         self._pool.close()
@@ -412,7 +462,13 @@ class PostgresSessionStore(SessionStore):
 
     def run_book(self) -> PostgresRunBook:
         """Lineages and manifests of the runs this store's sessions belong to, by workspace."""
-        return PostgresRunBook(self.connection, self.quoted, dedicated=lambda: _dedicated(self._url))
+        return PostgresRunBook(
+            self.connection,
+            self.quoted,
+            dedicated=lambda: _dedicated(self._url),
+            where=self.where,
+            url=self._url,
+        )
 
     def decision_ledger(self) -> PostgresLedger:
         """The resume-time layers' ledger, in tables of this store's schema."""
@@ -431,7 +487,8 @@ class PostgresSessionStore(SessionStore):
     def add(self, key: SessionKey, entries: list[SessionStoreEntry]) -> None:
         """``append`` without an event loop (recovery and catch-up run before one exists)."""
         if entries:
-            self._append(key, [(uuid_of(e), dump(e)) for e in entries])
+            rows = [(uuid_of(e), dump(e)) for e in entries]
+            self._patient(lambda: self._append(key, rows))
 
     def uuids(self, key: SessionKey) -> set[str] | None:
         """The entry uuids stored under ``key``; None when the key is not in the store at all."""
@@ -548,11 +605,19 @@ class PostgresRunBook:
     """
 
     def __init__(
-        self, connect: Callable[[], Any], quoted_schema: str, *, dedicated: Callable[[], Any] | None = None
+        self,
+        connect: Callable[[], Any],
+        quoted_schema: str,
+        *,
+        dedicated: Callable[[], Any] | None = None,
+        where: str = "",
+        url: str | None = None,
     ) -> None:
         self._connect = connect
         self._s = quoted_schema
         self._dedicated = dedicated
+        self.where = where  # the store as it may be shown (its password masked)
+        self._url = url  # only to mask its secrets in a driver's message
 
     @classmethod
     def direct(cls, url: str, *, schema: str = "flower") -> PostgresRunBook:
@@ -574,15 +639,18 @@ class PostgresRunBook:
                         made.append(True)
                     yield conn
             except psycopg.Error as exc:
-                text = redact_text(str(exc).strip(), checked)
-                raise PostgresStoreError(f"run book {where}: {text}") from None
+                raise PostgresStoreError(
+                    f"run book {where}: {explain(exc, checked)}",
+                    transient=isinstance(exc, psycopg.OperationalError),
+                    reason=reason_of(exc, checked),
+                ) from None
 
         def dedicated() -> Any:
             with connect():
                 pass  # the schema exists before the flow lock's table is used
             return _dedicated(checked)
 
-        return cls(connect, f'"{schema}"', dedicated=dedicated)
+        return cls(connect, f'"{schema}"', dedicated=dedicated, where=where, url=checked)
 
     def lineage(self, workspace: str) -> dict[str, Any] | None:
         with self._connect() as conn:
@@ -636,52 +704,44 @@ class PostgresRunBook:
                 )
 
     def claim_flow(
-        self, workspace: str, flow: str, holder: dict[str, Any]
+        self,
+        workspace: str,
+        flow: str,
+        holder: dict[str, Any],
+        *,
+        on_lost: Callable[[str], None] | None = None,
     ) -> tuple[Callable[[], None] | None, dict[str, Any] | None]:
-        """Claim one flow of the workspace for as long as this process lives: (release, None), or
-        (None, what its holder wrote) when another session holds it.
+        """Claim one flow of the workspace while this process works on it: (release, None), or
+        (None, what its holder wrote) when another process holds it.
 
-        A session-level advisory lock on a connection of its own: the server drops it the moment
-        that connection ends, so a process killed with SIGKILL never blocks the next one.
+        A lease (``lease.py``) renewed by a heartbeat: it survives the database restarting, a
+        process killed with SIGKILL frees it within ``FLOWER_LEASE_S``, and ``on_lost`` is told
+        the line that stops the run when it cannot be kept (taken over, or the store gone too long).
         """
-        from psycopg.types.json import Jsonb
+        from .lease import FlowLease
 
         if self._dedicated is None:
             raise PostgresStoreError("this run book cannot hold a flow")
         import psycopg
 
-        s, key = self._s, f"{workspace}\n{flow}"
-        conn = self._dedicated()
+        lease = FlowLease(
+            self._dedicated,
+            f"{self._s}.flows",
+            workspace,
+            flow,
+            holder,
+            where=self.where,
+            url=self._url,
+            on_lost=on_lost,
+        )
         try:
-            row = conn.execute("SELECT pg_try_advisory_lock(hashtextextended(%s, 0))", (key,)).fetchone()
-            if row is None or not row[0]:
-                found = conn.execute(
-                    f"SELECT holder FROM {s}.flows WHERE workspace = %s AND flow = %s", (workspace, flow)
-                ).fetchone()
-                conn.close()
-                return None, dict(found[0]) if found is not None and isinstance(found[0], dict) else {}
-            conn.execute(
-                f"INSERT INTO {s}.flows (workspace, flow, holder) VALUES (%s, %s, %s) "
-                "ON CONFLICT (workspace, flow) DO UPDATE SET holder = excluded.holder",
-                (workspace, flow, Jsonb(holder)),
-            )
+            other = lease.take()
         except psycopg.Error as exc:
-            conn.close()
-            raise PostgresStoreError(f"run book: cannot claim the flow {flow!r}: {exc}") from None
-        except BaseException:
-            conn.close()
-            raise
-
-        def release() -> None:
-            try:
-                conn.execute(f"DELETE FROM {s}.flows WHERE workspace = %s AND flow = %s", (workspace, flow))
-                conn.execute("SELECT pg_advisory_unlock(hashtextextended(%s, 0))", (key,))
-            except Exception:
-                pass  # closing the connection below releases the lock anyway
-            finally:
-                conn.close()
-
-        return release, None
+            text = explain(exc, self._url)
+            raise PostgresStoreError(f"run book: cannot claim the flow {flow!r}: {text}") from None
+        if other is not None:
+            return None, other
+        return lease.release, None
 
     def manifest(self, workspace: str) -> list[dict[str, Any]]:
         """Every run's rows for the workspace, oldest run first."""
@@ -703,8 +763,11 @@ def _dedicated(url: str) -> Any:
             url, autocommit=True, connect_timeout=_CONNECT_TIMEOUT_S, keepalives=1, keepalives_idle=60
         )
     except psycopg.Error as exc:
-        text = redact_text(str(exc).strip(), url)
-        raise PostgresStoreError(f"session store {redact_url(url)}: {text}") from None
+        raise PostgresStoreError(
+            f"session store {redact_url(url)}: {explain(exc, url)}",
+            transient=isinstance(exc, psycopg.OperationalError),
+            reason=reason_of(exc, url),
+        ) from None
 
 
 def read_lineage(url: str, workspace: str, *, schema: str = "flower") -> dict[str, Any] | None:
