@@ -122,7 +122,13 @@ def test_a_rewind_puts_back_the_runs_files_and_keeps_the_persons_edits(ws):
     assert (ws / "mine.txt").read_text(encoding="utf-8") == "my own note\n"
     assert report.plan.kept == ["mine.txt"] and report.session_cut
     lineage = Lineage.open(ws / "runs", ws)
-    assert lineage.point("干活") == {"session": "s1", "at": "u1", "round": 1, "remark": "换个做法", "id": report.id}
+    assert lineage.point("干活") == {
+        "session": "s1",
+        "at": "u1",
+        "round": 1,
+        "remark": "换个做法",
+        "id": report.id,
+    }
     assert [r["round"] for r in lineage.rewinds] == [1]
     assert store.head() is not None and store.next_round() == 2  # the next round is 2 again, a branch
     assert store.at_round(3) is None and any(cp.round == 3 for cp in store.all())  # kept, off the line
@@ -167,6 +173,8 @@ def test_a_journal_left_by_a_killed_rewind_is_replayed_to_the_new_state(ws, tmp_
 
     recover(Checkpoints(ws / "runs", ws))
 
-    now = {p: hashlib.sha256((ws / p).read_bytes()).hexdigest() for p in Checkpoints(ws / "runs", ws).listed()}
+    now = {
+        p: hashlib.sha256((ws / p).read_bytes()).hexdigest() for p in Checkpoints(ws / "runs", ws).listed()
+    }
     assert now == {p: e.sha for p, e in target.files.items()}
     assert not (store.root / JOURNAL).exists()

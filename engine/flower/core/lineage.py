@@ -190,13 +190,15 @@ class Lineage:
         return dest
 
     def _record(self) -> dict[str, Any]:
-        return {
-            "workspace": str(self.workspace),
-            "woke": self.woke,
-            "steps": dict(self.steps),
-            "points": {k: dict(v) for k, v in self.points.items()},
-            "rewinds": [dict(r) for r in self.rewinds],
-        }
+        return _pruned(
+            {
+                "workspace": str(self.workspace),
+                "woke": self.woke,
+                "steps": dict(self.steps),
+                "points": {k: dict(v) for k, v in self.points.items()},
+                "rewinds": [dict(r) for r in self.rewinds],
+            }
+        )
 
     def _update(self, change: Callable[[dict[str, Any]], None]) -> None:
         """Apply `change` to the shared store's entry (if any) and to the file, each re-read first."""
@@ -205,6 +207,7 @@ class Lineage:
             # the file mirrors what the store now holds
             def mirror(data: dict[str, Any]) -> None:
                 data["steps"], data["woke"] = dict(merged["steps"]), merged["woke"]
+                data["points"], data["rewinds"] = _points(merged), _rewinds(merged)
 
             change = mirror
         self._update_file(change)
@@ -219,9 +222,10 @@ class Lineage:
                 base = self._record()  # the store's first copy: what this process knows
             else:
                 base = {"woke": data.get("woke", 0), "steps": dict(data.get("steps", {}))}
+            _books(base)
             base["workspace"] = str(self.workspace)  # the folder that wrote last
             change(base)
-            return base
+            return _pruned(base)
 
         try:
             return shared.book.update_lineage(shared.identity.key, merge)
@@ -246,10 +250,11 @@ class Lineage:
                     "points": _points(disk),
                     "rewinds": _rewinds(disk),
                 }
+            _books(data)
             change(data)
             if repair is not None:
                 repair.recovered = _recovered(data)
-            return data
+            return _pruned(data)
 
         def check(disk: Any) -> str | None:
             return None if _foreign(disk, self.workspace) else _problem(disk)
@@ -258,6 +263,7 @@ class Lineage:
             written, repair = update_json(self.path, merge, check=check, durable=True)
         except OSError as exc:
             self.fault = fault_of(exc, self.path) or self.fault
+            _books(ours)
             change(ours)  # losing continuity must not take the run down with it; memory stays right
             self.steps, self.woke = ours["steps"], ours["woke"]
             self.points, self.rewinds = _points(ours), _rewinds(ours)
@@ -275,6 +281,20 @@ def _foreign(data: Any, workspace: Path) -> bool:
         and isinstance(data.get("workspace"), str)
         and data["workspace"] != str(workspace)
     )
+
+
+def _books(data: dict[str, Any]) -> None:
+    """Give `data` the rewind books' keys (empty), for a change to write into."""
+    data.setdefault("points", {})
+    data.setdefault("rewinds", [])
+
+
+def _pruned(data: dict[str, Any]) -> dict[str, Any]:
+    """The seeds' three keys, and the rewind books only once there are any."""
+    for key in ("points", "rewinds"):
+        if not data.get(key):
+            data.pop(key, None)
+    return data
 
 
 def _points(data: Any) -> dict[str, dict[str, Any]]:
