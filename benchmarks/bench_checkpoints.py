@@ -133,9 +133,7 @@ def main() -> int:
         t0 = time.perf_counter()
         git(copy, "add", "-A")
         git(copy, "stash", "create")
-        print(
-            f"  {'stash create of the whole tree (add -A first)':<44} {(time.perf_counter() - t0) * 1000:9.1f} ms"
-        )
+        row("stash create of the whole tree (add -A first)", time.perf_counter() - t0)
     return 0
 
 
