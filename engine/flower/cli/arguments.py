@@ -252,7 +252,7 @@ def _add_rewind_commands(sub: Any, subs: dict[str, argparse.ArgumentParser]) -> 
     rewind = sub.add_parser(
         "rewind",
         help=_("把工作区和对话一起退回到第 N 轮判定之后;不给 N 就列出能退回的轮"),
-        epilog=_("docs/rewind.md"),
+        epilog="docs/rewind.md",
     )
     rewind.add_argument("round", nargs="?", type=_positive_int("N"), metavar="N", help=_("第几轮"))
     rewind.add_argument(
@@ -269,7 +269,7 @@ def _add_rewind_commands(sub: Any, subs: dict[str, argparse.ArgumentParser]) -> 
     fork = sub.add_parser(
         "fork",
         help=_("从第 N 轮判定之后分出一份新的运行(新的工作区和 run 目录),原来的运行不动"),
-        epilog=_("docs/rewind.md"),
+        epilog="docs/rewind.md",
     )
     fork.add_argument("round", type=_positive_int("N"), metavar="N", help=_("第几轮"))
     fork.add_argument(
