@@ -21,6 +21,7 @@ from flower.core.lineage import Lineage
 from flower.core.rewind import JOURNAL, KILL_AFTER
 from flower.core.rundir import FlowLock
 from flower.sim.scenarios import HANDOVER, STARTER_ACTORS, VERDICTS, _bash, delegate
+from flower.workflow.history import read_history
 
 pytestmark = pytest.mark.e2e
 
@@ -171,6 +172,15 @@ def test_rewind_to_round_1_gives_back_its_files_and_its_conversation(
     assert forked != work_session  # a fork: the old session, rounds 2 and 3 included, is kept
     assert Lineage.open(ws / "runs", ws).point("干活") is None
     assert "第 2 轮" in flower("rewind", cwd=ws, env=env).stdout  # the branch has its own round 2
+    story = read_history(ws, run_dir=ws / "runs")
+    [branch] = story.branches
+    assert (branch.kind, branch.round, branch.from_round, branch.remark) == (
+        "rewind",
+        1,
+        3,
+        "这次先写 README",
+    )
+    assert branch.after_wake == 1 and len(story.wakes) == 2  # the second wake goes on from round 1
 
 
 def test_a_fork_from_round_2_and_the_original_both_go_on_apart(sim_factory, claude_root, tmp_path):

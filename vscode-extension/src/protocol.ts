@@ -501,6 +501,8 @@ export interface HistoryResult {
   earlier: number;
   /** what could not be read (a damaged file), one line each */
   problems: string[];
+  /** rewinds and forks, in order: where the work went back to a judged round */
+  branches?: HistoryBranch[];
 }
 
 /** A change of the history: one more turn (append it), or the whole history (replace yours). A revision that does not follow yours means an update was missed: ask flower/history. */
