@@ -20,6 +20,7 @@ workspace is on now. A rewind moves the head back; the later checkpoints stay (a
 from __future__ import annotations
 
 import contextlib
+import gzip
 import hashlib
 import json
 import os
@@ -141,10 +142,16 @@ class Checkpoints:
         )
         self.run_limit = run_limit if run_limit is not None else _limit("FLOWER_CHECKPOINT_RUN_MB", RUN_LIMIT)
         self.said = False  # the line about skipped files was said in this process
+        self._loaded: dict[int, Checkpoint] = {}  # a checkpoint never changes once written
 
     # -- reading ---------------------------------------------------------------------------
     def path_of(self, seq: int) -> Path:
-        return self.root / f"cp-{seq:06d}.json"
+        return self.root / f"cp-{seq:06d}.json.gz"
+
+    def _seqs(self) -> list[int]:
+        if not self.root.is_dir():
+            return []
+        return sorted(int(p.name[3:9]) for p in self.root.glob("cp-*.json.gz") if p.name[3:9].isdigit())
 
     def blob_path(self, sha: str) -> Path:
         return self.root / "blobs" / sha[:2] / sha
@@ -165,12 +172,16 @@ class Checkpoints:
         return value if isinstance(value, int) else 0
 
     def load(self, seq: int) -> Checkpoint:
+        if seq in self._loaded:
+            return self._loaded[seq]
         try:
-            return Checkpoint.of(read_json(self.path_of(seq)))
-        except (OSError, ValueError, KeyError, TypeError) as exc:
+            cp = Checkpoint.of(json.loads(gzip.decompress(self.path_of(seq).read_bytes())))
+        except (OSError, ValueError, KeyError, TypeError, EOFError) as exc:
             raise CheckpointError(
                 _("检查点 {seq} 读不出来({why}):{path}").format(seq=seq, why=exc, path=self.path_of(seq))
             ) from None
+        self._loaded[seq] = cp
+        return cp
 
     def head(self) -> Checkpoint | None:
         seq = self.head_seq()
@@ -190,10 +201,7 @@ class Checkpoints:
 
     def all(self) -> list[Checkpoint]:
         """Every checkpoint kept, of every branch, oldest first."""
-        if not self.root.is_dir():
-            return []
-        seqs = sorted(int(p.name[3:-5]) for p in self.root.glob("cp-*.json") if p.name[3:-5].isdigit())
-        return [self.load(seq) for seq in seqs]
+        return [self.load(seq) for seq in self._seqs()]
 
     def at_round(self, round_no: int) -> Checkpoint | None:
         """The checkpoint after round `round_no`'s verdict on the current line (the newest)."""
@@ -396,15 +404,17 @@ class Checkpoints:
         return sha
 
     def write(self, cp: Checkpoint) -> None:
-        write_bytes(self.path_of(cp.seq), json.dumps(cp.record(), ensure_ascii=False).encode("utf-8"))
+        data = json.dumps(cp.record(), ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        # mtime=0: the same checkpoint is the same bytes (a replayed journal writes it again)
+        write_bytes(self.path_of(cp.seq), gzip.compress(data, compresslevel=6, mtime=0))
+        self._loaded[cp.seq] = cp
 
     def set_head(self, seq: int, *, stored: int | None = None) -> None:
         data = {"head": seq, "stored": self.stored_bytes() if stored is None else stored}
         write_bytes(self.root / HEAD, json.dumps(data).encode("utf-8"))
 
     def _next_seq(self) -> int:
-        taken = [int(p.name[3:-5]) for p in self.root.glob("cp-*.json") if p.name[3:-5].isdigit()]
-        return max(taken, default=0) + 1
+        return max(self._seqs(), default=0) + 1
 
     def next_round(self) -> int:
         """The number the next judged round gets on the current line."""
