@@ -81,6 +81,14 @@ def test_checkpoints_are_incremental_and_content_addressed(ws):
     assert third.parent == again.seq and again.parent == first.seq
     assert [cp.seq for cp in store.line()] == [third.seq, again.seq, first.seq]
     assert third.files["copy.txt"].sha == third.files["f4.txt"].sha
+    # the lists are incremental too: one with nothing changed is a fraction of the first
+    assert store.path_of(again.seq).stat().st_size * 3 < store.path_of(first.seq).stat().st_size
+    fresh = Checkpoints(ws / "runs", ws)  # read back from disk alone, changes applied in order
+    assert [fresh.load(cp.seq).files for cp in (first, again, third)] == [
+        first.files,
+        again.files,
+        third.files,
+    ]
 
 
 def test_big_files_and_the_run_limit_are_recorded_as_skipped(ws):

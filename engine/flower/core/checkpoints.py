@@ -42,6 +42,7 @@ SCAN_GIT = "scan.git"  # an empty git folder of flower's own: .gitignore rules f
 MB = 1024 * 1024
 FILE_LIMIT = 20 * MB
 RUN_LIMIT = 2048 * MB
+FULL_EVERY = 16  # a checkpoint's list is a change to its parent's, and whole every so many
 ALWAYS_OUT = (".git", ".flower")  # never a workspace file: the repository's own, flower's own
 
 Phase = Literal["before", "after", "end", "rewind", "fork"]
@@ -90,9 +91,11 @@ class Checkpoint:
     skipped: dict[str, str] = field(default_factory=dict)  # path -> why it was not kept
     created: float = 0.0
     added_bytes: int = 0  # what this checkpoint added to the blobs
+    depth: int = field(default=0, compare=False)  # changes since the last whole list (on disk)
 
     def record(self) -> dict[str, Any]:
         data = asdict(self)
+        data.pop("depth")
         data["files"] = {
             p: {k: v for k, v in asdict(e).items() if v not in ("", 0)} for p, e in self.files.items()
         }
@@ -175,7 +178,16 @@ class Checkpoints:
         if seq in self._loaded:
             return self._loaded[seq]
         try:
-            cp = Checkpoint.of(json.loads(gzip.decompress(self.path_of(seq).read_bytes())))
+            data = json.loads(gzip.decompress(self.path_of(seq).read_bytes()))
+            base = data.get("delta_of") if isinstance(data, dict) else None
+            if isinstance(base, int) and base < seq:
+                files = {p: asdict(e) for p, e in self.load(base).files.items()}
+                files.update(data.pop("changed", {}))
+                for rel in data.pop("removed", []):
+                    files.pop(rel, None)
+                data["files"] = files
+            cp = Checkpoint.of(data)
+            cp.depth = int(data.get("depth", 0))
         except (OSError, ValueError, KeyError, TypeError, EOFError) as exc:
             raise CheckpointError(
                 _("检查点 {seq} 读不出来({why}):{path}").format(seq=seq, why=exc, path=self.path_of(seq))
@@ -404,7 +416,17 @@ class Checkpoints:
         return sha
 
     def write(self, cp: Checkpoint) -> None:
-        data = json.dumps(cp.record(), ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+        record = cp.record()
+        parent = self.load(cp.parent) if cp.parent is not None and self.path_of(cp.parent).exists() else None
+        if parent is not None and parent.depth + 1 < FULL_EVERY:
+            # only what changed since the parent: ten thousand unchanged files cost nothing again
+            full = record.pop("files")
+            old = parent.record()["files"]
+            record["changed"] = {p: e for p, e in full.items() if old.get(p) != e}
+            record["removed"] = sorted(set(old) - set(full))
+            record["delta_of"] = parent.seq
+            record["depth"] = cp.depth = parent.depth + 1
+        data = json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
         # mtime=0: the same checkpoint is the same bytes (a replayed journal writes it again)
         write_bytes(self.path_of(cp.seq), gzip.compress(data, compresslevel=6, mtime=0))
         self._loaded[cp.seq] = cp
