@@ -709,6 +709,7 @@ PAYLOADS = (
     HistoryStep,
     HistoryWake,
     HistoryCheck,
+    HistoryBranch,
     HistoryResult,
     HistoryUpdateParams,
 )
