@@ -80,6 +80,14 @@ def rewind_command(args: argparse.Namespace, *, screen: Screen | None = None) ->
     held = _hold_flows(run_dir, {cp.flow for cp in every if cp.flow} or {"starter"}, screen)
     if held is None:
         return 1
+    try:
+        from ..core.shared import shared_run
+
+        store.shared = shared_run(store_of(args), ws)  # its lineage is the one that counts
+    except (ValueError, RuntimeError) as exc:
+        held.close()
+        screen.say(_("x 打不开会话库:{exc}").format(exc=exc), err=True)
+        return 1
     with held:
         try:
             replayed = recover(store)

@@ -146,6 +146,8 @@ class Checkpoints:
         self.run_limit = run_limit if run_limit is not None else _limit("FLOWER_CHECKPOINT_RUN_MB", RUN_LIMIT)
         self.said = False  # the line about skipped files was said in this process
         self._loaded: dict[int, Checkpoint] = {}  # a checkpoint never changes once written
+        # the shared store's books of this work (core/shared.py), whose lineage a rewind moves
+        self.shared: Any = None
 
     # -- reading ---------------------------------------------------------------------------
     def path_of(self, seq: int) -> Path:

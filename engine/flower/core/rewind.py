@@ -184,7 +184,7 @@ def _apply(store: Checkpoints, journal: dict[str, Any]) -> None:
         raw = journal["changes"][rel]
         restore_file(store, rel, Entry(**raw) if raw is not None else None)
         _tick()
-    lineage = Lineage.open(store.run_dir, store.workspace)
+    lineage = Lineage.open(store.run_dir, store.workspace, shared=store.shared)
     point, step = journal.get("point"), str(journal.get("step") or "")
     if point and step:
         lineage.set_point(step, point)

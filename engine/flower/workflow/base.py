@@ -124,6 +124,7 @@ class Workflow:
         carried: set[str] = set()  # steps whose session comes from an earlier process
         if self.continuous and getattr(runtime, "run_dir", None) and getattr(runtime, "workspace", None):
             store = Checkpoints(runtime.run_dir, runtime.workspace)
+            store.shared = getattr(runtime, "shared", None)
             try:
                 replayed = _replay(store)  # a rewind killed half-way: finished before anything reads
             except (OSError, CheckpointError) as exc:
