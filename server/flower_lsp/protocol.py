@@ -607,6 +607,19 @@ class HistoryWake:
 
 
 @dataclass
+class HistoryBranch:
+    """A rewind or a fork (`flower rewind N`, `flower fork N`): the work went back to the end of a
+    judged round, and the wakes after `after_wake` go on from there, beside the later rounds."""
+
+    kind: str = _doc("rewind or fork")
+    round: int = _doc("the judged round the work went back to")
+    from_round: int = _doc("the round the work had reached before")
+    at: float = _doc("epoch seconds")
+    remark: str = _doc("what the person said to the work session with it; empty when nothing")
+    after_wake: int = _doc("how many wakes came before it")
+
+
+@dataclass
 class HistoryCheck:
     """One item of the goal's checklist."""
 
@@ -647,6 +660,9 @@ class HistoryResult:
     )
     earlier: int = _doc("wakes of earlier work archived with `new`, left out")
     problems: list[str] = _doc("what could not be read (a damaged file), one line each")
+    branches: list[HistoryBranch] = _doc(
+        "rewinds and forks, in order: where the work went back to a judged round", default_factory=list
+    )
 
 
 @dataclass
@@ -696,6 +712,7 @@ PAYLOADS = (
     HistoryStep,
     HistoryWake,
     HistoryCheck,
+    HistoryBranch,
     HistoryResult,
     HistoryUpdateParams,
 )

@@ -445,6 +445,22 @@ export interface HistoryCheck {
   text: string;
 }
 
+/** A rewind or a fork (`flower rewind N`, `flower fork N`): the work went back to the end of a judged round, and the wakes after `after_wake` go on from there, beside the later rounds. */
+export interface HistoryBranch {
+  /** rewind or fork */
+  kind: string;
+  /** the judged round the work went back to */
+  round: number;
+  /** the round the work had reached before */
+  from_round: number;
+  /** epoch seconds */
+  at: number;
+  /** what the person said to the work session with it; empty when nothing */
+  remark: string;
+  /** how many wakes came before it */
+  after_wake: number;
+}
+
 /** The whole story of a folder's current piece of work (work archived with `new` is left out). */
 export interface HistoryResult {
   /** URI of the workspace folder */
@@ -501,6 +517,8 @@ export interface HistoryResult {
   earlier: number;
   /** what could not be read (a damaged file), one line each */
   problems: string[];
+  /** rewinds and forks, in order: where the work went back to a judged round */
+  branches?: HistoryBranch[];
 }
 
 /** A change of the history: one more turn (append it), or the whole history (replace yours). A revision that does not follow yours means an update was missed: ask flower/history. */

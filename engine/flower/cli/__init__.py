@@ -173,6 +173,10 @@ def main(argv: list[str] | None = None) -> int:
             return once_command(args)
         if args.command == "run":
             return run_command(args)
+        if args.command in ("rewind", "fork"):
+            from . import rewind
+
+            return rewind.rewind_command(args) if args.command == "rewind" else rewind.fork_command(args)
         if args.command in ("submit", "worker", "fleet"):
             from . import fleet
 

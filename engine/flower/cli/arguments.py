@@ -14,7 +14,7 @@ from typing import Any
 from .. import __version__
 from ..core.i18n import N_, _
 
-COMMANDS = ("go", "run", "once", "setup", "demo", "submit", "worker", "fleet")
+COMMANDS = ("go", "run", "once", "setup", "demo", "rewind", "fork", "submit", "worker", "fleet")
 PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
 WAIT_HELP = N_("同一个 run 目录里已经有 flower 在跑这个流程时,排队等它跑完再开始(默认:说一句是谁在跑,就退出)")
 SANDBOX_MODES = ("require", "auto", "off")  # flower.core.sandbox.MODES, kept import-free here
@@ -218,6 +218,7 @@ def build_parser() -> _Parser:
     demo.add_argument("--keep", action="store_true", help=_("保留 demo 的临时目录并打印路径"))
     subs["demo"] = demo
 
+    _add_rewind_commands(sub, subs)
     _add_fleet_commands(sub, subs)
 
     parser.subcommands = subs
@@ -244,6 +245,48 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
         help=_("等人回答多久;0 或负数 = 全自动,提问立刻落空(默认 1800)"),
     )
     _add_sandbox_flag(parser)
+
+
+def _add_rewind_commands(sub: Any, subs: dict[str, argparse.ArgumentParser]) -> None:
+    """`rewind` and `fork`: back to a judged round, in place or as a new run (docs/rewind.md)."""
+    rewind = sub.add_parser(
+        "rewind",
+        help=_("把工作区和对话一起退回到第 N 轮判定之后;不给 N 就列出能退回的轮"),
+        epilog="docs/rewind.md",
+    )
+    rewind.add_argument("round", nargs="?", type=_positive_int("N"), metavar="N", help=_("第几轮"))
+    rewind.add_argument(
+        "--remark", default="", metavar="TEXT", help=_("退回后接着干时先对干活的会话说的一句话")
+    )
+    rewind.add_argument(
+        "--restore-my-edits",
+        action="store_true",
+        help=_("你自己改过的文件也一起退回(默认保留并列出;改过的内容先存进检查点)"),
+    )
+    _add_global_flags(rewind, copy=True)
+    subs["rewind"] = rewind
+
+    fork = sub.add_parser(
+        "fork",
+        help=_("从第 N 轮判定之后分出一份新的运行(新的工作区和 run 目录),原来的运行不动"),
+        epilog="docs/rewind.md",
+    )
+    fork.add_argument("round", type=_positive_int("N"), metavar="N", help=_("第几轮"))
+    fork.add_argument(
+        "--into",
+        default=None,
+        metavar="PATH",
+        help=_("新工作区放哪(默认工作区旁边的 <名字>-fork-rN-<时间>;仓库时是一份 git worktree)"),
+    )
+    fork.add_argument(
+        "--fork-run-dir",
+        default=None,
+        metavar="DIR",
+        help=_("新 run 目录放哪(默认:run 目录在工作区里就在新工作区的同一位置,否则在原 run 目录旁边)"),
+    )
+    fork.add_argument("--remark", default="", metavar="TEXT", help=_("新运行接着干时先说的一句话"))
+    _add_global_flags(fork, copy=True)
+    subs["fork"] = fork
 
 
 def _add_fleet_commands(sub: Any, subs: dict[str, argparse.ArgumentParser]) -> None:

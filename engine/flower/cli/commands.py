@@ -283,7 +283,33 @@ async def work_then_hand_over(
             from ..workflow.base import FAULT_KEY
 
             ctx[FAULT_KEY] = refused  # the run ends on the disk's line, as a step's fault would
+    if handover:
+        _end_checkpoint(runtime)
     return ctx
+
+
+def _end_checkpoint(runtime: Any) -> None:
+    """The handover writes files after the last verdict: recorded as the run's, so that a rewind
+    does not take CLAUDE.md / AGENTS.md for the person's own edits."""
+    from ..core.checkpoints import CheckpointError, Checkpoints
+
+    run_dir, workspace = getattr(runtime, "run_dir", None), getattr(runtime, "workspace", None)
+    if run_dir is None or workspace is None:
+        return
+    store = Checkpoints(run_dir, workspace)
+    try:
+        head = store.head()
+        if head is not None:
+            store.take(
+                round_no=head.round,
+                phase="end",
+                step=head.step,
+                flow=head.flow,
+                session=head.session,
+                at=head.at,
+            )
+    except (OSError, CheckpointError):
+        pass  # a way back, never a precondition: the round's own checkpoints stand
 
 
 def _quit_once(runtime: Any) -> str:

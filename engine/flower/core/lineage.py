@@ -41,6 +41,11 @@ class Lineage:
     workspace: Path
     steps: dict[str, str] = field(default_factory=dict)
     woke: int = 0
+    # step -> where its session continues from after a rewind: {session, at, round, remark}; used
+    # once, by the next run of the step, and only while `steps` still names that session
+    points: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # every rewind and fork of this run, oldest first (core/rewind.py)
+    rewinds: list[dict[str, Any]] = field(default_factory=list)
     # why the file on disk is unusable (steps and woke are then what the manifest says), or None
     damage: str | None = field(default=None, compare=False)
     # the repair this object made: where the damaged file went and what was rebuilt
@@ -82,7 +87,14 @@ class Lineage:
         problem = _problem(data)
         if problem is not None:
             return empty._rebuilt(problem)
-        return cls(empty.path, empty.workspace, dict(data.get("steps", {})), data.get("woke", 0))
+        return cls(
+            empty.path,
+            empty.workspace,
+            dict(data.get("steps", {})),
+            data.get("woke", 0),
+            _points(data),
+            _rewinds(data),
+        )
 
     def _merge_shared(self) -> None:
         shared = self.shared
@@ -106,6 +118,38 @@ class Lineage:
             return
         self.steps[step] = session_id
         self._update(lambda data: data["steps"].__setitem__(step, session_id))
+
+    def set_point(self, step: str, point: dict[str, Any]) -> None:
+        """After a rewind: the step continues `point["session"]`, cut at `point["at"]`, next time."""
+        self.steps[step], self.points[step] = str(point["session"]), dict(point)
+
+        def change(data: dict[str, Any]) -> None:
+            data["steps"][step] = str(point["session"])
+            data["points"][step] = dict(point)
+
+        self._update(change)
+
+    def point(self, step: str) -> dict[str, Any] | None:
+        """Where `step` resumes after a rewind; None when it simply continues its session."""
+        found = self.points.get(step)
+        return found if found is not None and found.get("session") == self.steps.get(step) else None
+
+    def clear_point(self, step: str) -> None:
+        if step in self.points:
+            self.points.pop(step, None)
+            self._update(lambda data: data["points"].pop(step, None))
+
+    def record_rewind(self, entry: dict[str, Any]) -> None:
+        """Add a rewind or fork to the books (once: a replayed journal records it again)."""
+        if any(r.get("id") == entry.get("id") for r in self.rewinds):
+            return
+
+        def change(data: dict[str, Any]) -> None:
+            if not any(r.get("id") == entry.get("id") for r in data["rewinds"]):
+                data["rewinds"].append(dict(entry))
+
+        self.rewinds.append(dict(entry))
+        self._update(change)
 
     def bump(self) -> int:
         """Count one more wake-up and persist it; the first run gets 1."""
@@ -146,7 +190,15 @@ class Lineage:
         return dest
 
     def _record(self) -> dict[str, Any]:
-        return {"workspace": str(self.workspace), "woke": self.woke, "steps": dict(self.steps)}
+        return _pruned(
+            {
+                "workspace": str(self.workspace),
+                "woke": self.woke,
+                "steps": dict(self.steps),
+                "points": {k: dict(v) for k, v in self.points.items()},
+                "rewinds": [dict(r) for r in self.rewinds],
+            }
+        )
 
     def _update(self, change: Callable[[dict[str, Any]], None]) -> None:
         """Apply `change` to the shared store's entry (if any) and to the file, each re-read first."""
@@ -155,6 +207,7 @@ class Lineage:
             # the file mirrors what the store now holds
             def mirror(data: dict[str, Any]) -> None:
                 data["steps"], data["woke"] = dict(merged["steps"]), merged["woke"]
+                data["points"], data["rewinds"] = _points(merged), _rewinds(merged)
 
             change = mirror
         self._update_file(change)
@@ -169,9 +222,10 @@ class Lineage:
                 base = self._record()  # the store's first copy: what this process knows
             else:
                 base = {"woke": data.get("woke", 0), "steps": dict(data.get("steps", {}))}
+            _books(base)
             base["workspace"] = str(self.workspace)  # the folder that wrote last
             change(base)
-            return base
+            return _pruned(base)
 
         try:
             return shared.book.update_lineage(shared.identity.key, merge)
@@ -189,11 +243,18 @@ class Lineage:
                 data = ours
             else:
                 steps = dict(disk.get("steps", {}))
-                data = {"workspace": str(self.workspace), "woke": disk.get("woke", 0), "steps": steps}
+                data = {
+                    "workspace": str(self.workspace),
+                    "woke": disk.get("woke", 0),
+                    "steps": steps,
+                    "points": _points(disk),
+                    "rewinds": _rewinds(disk),
+                }
+            _books(data)
             change(data)
             if repair is not None:
                 repair.recovered = _recovered(data)
-            return data
+            return _pruned(data)
 
         def check(disk: Any) -> str | None:
             return None if _foreign(disk, self.workspace) else _problem(disk)
@@ -202,10 +263,13 @@ class Lineage:
             written, repair = update_json(self.path, merge, check=check, durable=True)
         except OSError as exc:
             self.fault = fault_of(exc, self.path) or self.fault
+            _books(ours)
             change(ours)  # losing continuity must not take the run down with it; memory stays right
             self.steps, self.woke = ours["steps"], ours["woke"]
+            self.points, self.rewinds = _points(ours), _rewinds(ours)
             return
         self.steps, self.woke = dict(written["steps"]), int(written["woke"])
+        self.points, self.rewinds = _points(written), _rewinds(written)
         self.repair = repair or self.repair
         self.damage = None  # repaired now, by this process or by another one first
 
@@ -217,6 +281,34 @@ def _foreign(data: Any, workspace: Path) -> bool:
         and isinstance(data.get("workspace"), str)
         and data["workspace"] != str(workspace)
     )
+
+
+def _books(data: dict[str, Any]) -> None:
+    """Give `data` the rewind books' keys (empty), for a change to write into."""
+    data.setdefault("points", {})
+    data.setdefault("rewinds", [])
+
+
+def _pruned(data: dict[str, Any]) -> dict[str, Any]:
+    """The seeds' three keys, and the rewind books only once there are any."""
+    for key in ("points", "rewinds"):
+        if not data.get(key):
+            data.pop(key, None)
+    return data
+
+
+def _points(data: Any) -> dict[str, dict[str, Any]]:
+    found = data.get("points") if isinstance(data, dict) else None
+    if not isinstance(found, dict):
+        return {}
+    return {
+        str(k): dict(v) for k, v in found.items() if isinstance(v, dict) and isinstance(v.get("session"), str)
+    }
+
+
+def _rewinds(data: Any) -> list[dict[str, Any]]:
+    found = data.get("rewinds") if isinstance(data, dict) else None
+    return [dict(r) for r in found if isinstance(r, dict)] if isinstance(found, list) else []
 
 
 def _problem(data: Any) -> str | None:

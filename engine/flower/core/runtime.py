@@ -148,6 +148,9 @@ class StepResult:
         # (start, end) on the monotonic clock when this process ran the step; not a field: the
         # manifest keeps the seeds' wall-clock fields, a clock that jumps moves only those
         self._span: tuple[float, float] | None = None
+        # the uuid of the main thread's last message: where a rewind cuts the session (not a
+        # field either: the manifest's rows stay the seeds' shape)
+        self.tail = ""
 
     def begin(self) -> None:
         self.started_at, self._span = time.time(), (time.monotonic(), 0.0)
@@ -842,6 +845,8 @@ class Runtime:
                             texts.append(event.text)
                         emit(event)
                     if isinstance(message, AssistantMessage) and not message.parent_tool_use_id:
+                        if message.uuid:
+                            result.tail = message.uuid
                         used = context_tokens(message.usage)
                         if used:
                             self._ctx = result.context = used

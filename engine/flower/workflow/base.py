@@ -8,8 +8,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..core.agent import AgentSpec
+from ..core.checkpoints import CheckpointError, Checkpoints, Phase
 from ..core.events import Event, Recovery, StepStarted, emitter
 from ..core.files import DiskFault
+from ..core.i18n import _
 from ..core.labels import StepLabel
 from ..core.lineage import Lineage
 from ..core.resilience import classify
@@ -25,6 +27,13 @@ FAULT_KEY = "_fault"  # a write the disk refused (full, read-only, gone): its on
 
 
 ON_FAIL = ("stop", "skip", "continue")
+
+# what a step rewound to a round hears first (a prompt to the model, in the seeds' language)
+REWOUND = (
+    "工作区已经退回到第 {round} 轮结束时的样子:之后几轮的改动都撤掉了,对话也回到了那时。"
+    "{remark}从这里重新接着做,别再走之后那几轮的老路。"
+)
+REWOUND_REMARK = "人说:{remark}\n"
 
 
 class StepAbort(Exception):
@@ -49,6 +58,8 @@ class Step:
     on_reject: Callable[[StepResult, Ctx], Any] | None = None
     resume_prompt: str | Callable[[Ctx], str] | None = None
     reduce: Callable[[StepResult, Ctx], str] | None = None
+    # a checkpoint of the workspace before every round and after every verdict (with_goal)
+    checkpoints: bool = False
 
     def render(self, ctx: Ctx, *, resuming: bool = False) -> str:
         template = self.resume_prompt if (resuming and self.resume_prompt is not None) else self.prompt
@@ -109,9 +120,20 @@ class Workflow:
             emit(Recovery(text=line))  # found before the run
 
         lineage: Lineage | None = None
+        store: Checkpoints | None = None
         woke = 0
         carried: set[str] = set()  # steps whose session comes from an earlier process
         if self.continuous and getattr(runtime, "run_dir", None) and getattr(runtime, "workspace", None):
+            store = Checkpoints(runtime.run_dir, runtime.workspace)
+            store.shared = getattr(runtime, "shared", None)
+            try:
+                replayed = _replay(store)  # a rewind killed half-way: finished before anything reads
+            except (OSError, CheckpointError) as exc:
+                ctx["_fatal"] = str(exc)
+                ctx["_failed_at"] = self.steps[0].name if self.steps else self.name
+                return ctx
+            if replayed is not None:
+                emit(Recovery(text=replayed))
             lineage = Lineage.open(
                 runtime.run_dir, runtime.workspace, shared=getattr(runtime, "shared", None)
             )
@@ -139,6 +161,8 @@ class Workflow:
                 current = step.name
                 if step.when is not None and not await _maybe_await(step.when(ctx)):
                     continue
+                point = lineage.point(step.name) if lineage is not None and step.name in carried else None
+                resume_at: str | None = None
                 if step.resume_from is not None:
                     if step.resume_from not in sessions:
                         raise ValueError(
@@ -146,6 +170,9 @@ class Workflow:
                             "produced none (it did not run, failed before starting, or is misspelt)"
                         )
                     resume, fork = sessions[step.resume_from], step.fork
+                elif point is not None:
+                    # rewound: the session cut at the end of that round, forked (the rest is kept)
+                    resume, fork, resume_at = sessions[step.name], True, str(point.get("at") or "") or None
                 elif step.name in carried:
                     resume, fork = sessions[step.name], False
                 else:
@@ -154,7 +181,13 @@ class Workflow:
                 emit(StepStarted(text=step.name, index=index, total=total, resumed=resuming, woke=woke))
 
                 first_prompt = step.render(ctx, resuming=resuming)
-                prompt_cur, resume_cur, fork_cur = first_prompt, resume, fork
+                if point is not None:
+                    remark = str(point.get("remark") or "").strip()
+                    first_prompt = REWOUND.format(
+                        round=point.get("round", "?"),
+                        remark=REWOUND_REMARK.format(remark=remark) if remark else "",
+                    )
+                prompt_cur, resume_cur, fork_cur, at_cur = first_prompt, resume, fork, resume_at
                 passed = False
                 result: StepResult | None = None
                 for attempt in range(step.retries + 1):
@@ -167,6 +200,7 @@ class Workflow:
                     if lineage is not None:
                         # only this one call: a judge run from the gate must never enter the lineage
                         runtime.on_session = _rememberer(lineage, step.name)
+                    round_no = _checkpoint(store, step, emit, phase="before", flow=self.name)
                     try:
                         result = await runtime.run(
                             step.spec,
@@ -175,9 +209,12 @@ class Workflow:
                             resume=resume_cur,
                             fork=fork_cur,
                             on_event=on_event,
+                            **({"resume_at": at_cur} if at_cur else {}),
                         )
                     finally:
                         runtime.on_session = None
+                    if point is not None and lineage is not None and result.session_id:
+                        lineage.clear_point(step.name)  # used: the next wake continues the fork
                     results[step.name] = result
                     fault = _fault_of(runtime, lineage)
                     if fault is not None:
@@ -207,6 +244,17 @@ class Workflow:
                                 ctx["_aborted"] = str(exc)
                                 passed = False
                                 break
+                            finally:
+                                _checkpoint(
+                                    store,
+                                    step,
+                                    emit,
+                                    phase="after",
+                                    flow=self.name,
+                                    round_no=round_no,
+                                    session=result.session_id or "",
+                                    at=getattr(result, "tail", "") or "",
+                                )
                             if ctx.get("_fatal"):
                                 break  # the gate's own run (a judge) hit a fatal error
                     if passed or attempt == step.retries:
@@ -216,9 +264,9 @@ class Workflow:
                         said = await _maybe_await(step.on_reject(result, ctx)) or ""
                     if said:
                         # send the rejected session back to work, with what was missing
-                        prompt_cur, resume_cur, fork_cur = said, result.session_id, False
+                        prompt_cur, resume_cur, fork_cur, at_cur = said, result.session_id, False, None
                     else:
-                        prompt_cur, resume_cur, fork_cur = first_prompt, resume, fork
+                        prompt_cur, resume_cur, fork_cur, at_cur = first_prompt, resume, fork, resume_at
                 if on_step is not None and result is not None:
                     on_step(step, result)
                 assert result is not None
@@ -235,6 +283,42 @@ class Workflow:
             ctx[FAULT_KEY] = ctx["_fatal"] = fault.line()
             ctx["_failed_at"] = current
         return ctx
+
+
+def _replay(store: Checkpoints) -> str | None:
+    from ..core.rewind import recover
+
+    return recover(store)
+
+
+def _checkpoint(
+    store: Checkpoints | None,
+    step: Step,
+    emit: Callable[[Event], None],
+    *,
+    phase: Phase,
+    flow: str,
+    round_no: int = 0,
+    session: str = "",
+    at: str = "",
+) -> int:
+    """Take a round-boundary checkpoint (a judged step only); the round's number (0: none).
+
+    A checkpoint is a way back, never a precondition: one the disk refuses is said, not fatal
+    (the lineage and the manifest, which the run needs, stop it on their own)."""
+    if store is None or not step.checkpoints:
+        return 0
+    number = round_no or store.next_round()
+    try:
+        cp = store.take(round_no=number, phase=phase, step=step.name, flow=flow, session=session, at=at)
+    except (OSError, CheckpointError) as exc:
+        emit(Recovery(text=_("第 {round} 轮的检查点没存成:{why}").format(round=number, why=exc)))
+        return number
+    skipped = store.skipped_line(cp)
+    if skipped is not None and not store.said:
+        store.said = True  # once a run, not every round
+        emit(Recovery(text=skipped))
+    return number
 
 
 def _fault_of(runtime: Any, lineage: Lineage | None) -> DiskFault | None:

@@ -196,7 +196,7 @@ def with_goal(
         return verdict.feedback() if isinstance(verdict, Verdict) else ""
 
     # replace(), not a rebuilt Step: a field forgotten in a rebuild fails silently
-    return replace(step, retries=max(0, rounds - 1), gate=gate, on_reject=on_reject)
+    return replace(step, retries=max(0, rounds - 1), gate=gate, on_reject=on_reject, checkpoints=True)
 
 
 __all__ = ["ACCEPT", "AMEND", "GOAL_KEY", "ROUND_KEY", "VERDICT_KEY", "WRONG", "goal_step", "with_goal"]

@@ -164,6 +164,19 @@ class WakeRecord:
 
 
 @dataclass
+class BranchRecord:
+    """A rewind or a fork (core/rewind.py): the work went back to the end of `round`, and the
+    wakes after `after_wake` continue from there, a branch beside rounds `round`+1..`from_round`."""
+
+    kind: str  # rewind / fork
+    round: int  # the judged round the work went back to
+    from_round: int  # the round the work had reached
+    at: float
+    remark: str
+    after_wake: int  # how many wakes came before it (0: before the first one of this folder)
+
+
+@dataclass
 class CheckLine:
     line: int  # 0-based, in 目标.md
     text: str
@@ -194,6 +207,7 @@ class History:
     elsewhere: str  # who else is working on the folder's flow now (a terminal's `flower`), or ""
     earlier: int  # wakes of work archived with `--new`, left out
     problems: list[str]  # what could not be read, one line each
+    branches: list[BranchRecord] = field(default_factory=list)  # rewinds and forks, in order
 
 
 @dataclass
@@ -236,6 +250,7 @@ class DiskRecord:
     cutoff: float  # when the current piece of work began (0: no `--new` yet)
     elsewhere: str  # who holds the flow's lock, when another live process does
     problems: list[str]
+    branches: list[BranchRecord] = field(default_factory=list)
 
 
 def read_disk(
@@ -264,6 +279,7 @@ def read_disk(
     if lineage.damage:
         problems.append(f"{lineage.path}: {lineage.damage}")
     cutoff = _archived_at(notes / "archive")
+    branches = _branches(rows)
     rows = [r for r in rows if _is_row(r)]
     earlier = _earlier_runs(rows, _archived_sessions(notes / "archive"))
     rows = [r for r in rows if r["run"] not in earlier]
@@ -293,6 +309,7 @@ def read_disk(
         cutoff=cutoff,
         elsewhere=_held_elsewhere(run_path, flow),
         problems=problems,
+        branches=branches,
     )
 
 
@@ -362,6 +379,7 @@ def assemble(
         elsewhere=elsewhere,
         earlier=disk.earlier,
         problems=problems,
+        branches=list(disk.branches),
     )
 
 
@@ -923,7 +941,32 @@ def _is_row(row: Any) -> bool:
         and isinstance(row.get("run"), str)
         # the row a handoff's own turn may leave behind when the process dies in it
         and StepLabel.parse(row["step"]).kind is not LabelKind.HANDOFF
+        and not isinstance(row.get("rewind"), dict)  # a rewind's row: a branch, not a wake
     )
+
+
+def _branches(rows: list[dict[str, Any]]) -> list[BranchRecord]:
+    """The rewinds and forks of the manifest, each placed after the wakes whose rows precede it."""
+    found: list[BranchRecord] = []
+    runs: set[str] = set()
+    for row in rows:
+        if not isinstance(row, dict):
+            continue
+        record = row.get("rewind")
+        if isinstance(record, dict):
+            found.append(
+                BranchRecord(
+                    kind=_str(record.get("kind")) or "rewind",
+                    round=_int(record.get("round")),
+                    from_round=_int(record.get("from_round")),
+                    at=_float(record.get("at")),
+                    remark=_str(record.get("remark")) or "",
+                    after_wake=len(runs),
+                )
+            )
+        elif _is_row(row):
+            runs.add(row["run"])
+    return found
 
 
 def _started(row: dict[str, Any]) -> float:
@@ -963,6 +1006,7 @@ def _read(path: Path) -> str | None:
 
 
 __all__ = [
+    "BranchRecord",
     "CheckLine",
     "HandoffRecord",
     "History",
