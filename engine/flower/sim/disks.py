@@ -100,7 +100,9 @@ def fill(disk: Path, *, leave: int = 0) -> int:
     room = max(st.f_bavail * st.f_frsize - leave, 0)
     taken = 0
     try:
-        fh = open(disk / FILLER, "ab")  # noqa: SIM115 - closed below, after the loop
+        # unbuffered: every byte is written by the call that counts it, and closing has nothing
+        # left to flush onto a disk that is full by then
+        fh = open(disk / FILLER, "ab", buffering=0)  # noqa: SIM115 - closed below, after the loop
     except OSError as exc:
         if exc.errno == errno.ENOSPC:
             return 0  # the run filled it first: not even the filler's name fits, it is full
@@ -109,12 +111,14 @@ def fill(disk: Path, *, leave: int = 0) -> int:
         block = b"\0" * (1 << 20)
         while taken < room:
             try:
-                taken += fh.write(block[: min(len(block), room - taken)])
-                fh.flush()
+                wrote = fh.write(block[: min(len(block), room - taken)])
             except OSError as exc:
                 if exc.errno != errno.ENOSPC:
                     raise
                 break
+            if not wrote:
+                break
+            taken += wrote
     return taken
 
 

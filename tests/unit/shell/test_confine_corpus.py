@@ -58,7 +58,10 @@ def test_a_sample_of_each_category_is_harmless_confined(
     harmful = [describe(o) for o in outcomes if not o.harmless]
     assert harmful == []
     # the commands really ran (a confinement that ran nothing would pass too)
-    assert not [o.case.command for o in outcomes if "这里隔离不了" in o.output]
+    # (the supervisor's own line, not the text anywhere: `ps auxeww` prints other processes'
+    # command lines, and a busy suite's may hold it)
+    refused = "flower:这里隔离不了这条命令"
+    assert not [o.case.command for o in outcomes if any(x.startswith(refused) for x in o.output.splitlines())]
 
 
 def test_the_harness_sees_harm_when_there_is_some(tmp_path: Path) -> None:
