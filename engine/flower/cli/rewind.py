@@ -62,7 +62,6 @@ def _where_flag(run_dir: Path, workspace: Path) -> str:
 
 def rewind_command(args: argparse.Namespace, *, screen: Screen | None = None) -> int:
     from ..core.checkpoints import CheckpointError, Checkpoints
-    from ..core.files import DiskFault
     from ..core.rewind import recover, rewind
 
     screen = screen or Screen()
@@ -98,9 +97,6 @@ def rewind_command(args: argparse.Namespace, *, screen: Screen | None = None) ->
             report = rewind(store, args.round, remark=args.remark or "", restore_edits=args.restore_my_edits)
         except CheckpointError as exc:
             screen.say(_("x {error}").format(error=exc), err=True)
-            return 1
-        except DiskFault as fault:
-            screen.say(_("x {fault}").format(fault=fault.line()), err=True)
             return 1
         except OSError as exc:
             screen.say(unwritable(exc, ws), err=True)
@@ -148,7 +144,6 @@ def _list_rounds(store: Any, screen: Screen) -> int:
 
 def fork_command(args: argparse.Namespace, *, screen: Screen | None = None) -> int:
     from ..core.checkpoints import CheckpointError, Checkpoints
-    from ..core.files import DiskFault
     from ..core.fork import fork
     from ..core.shared import store_setting
 
@@ -172,9 +167,6 @@ def fork_command(args: argparse.Namespace, *, screen: Screen | None = None) -> i
         )
     except CheckpointError as exc:
         screen.say(_("x {error}").format(error=exc), err=True)
-        return 1
-    except DiskFault as fault:
-        screen.say(_("x {fault}").format(fault=fault.line()), err=True)
         return 1
     except OSError as exc:
         screen.say(unwritable(exc, ws), err=True)
