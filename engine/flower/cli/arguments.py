@@ -244,6 +244,23 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
         metavar="SECONDS",
         help=_("等人回答多久;0 或负数 = 全自动,提问立刻落空(默认 1800)"),
     )
+    parser.add_argument(
+        "--budget",
+        type=_positive_float("--budget"),
+        default=None,
+        metavar="USD",
+        help=_(
+            "这次运行最多花多少美元(按 CLI 自己算的花费);到了就停在 stopped: budget,"
+            "换个预算再跑 flower 就从那里接着"
+        ),
+    )
+    parser.add_argument(
+        "--round-budget",
+        type=_positive_float("--round-budget"),
+        default=None,
+        metavar="USD",
+        help=_("每一轮(干活加它的判定)最多花多少美元"),
+    )
     _add_sandbox_flag(parser)
 
 
