@@ -208,9 +208,14 @@ def build_parser() -> _Parser:
     subs["once"] = once
 
     setup = sub.add_parser(
-        "setup", help=_("配置凭证(API key / 网关),写进 <workspace>/.env,并探一下网关连不连得上")
+        "setup", help=_("配置凭证(API key / 网关),写进 <workspace>/.env,并发一个最小的请求验凭证能不能用")
     )
     setup.add_argument("--check", action="store_true", help=_("只检查现有配置,不问、不写"))
+    setup.add_argument(
+        "--user",
+        action="store_true",
+        help=_("存进你自己的 ~/.config/flower/.env(每个工作区都读它;工作区的 .env 优先)"),
+    )
     _add_global_flags(setup, copy=True)
     subs["setup"] = setup
 
