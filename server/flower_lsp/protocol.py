@@ -42,6 +42,7 @@ STOP = "flower.stop"
 OPEN_DOCUMENT = "flower.openDocument"
 ANSWER = "flower.answer"
 ASIDE = "flower.aside"
+REWIND = "flower.rewind"
 # request, client -> server
 STATE = "flower/state"
 # notifications, server -> client
@@ -174,6 +175,39 @@ class AsideArgs:
 
     question: str = _doc("the question")
     folder: str | None = _doc("URI of the workspace folder; default: the first folder", default=None)
+
+
+@dataclass
+class RewindArgs:
+    """Put the folder's workspace and the step's conversation back to the end of a judged round
+    (`flower rewind N`). With `preview` nothing changes: the result lists what would, for the
+    client's confirmation."""
+
+    round: int = _doc("the judged round to go back to (1, 2, ...)")
+    preview: bool = _doc("only say what the rewind would change", default=False)
+    remark: str = _doc("words the step hears first when it continues from that round", default="")
+    restore_my_edits: bool = _doc(
+        "put back the files the person changed by hand since the newest checkpoint too (their "
+        "bytes are kept first); default: those are kept as they are and listed",
+        default=False,
+    )
+    folder: str | None = _doc("URI of the workspace folder; default: the first folder", default=None)
+
+
+@dataclass
+class RewindResult:
+    """What a rewind did, or (preview) would do. Refusals (a run in progress, no such round, no
+    checkpoints) are `ok: false` with the reason in `message`, never a protocol error."""
+
+    ok: bool = _doc("whether the rewind was done (preview: whether it can be)")
+    message: str = _doc("one line for the person")
+    round: int = _doc("the round asked for", default=0)
+    changed: list[str] = _doc("workspace paths put back to the round's bytes", default_factory=list)
+    removed: list[str] = _doc("workspace paths removed (made after the round)", default_factory=list)
+    kept: list[str] = _doc("the person's own edits, left as they are", default_factory=list)
+    restored_edits: list[str] = _doc("the person's own edits put back too", default_factory=list)
+    session_cut: bool = _doc("the step's conversation resumes at the end of the round", default=False)
+    rounds: list[int] = _doc("the judged rounds that can be gone back to", default_factory=list)
 
 
 @dataclass
@@ -396,6 +430,16 @@ METHODS: tuple[Method, ...] = (
         "A side question about the run; the answer is the result (the run is not disturbed).",
     ),
     Method(
+        "REWIND",
+        REWIND,
+        "command",
+        "client->server",
+        RewindArgs,
+        RewindResult,
+        "Back to the end of a judged round, files and conversation together (preview first, for a"
+        " confirmation); refused while a run holds the folder.",
+    ),
+    Method(
         "STATE",
         STATE,
         "request",
@@ -446,6 +490,8 @@ PAYLOADS: tuple[type[DataclassInstance], ...] = (
     AnswerArgs,
     AsideArgs,
     AsideResult,
+    RewindArgs,
+    RewindResult,
     CommandResult,
     StateParams,
     VerdictInfo,
@@ -776,6 +822,8 @@ FALLBACKS: dict[str, str] = {
     " answers the folder's oldest waiting question. " + REFUSED,
     ASIDE: "The answer is the result (AsideResult); a client that does not declare `results` is also"
     " shown its first line with window/showMessage and the whole answer with window/logMessage.",
+    REWIND: "The result is the answer (RewindResult); a refusal is also shown with window/showMessage"
+    " to a client that does not declare `results`.",
     STATE: "A standard request any client can send; params may be left out, null, {} or [].",
     HISTORY: "A standard request any client can send; params may be left out, null, {} or [].",
     HISTORY_UPDATE: "Sent only to a client that declares `history`; any other asks flower/history again"

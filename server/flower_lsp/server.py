@@ -24,6 +24,7 @@ from .negotiation import Negotiated
 from .progress import Progress
 from .protocol import EXPERIMENTAL_KEY, InitOptions
 from .questions import Questions
+from .rewind import Rewinds
 from .runs import Runs
 from .settings import Settings, read_options
 from .state import State
@@ -43,6 +44,7 @@ FEATURES: tuple[type[Feature], ...] = (
     State,
     Documents,
     Asides,
+    Rewinds,
     RunHistory,
     Runs,
     Settings,

@@ -103,6 +103,42 @@ export interface AsideResult {
   cost_usd?: number;
 }
 
+/** Put the folder's workspace and the step's conversation back to the end of a judged round (`flower rewind N`). With `preview` nothing changes: the result lists what would, for the client's confirmation. */
+export interface RewindArgs {
+  /** the judged round to go back to (1, 2, ...) */
+  round: number;
+  /** only say what the rewind would change */
+  preview?: boolean;
+  /** words the step hears first when it continues from that round */
+  remark?: string;
+  /** put back the files the person changed by hand since the newest checkpoint too (their bytes are kept first); default: those are kept as they are and listed */
+  restore_my_edits?: boolean;
+  /** URI of the workspace folder; default: the first folder */
+  folder?: string | null;
+}
+
+/** What a rewind did, or (preview) would do. Refusals (a run in progress, no such round, no checkpoints) are `ok: false` with the reason in `message`, never a protocol error. */
+export interface RewindResult {
+  /** whether the rewind was done (preview: whether it can be) */
+  ok: boolean;
+  /** one line for the person */
+  message: string;
+  /** the round asked for */
+  round?: number;
+  /** workspace paths put back to the round's bytes */
+  changed?: string[];
+  /** workspace paths removed (made after the round) */
+  removed?: string[];
+  /** the person's own edits, left as they are */
+  kept?: string[];
+  /** the person's own edits put back too */
+  restored_edits?: string[];
+  /** the step's conversation resumes at the end of the round */
+  session_cut?: boolean;
+  /** the judged rounds that can be gone back to */
+  rounds?: number[];
+}
+
 /** What every flower command returns. Refusals (a run already in progress, nothing to continue, an unwritable workspace) are `ok: false` with a message, never a protocol error. */
 export interface CommandResult {
   /** whether the command did what was asked */
@@ -569,6 +605,8 @@ export const OPEN_DOCUMENT = "flower.openDocument";
 export const ANSWER = "flower.answer";
 /** command, client->server. A side question about the run; the answer is the result (the run is not disturbed). (params: AsideArgs; result: AsideResult) */
 export const ASIDE = "flower.aside";
+/** command, client->server. Back to the end of a judged round, files and conversation together (preview first, for a confirmation); refused while a run holds the folder. (params: RewindArgs; result: RewindResult) */
+export const REWIND = "flower.rewind";
 /** request, client->server. wake_state() plus what is running now. (params: StateParams; result: StateResult) */
 export const STATE = "flower/state";
 /** notification, server->client. The resume banner: on initialized and whenever a run wakes. (params: BannerParams; result: none) */
@@ -588,10 +626,10 @@ export const EXPERIMENTAL_KEY = "flower";
 export const SETTINGS_SECTION = "flower";
 
 /** Every command the server registers (executeCommandProvider); the client must not register them again. */
-export const COMMANDS = [CONTINUE, START, SAY, STOP, OPEN_DOCUMENT, ANSWER, ASIDE] as const;
+export const COMMANDS = [CONTINUE, START, SAY, STOP, OPEN_DOCUMENT, ANSWER, ASIDE, REWIND] as const;
 
 /** The names of the commands the client runs (workspace/executeCommand). */
-export type CommandName = typeof CONTINUE | typeof START | typeof SAY | typeof STOP | typeof OPEN_DOCUMENT | typeof ANSWER | typeof ASIDE;
+export type CommandName = typeof CONTINUE | typeof START | typeof SAY | typeof STOP | typeof OPEN_DOCUMENT | typeof ANSWER | typeof ASIDE | typeof REWIND;
 
 /** The names of the requests the client sends. */
 export type RequestName = typeof STATE | typeof HISTORY;
@@ -611,6 +649,7 @@ export interface MethodTypes {
   "flower.openDocument": { params: OpenDocumentArgs; result: CommandResult };
   "flower.answer": { params: AnswerArgs; result: CommandResult };
   "flower.aside": { params: AsideArgs; result: AsideResult };
+  "flower.rewind": { params: RewindArgs; result: RewindResult };
   "flower/state": { params: StateParams; result: StateResult };
   "flower/banner": { params: BannerParams; result: void };
   "flower/context": { params: ContextParams; result: void };

@@ -38,21 +38,16 @@ def _names(paths: list[str], limit: int = 5) -> str:
     return shown + (_(" 等 {n} 个").format(n=len(paths)) if len(paths) > limit else "")
 
 
-def _hold_flows(run_dir: Path, flows: set[str], screen: Screen) -> ExitStack | None:
+def _hold_flows(store: Any, screen: Screen) -> ExitStack | None:
     """Every flow of the run, claimed without waiting; None (said why) while one is running."""
-    from ..core.rundir import FlowBusy, FlowLock
+    from ..core.rewind import hold_flows
+    from ..core.rundir import FlowBusy
 
-    held = ExitStack()
-    for flow in sorted(flows):
-        lock = FlowLock(run_dir, flow, who="flower rewind")
-        try:
-            lock.acquire()
-        except FlowBusy as busy:
-            held.close()
-            screen.say(_(BUSY).format(holder=busy.holder.describe()), err=True)
-            return None
-        held.callback(lock.release)
-    return held
+    try:
+        return hold_flows(store, who="flower rewind")
+    except FlowBusy as busy:
+        screen.say(_(BUSY).format(holder=busy.holder.describe()), err=True)
+        return None
 
 
 def _where_flag(run_dir: Path, workspace: Path) -> str:
@@ -76,7 +71,7 @@ def rewind_command(args: argparse.Namespace, *, screen: Screen | None = None) ->
     if not every:
         screen.say(_(NO_CHECKPOINTS).format(run_dir=run_dir), err=True)
         return 1
-    held = _hold_flows(run_dir, {cp.flow for cp in every if cp.flow} or {"starter"}, screen)
+    held = _hold_flows(store, screen)
     if held is None:
         return 1
     try:

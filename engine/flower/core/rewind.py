@@ -19,6 +19,7 @@ import os
 import signal
 import time
 import uuid
+from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,7 @@ from .files import write_bytes
 from .i18n import _
 from .lineage import Lineage
 from .recovery import MANIFEST
-from .rundir import read_json, update_json
+from .rundir import FlowLock, read_json, update_json
 
 JOURNAL = "journal.json"
 KILL_AFTER = "FLOWER_FAULT_REWIND_KILL_AFTER"  # fault injection: die after that many writes
@@ -57,6 +58,21 @@ class Report:
     id: str
     saved: dict[str, str] = field(default_factory=dict)  # a put-back edit -> the blob holding it
     session_cut: bool = False  # the step's session resumes at the end of the round
+
+
+def hold_flows(store: Checkpoints, *, who: str) -> ExitStack:
+    """Every flow of the run claimed without waiting (the lock a run holds while it works):
+    raises FlowBusy, naming the holder, while one runs here or in another process."""
+    held = ExitStack()
+    try:
+        for flow in sorted({cp.flow for cp in store.all() if cp.flow} or {"starter"}):
+            lock = FlowLock(store.run_dir, flow, who=who)
+            lock.acquire()
+            held.callback(lock.release)
+    except BaseException:
+        held.close()
+        raise
+    return held
 
 
 def _same(a: Entry | None, b: Entry | None) -> bool:

@@ -124,6 +124,49 @@ function M.answer(text, id)
   M.command(P.ANSWER, { text = text or '', id = id })
 end
 
+local REWIND, CANCEL = 'Rewind', 'Cancel'
+
+--- The confirmation of a rewind: the preview's line, then every file it will change.
+local function rewind_prompt(preview)
+  local lines = { preview.message }
+  for _, path in ipairs(preview.changed or {}) do
+    table.insert(lines, '  ~ ' .. path)
+  end
+  for _, path in ipairs(preview.removed or {}) do
+    table.insert(lines, '  - ' .. path)
+  end
+  for _, path in ipairs(preview.kept or {}) do
+    table.insert(lines, '  = ' .. path .. ' (yours, kept)')
+  end
+  return table.concat(lines, '\n')
+end
+
+--- :FlowerRewind N [remark]: back to the end of judged round N, files and conversation, once the
+--- person confirmed the files the server's preview lists.
+function M.rewind(text)
+  local n, remark = vim.trim(text or ''):match('^(%d+)%s*(.*)$')
+  if not n then
+    notify('usage: :FlowerRewind N [remark] (N: a judged round)', LEVELS.WARN)
+    return
+  end
+  local c = current()
+  if not c then
+    return
+  end
+  local round = tonumber(n)
+  client.execute(c, P.REWIND, { round = round, preview = true }, function(err, preview)
+    if err or type(preview) ~= 'table' or not preview.ok then
+      report(err, preview)
+      return
+    end
+    vim.ui.select({ REWIND, CANCEL }, { prompt = rewind_prompt(preview) }, function(choice)
+      if choice == REWIND then
+        M.command(P.REWIND, { round = round, remark = remark })
+      end
+    end)
+  end)
+end
+
 --- :FlowerOpen brief|goal|handoff. A client that cannot show documents gets the path back.
 function M.open(which)
   M.command(P.OPEN_DOCUMENT, { which = which }, function(result)
@@ -411,6 +454,7 @@ function M.setup(opts)
     M.show_state()
   end, {})
   command('FlowerAnswer', with_args(M.answer), { nargs = '?' })
+  command('FlowerRewind', with_args(M.rewind), { nargs = '+' })
   command('FlowerLog', M.show_log, {})
   command('FlowerHistory', function()
     M.show_history()

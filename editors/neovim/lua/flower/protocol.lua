@@ -16,6 +16,8 @@ M.OPEN_DOCUMENT = "flower.openDocument"
 M.ANSWER = "flower.answer"
 --- command, client->server. A side question about the run; the answer is the result (the run is not disturbed).
 M.ASIDE = "flower.aside"
+--- command, client->server. Back to the end of a judged round, files and conversation together (preview first, for a confirmation); refused while a run holds the folder.
+M.REWIND = "flower.rewind"
 --- request, client->server. wake_state() plus what is running now.
 M.STATE = "flower/state"
 --- notification, server->client. The resume banner: on initialized and whenever a run wakes.
@@ -35,7 +37,7 @@ M.EXPERIMENTAL_KEY = "flower"
 M.SETTINGS_SECTION = "flower"
 
 --- Every command the server registers (executeCommandProvider).
-M.COMMANDS = { M.CONTINUE, M.START, M.SAY, M.STOP, M.OPEN_DOCUMENT, M.ANSWER, M.ASIDE }
+M.COMMANDS = { M.CONTINUE, M.START, M.SAY, M.STOP, M.OPEN_DOCUMENT, M.ANSWER, M.ASIDE, M.REWIND }
 
 --- The flower extensions a client may declare under capabilities.experimental[M.EXPERIMENTAL_KEY] (FlowerCapabilities).
 M.CAPABILITIES = { "ask", "banner", "context", "event", "results", "offer", "history" }
