@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 Ctx = dict[str, Any]
 
 FAULT_KEY = "_fault"  # a write the disk refused (full, read-only, gone): its one line
+CHECKPOINTS_KEY = "_checkpoints"  # the run's checkpoints (a gate reads the round's start from them)
 
 
 ON_FAIL = ("stop", "skip", "continue")
@@ -126,6 +127,7 @@ class Workflow:
         if self.continuous and getattr(runtime, "run_dir", None) and getattr(runtime, "workspace", None):
             store = Checkpoints(runtime.run_dir, runtime.workspace)
             store.shared = getattr(runtime, "shared", None)
+            ctx[CHECKPOINTS_KEY] = store
             try:
                 replayed = _replay(store)  # a rewind killed half-way: finished before anything reads
             except (OSError, CheckpointError) as exc:
@@ -349,4 +351,4 @@ def _drain(runtime: Any) -> list[str]:
     return lines
 
 
-__all__ = ["Ctx", "Step", "StepAbort", "Workflow"]
+__all__ = ["CHECKPOINTS_KEY", "Ctx", "Step", "StepAbort", "Workflow"]
