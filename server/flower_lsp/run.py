@@ -82,6 +82,8 @@ class RunEnded:
             return cls("failed", outcome.fault, cost_usd, outcome)
         if outcome.budget:  # stopped: budget; a new budget continues the same run
             return cls("budget", outcome.budget, cost_usd, outcome)
+        if outcome.stopped and outcome.aborted:  # no progress: stopped on the person's word
+            return cls("stopped", _("停下了:{why}").format(why=outcome.aborted), cost_usd, outcome)
         if outcome.aborted:
             return cls("failed", _("停下了:{why}").format(why=outcome.aborted), cost_usd, outcome)
         if outcome.failed_at:
@@ -102,6 +104,7 @@ class RunEnded:
                 "verdict": verdict.state if verdict is not None else None,
                 "rounds": self.outcome.rounds,
                 "budget": self.outcome.budget,
+                "stopped": self.outcome.stopped,
             }
         return {**out, "phase": self.phase, "cost_usd": self.cost_usd}
 

@@ -25,6 +25,14 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _positive_int(name: str) -> Callable[[str], int]:
+    return _int_at_least(name, 1)
+
+
+def _whole_number(name: str) -> Callable[[str], int]:
+    return _int_at_least(name, 0)
+
+
+def _int_at_least(name: str, low: int) -> Callable[[str], int]:
     def convert(text: str) -> int:
         try:
             value = int(text)
@@ -32,8 +40,9 @@ def _positive_int(name: str) -> Callable[[str], int]:
             raise argparse.ArgumentTypeError(
                 _("{name} 要一个整数,不是 {text!r}").format(name=name, text=text)
             ) from None
-        if value < 1:
-            raise argparse.ArgumentTypeError(_("{name} 至少是 1,不是 {value}").format(name=name, value=value))
+        if value < low:
+            message = _("{name} 至少是 1,不是 {value}") if low == 1 else _("{name} 不能是负数,不是 {value}")
+            raise argparse.ArgumentTypeError(message.format(name=name, value=value))
         return value
 
     return convert
@@ -138,6 +147,16 @@ def build_parser() -> _Parser:
         "--asks", type=int, default=-1, metavar="N", help=_("提问额度:负数 = 不限(默认),0 = 不许问")
     )
     _add_run_options(go)
+    go.add_argument(
+        "--stall-rounds",
+        type=_whole_number("--stall-rounds"),
+        default=None,
+        metavar="N",
+        help=_(
+            "连续 N 轮没通过同样的判定项、工作区也没变,就停下来问你:接着做、修改目标还是停下"
+            "(默认:环境变量 FLOWER_STALL_ROUNDS,没有就是 3;0 = 不问)"
+        ),
+    )
     go.add_argument("--no-goal", action="store_true", help=_("不设目标、不判定:干完就算完"))
     go.add_argument(
         "--isolate", action="store_true", help=_("每个 subagent 一份 git worktree;工作区必须是 git 仓库")

@@ -37,6 +37,8 @@ class RunSettings:
     clarify_only: bool = False
     goal: bool = True
     rounds: int = 3
+    # rounds in a row without progress before the person is asked; None: $FLOWER_STALL_ROUNDS, else 3
+    stall_rounds: int | None = None
     judge_can_run: bool = False
     max_asks: int | None = None
     # dollars the run, and each of its rounds, may spend; None: no ceiling (core/budget.py)

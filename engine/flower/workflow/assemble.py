@@ -61,6 +61,7 @@ def flow_of(ask: str, settings: RunSettings) -> Workflow:
         clarify_only=settings.clarify_only,
         goal=settings.goal,
         rounds=settings.rounds,
+        stall_rounds=settings.stall_rounds,
         judge_can_run=settings.judge_can_run,
         max_asks=settings.max_asks,
         timeout_s=settings.timeout_s,

@@ -25,6 +25,7 @@ Ctx = dict[str, Any]
 
 FAULT_KEY = "_fault"  # a write the disk refused (full, read-only, gone): its one line
 BUDGET_KEY = "_budget"  # a money ceiling was reached: the "stopped: budget" line
+CHECKPOINTS_KEY = "_checkpoints"  # the run's checkpoints (a gate reads the round's start from them)
 
 
 ON_FAIL = ("stop", "skip", "continue")
@@ -127,6 +128,7 @@ class Workflow:
         if self.continuous and getattr(runtime, "run_dir", None) and getattr(runtime, "workspace", None):
             store = Checkpoints(runtime.run_dir, runtime.workspace)
             store.shared = getattr(runtime, "shared", None)
+            ctx[CHECKPOINTS_KEY] = store
             try:
                 replayed = _replay(store)  # a rewind killed half-way: finished before anything reads
             except (OSError, CheckpointError) as exc:
@@ -361,4 +363,4 @@ def _drain(runtime: Any) -> list[str]:
     return lines
 
 
-__all__ = ["Ctx", "Step", "StepAbort", "Workflow"]
+__all__ = ["CHECKPOINTS_KEY", "Ctx", "Step", "StepAbort", "Workflow"]

@@ -8,16 +8,20 @@ from typing import Any
 
 from ..core.events import Event, GoalUnverifiable, VerdictGiven, emitter, verdict_state
 from ..core.goal import Goal, Verdict
-from ..core.i18n import _
+from ..core.i18n import N_, _
 from ..core.labels import StepLabel
+from ..core.progress import NoProgress, round_fingerprints, stall_limit
 from ..core.resilience import classify
 from ..core.roles import judge
-from .base import BUDGET_KEY, FAULT_KEY, Ctx, Step, StepAbort
+from .base import BUDGET_KEY, CHECKPOINTS_KEY, FAULT_KEY, Ctx, Step, StepAbort
 from .notes import keep_before_rewrite
 
 GOAL_KEY = "_goal"
 VERDICT_KEY = "_verdict"
 ROUND_KEY = "_goal_rounds"
+STALL_KEY = "_no_progress"  # the rounds-without-progress count (core/progress.py)
+STOPPED_KEY = "_stopped"  # why the run stopped on the person's word: NO_PROGRESS
+NO_PROGRESS = "no_progress"
 
 NO_BRIEF = "(没有确认书)"
 GOAL_PROMPT = (
@@ -35,6 +39,10 @@ WRONG = "你判断错了,继续做"
 UNREACHABLE_QUESTION = "目标被判为**无法达成**:{reason}\n怎么办?"
 AMEND_QUESTION = "目标要怎么改?一句话说清要加上或改成什么。"
 DEFAULT_REASON = "判定者没有给出明确结论,按未达成处理。"
+# the choices when rounds make no progress (amending goes the unreachable goal's way)
+STALL_CONTINUE = N_("接着做")
+STALL_AMEND = N_("修改目标")
+STALL_STOP = N_("停下")
 
 
 def _emit(ctx: Ctx, event: Event) -> None:
@@ -113,9 +121,15 @@ def with_goal(
     instructions: str = "",
     can_run: bool = False,
     name: str | None = None,
+    stall_rounds: int | None = None,
     **spec_kw: Any,
 ) -> Step:
-    """Guard a step with the goal: an independent judge rules at the end of every round."""
+    """Guard a step with the goal: an independent judge rules at the end of every round.
+
+    ``stall_rounds``: after that many rounds in a row failing the same checks with the
+    workspace unchanged, the person is asked whether to go on, change the goal or stop
+    (None: ``$FLOWER_STALL_ROUNDS``, else 3; 0: never asked)."""
+    stall_rounds = stall_limit(stall_rounds)
     label = name or f"{step.name}·判定"
     judger = spec or judge(label, channel, instructions=instructions, can_run=can_run, **spec_kw)
     goal_path = Path(goal_path)
@@ -170,8 +184,12 @@ def with_goal(
                 session_id=verdict_run.session_id,
             ),
         )
+        stalled = _stalled(ctx, verdict, stall_rounds)
         if verdict.achieved:
             return True
+        if stalled and round_no < rounds:  # on the last round the run ends anyway: nothing to ask
+            await _ask_on_no_progress(channel, ctx, goal, goal_path, verdict, stall_rounds)
+            return False
         if not verdict.unreachable:
             return False  # not yet, or ambiguous: ambiguity is never a pass
         ask = await channel.ask(
@@ -184,12 +202,7 @@ def with_goal(
         if ask.answer.strip() == ACCEPT:
             return True
         if ask.answer.strip() == AMEND:
-            change = await channel.ask(AMEND_QUESTION)
-            if change.state == "answered" and change.answer.strip():
-                goal.amend(change.answer.strip())
-                keep_before_rewrite(ctx, goal_path, goal.to_markdown())
-                goal.write(goal_path)
-                ctx[GOAL_KEY] = goal
+            await _amend_goal(channel, ctx, goal, goal_path)
             return False
         verdict.reason = f"人认为判定有误:{ask.answer.strip()}"
         return False
@@ -202,4 +215,70 @@ def with_goal(
     return replace(step, retries=max(0, rounds - 1), gate=gate, on_reject=on_reject, checkpoints=True)
 
 
-__all__ = ["ACCEPT", "AMEND", "GOAL_KEY", "ROUND_KEY", "VERDICT_KEY", "WRONG", "goal_step", "with_goal"]
+async def _amend_goal(channel: Any, ctx: Ctx, goal: Goal, goal_path: Path) -> bool:
+    """Ask how the goal should change and append it to 目标.md; True when it was changed."""
+    change = await channel.ask(AMEND_QUESTION)
+    if change.state != "answered" or not change.answer.strip():
+        return False
+    goal.amend(change.answer.strip())
+    keep_before_rewrite(ctx, goal_path, goal.to_markdown())
+    goal.write(goal_path)
+    ctx[GOAL_KEY] = goal
+    return True
+
+
+def _stalled(ctx: Ctx, verdict: Verdict, limit: int) -> bool:
+    """Whether this verdict makes `limit` rounds in a row without progress (never for an
+    unreachable one, which asks its own question)."""
+    tracker = ctx.get(STALL_KEY)
+    if not isinstance(tracker, NoProgress):
+        tracker = ctx[STALL_KEY] = NoProgress(limit)
+    if verdict.unreachable:
+        tracker.reset()
+        return False
+    before, after = round_fingerprints(ctx.get(CHECKPOINTS_KEY)) if limit > 0 else (None, None)
+    return tracker.observe(verdict.achieved, verdict.failed, before, after)
+
+
+async def _ask_on_no_progress(
+    channel: Any, ctx: Ctx, goal: Goal, goal_path: Path, verdict: Verdict, limit: int
+) -> None:
+    """Go on, change the goal, or stop; raises StepAbort for stop and for nobody answering."""
+    items = "\n".join(f"- {c}" for c in verdict.failed) or _("(判定者没列出未通过的条目)")
+    question = _(
+        "连续 {n} 轮判定没通过的都是同样这些条目,工作区也一个文件都没变:\n{items}\n"
+        "再跑下去多半还是这样。怎么办?"
+    ).format(n=limit, items=items)
+    go_on, amend, stop = _(STALL_CONTINUE), _(STALL_AMEND), _(STALL_STOP)
+    ask = await channel.ask(question, [go_on, amend, stop])
+    answer = ask.answer.strip()
+    if ask.state != "answered" or answer == stop:
+        ctx[STOPPED_KEY] = NO_PROGRESS
+        why = (
+            _("按你的选择停下") if ask.state == "answered" else _("没人回应({state})").format(state=ask.state)
+        )
+        raise StepAbort(
+            _("连续 {n} 轮没有进展(同样的判定项没通过,工作区没变),{why}").format(n=limit, why=why)
+        )
+    if answer == amend:
+        await _amend_goal(channel, ctx, goal, goal_path)
+    elif answer != go_on:
+        # words of the person's own: the worker hears them with the verdict
+        verdict.reason = f"{verdict.reason}\n\n人说:{answer}".strip()
+
+
+__all__ = [
+    "ACCEPT",
+    "AMEND",
+    "GOAL_KEY",
+    "NO_PROGRESS",
+    "ROUND_KEY",
+    "STALL_AMEND",
+    "STALL_CONTINUE",
+    "STALL_STOP",
+    "STOPPED_KEY",
+    "VERDICT_KEY",
+    "WRONG",
+    "goal_step",
+    "with_goal",
+]

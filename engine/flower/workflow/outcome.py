@@ -8,7 +8,7 @@ from typing import Any
 
 from ..core.goal import Verdict
 from .base import BUDGET_KEY, FAULT_KEY
-from .goal import ROUND_KEY, VERDICT_KEY
+from .goal import ROUND_KEY, STOPPED_KEY, VERDICT_KEY
 
 # written by Workflow.run: the step that stopped the workflow, and why a gate aborted it
 FAILED_AT_KEY = "_failed_at"
@@ -23,6 +23,7 @@ class Outcome:
     rounds: int | None = None  # judged rounds of work
     fault: str | None = None  # the disk refused a write: what happened and what to do, one line
     budget: str | None = None  # stopped: budget (a money ceiling reached), its one line
+    stopped: str | None = None  # stopped on the person's word: "no_progress"
 
     @classmethod
     def of(cls, ctx: Mapping[str, Any]) -> Outcome:
@@ -36,6 +37,7 @@ class Outcome:
             rounds=rounds if isinstance(rounds, int) else None,
             fault=str(fault) if fault else None,
             budget=str(budget) if budget else None,
+            stopped=str(ctx[STOPPED_KEY]) if ctx.get(STOPPED_KEY) else None,
         )
 
     @property

@@ -154,6 +154,7 @@ def starter_flow(
     clarify_only: bool = False,
     goal: bool = True,
     rounds: int = 3,
+    stall_rounds: int | None = None,
     judge_can_run: bool = False,
     max_asks: int | None = None,
     timeout_s: float | None = 1800.0,
@@ -224,7 +225,14 @@ def starter_flow(
                 always_set=waking and bool(said),
             )
         )
-        work = with_goal(work, channel, goal_path=goal_path, rounds=rounds, can_run=judge_can_run)
+        work = with_goal(
+            work,
+            channel,
+            goal_path=goal_path,
+            rounds=rounds,
+            can_run=judge_can_run,
+            stall_rounds=stall_rounds,
+        )
     steps.append(work)
     return Workflow(steps, name="starter", channel=channel, workbench=wb)
 
