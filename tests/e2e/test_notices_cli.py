@@ -101,3 +101,22 @@ def test_a_terminal_rings_and_gets_the_title_when_asked_and_when_finished(sim_fa
         term.kill()
     assert TITLE.format(label="跑完了") in term.text
     assert term.text.index(TITLE.format(label="在问你")) < term.text.index(TITLE.format(label="跑完了"))
+
+
+def test_notify_gets_the_limit_wait_then_the_end(sim_factory, claude_root, tmp_path):
+    usage = "usage limit reached, resets at {reset_clock}"
+    look = {"tool": {"name": "Bash", "input": {"command": "ls", "description": "look"}}}
+    sim = sim_factory({"scripts": {"main": [look, {"fault": 429, "resets_in": 3, "message": usage}, "done"]}})
+    ws = tmp_path / "proj"
+    ws.mkdir()
+    command, log = recorder(tmp_path)
+    env = cli_env(sim, claude_root, CLAUDE_CODE_MAX_RETRIES="0")
+
+    done = flower("once", "-t", "Bash", "--notify", command, "看看", cwd=ws, env=env)
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    waited, finished = records(log)
+    assert waited["kind"] == "limit_wait"
+    assert f"  ~ {waited['text']}" in done.stdout.splitlines()  # the very line the terminal showed
+    assert finished["kind"] == "finished"
+    assert waited["time"] <= finished["time"]
