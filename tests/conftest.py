@@ -23,3 +23,6 @@ for _var in ("COLUMNS", "LINES"):
 # suite, not to the user running it: a window one test teaches must not reach the next run of
 # the developer's flower, nor a later test with the same gateway.
 os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="flower-test-state-")
+# Nor does the developer's own configuration (core/envfile.py reads ~/.config/flower/.env): a
+# key or gateway there must not reach a test that expects none.
+os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="flower-test-config-")

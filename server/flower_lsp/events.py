@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from flower.core.events import (
+    BudgetNote,
     DiskSpace,
     Event,
     GoalUnverifiable,
@@ -80,6 +81,8 @@ class EventLog(Feature):
         if self._terminal.pop(run, None) is not None:
             failed = ended.phase == "failed"
             kind = types.MessageType.Error if failed else types.MessageType.Info
+            if ended.phase == "budget":
+                kind = types.MessageType.Warning
             line = _("{folder} 里的运行:{text} · ${cost:.4f}").format(
                 folder=run.folder.name, text=ended.text, cost=ended.cost_usd
             )
@@ -118,6 +121,8 @@ def describe(event: Event) -> tuple[p.EventKind, str] | None:
         )
     if isinstance(event, (Retry, Offline, LimitWait)):
         return "retry", event.text
+    if isinstance(event, BudgetNote):
+        return "step", event.text
     if isinstance(event, (HandoffNear, HandoffWriting, HandoffDone, WindowNote)):
         return "handoff", event.text
     if isinstance(event, VerdictGiven):
@@ -159,6 +164,8 @@ def log_type(event: Event) -> types.MessageType:
     if isinstance(event, DiskSpace):
         return types.MessageType.Error if event.stopped else types.MessageType.Warning
     if isinstance(event, (Retry, Offline, LimitWait, HandoffNear, HandoffWriting, HandoffDone, WindowNote)):
+        return types.MessageType.Warning
+    if isinstance(event, BudgetNote) and event.phase == "stopped":
         return types.MessageType.Warning
     return types.MessageType.Info
 

@@ -84,6 +84,16 @@ class InitOptions:
         "sandbox, auto = the sandbox where it works, else one line says why not, off = unconfined",
         default="auto",
     )
+    budget_usd: float | None = _doc(
+        "dollars a run may spend (the CLI's `--budget`); null or 0 = no ceiling. Reached, the run "
+        "ends in phase `budget` (stopped: budget) and a new budget continues it",
+        default=None,
+    )
+    round_budget_usd: float | None = _doc(
+        "dollars each round (the work and its verdict) may spend (the CLI's `--round-budget`); "
+        "null or 0 = no ceiling",
+        default=None,
+    )
     folders: dict[str, InitOptions] = _doc(
         "per workspace folder (keyed by its URI): that folder's own options, replacing these for it",
         default_factory=dict,
@@ -298,7 +308,7 @@ class EventParams:
 
     folder: str = _doc("URI of the workspace folder")
     kind: EventKind = _doc(
-        "what happened; `run` carries payload.phase = started | finished | stopped | failed"
+        "what happened; `run` carries payload.phase = started | finished | stopped | failed | budget"
     )
     text: str = _doc("a readable line")
     payload: dict[str, Any] = _doc("structured details (JSON-safe copy of the engine event's payload)")

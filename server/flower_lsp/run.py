@@ -63,7 +63,7 @@ class Memory:
     live: Live = field(default_factory=Live)
 
 
-RunPhase = Literal["finished", "stopped", "failed"]
+RunPhase = Literal["finished", "stopped", "failed", "budget"]
 
 
 @dataclass(frozen=True)
@@ -80,6 +80,8 @@ class RunEnded:
     def of(cls, outcome: Outcome, cost_usd: float) -> RunEnded:
         if outcome.fault:  # the disk refused a write: which folder, why, what to do
             return cls("failed", outcome.fault, cost_usd, outcome)
+        if outcome.budget:  # stopped: budget; a new budget continues the same run
+            return cls("budget", outcome.budget, cost_usd, outcome)
         if outcome.aborted:
             return cls("failed", _("停下了:{why}").format(why=outcome.aborted), cost_usd, outcome)
         if outcome.failed_at:
@@ -99,6 +101,7 @@ class RunEnded:
                 "aborted": self.outcome.aborted,
                 "verdict": verdict.state if verdict is not None else None,
                 "rounds": self.outcome.rounds,
+                "budget": self.outcome.budget,
             }
         return {**out, "phase": self.phase, "cost_usd": self.cost_usd}
 

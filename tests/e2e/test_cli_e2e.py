@@ -548,8 +548,8 @@ def test_setup_writes_a_private_env_masks_the_key_and_probes_the_gateway(sim_fac
     assert f"ANTHROPIC_API_KEY={key}" in text and f"ANTHROPIC_BASE_URL={sim.base_url}\n" in text
     assert key not in done.stdout + done.stderr
     assert f"ANTHROPIC_API_KEY = sk-a***(共 {len(key)} 位)" in done.stdout
-    assert f"+ 连得上 127.0.0.1:{sim.port}" in done.stdout
-    assert sim.requests == []  # a probe is a handshake, never a request
+    assert f"+ 凭证能用:{sim.base_url}/v1/messages 用模型 claude-haiku-4-5 答了" in done.stdout
+    assert len(sim.requests) == 1  # the probe: one small Messages request
 
     # a gateway that does not answer: the check says so and fails
     dotenv.write_text(text.replace(sim.base_url, "http://127.0.0.1:9"), encoding="utf-8")
@@ -561,7 +561,7 @@ def test_setup_writes_a_private_env_masks_the_key_and_probes_the_gateway(sim_fac
         text=True,
         timeout=60,
     )
-    assert check.returncode == 1 and "x 连不上 127.0.0.1:9" in check.stderr
+    assert check.returncode == 1 and "x 连不上 http://127.0.0.1:9/v1/messages:" in check.stderr
 
 
 # -- a real terminal (a pseudo-terminal, no tmux) -----------------------------------------------------

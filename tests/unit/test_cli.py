@@ -508,6 +508,8 @@ def test_no_credential_is_reported_before_anything_is_asked(here: Path, monkeypa
     source = pipe_source("帮我做一个 X\n")
     assert cli.go_command(args(), screen=screen, source=source) == 1
     assert "缺少凭证" in err.getvalue() and "flower setup" in err.getvalue()
+    user = Path(os.environ["XDG_CONFIG_HOME"]) / "flower" / ".env"  # the suite's own, empty
+    assert f"或者 `flower setup --user` 存进 {user},每个工作区都读它。" in err.getvalue()
     assert source.read_line() == "帮我做一个 X"  # the request was never read
 
 

@@ -25,6 +25,7 @@ from claude_agent_sdk import (
 
 from flower.core.events import (
     EVENT_TYPES,
+    BudgetNote,
     ContextUpdate,
     Event,
     EventKind,
@@ -197,6 +198,21 @@ SHAPES = [
             "step": "干活",
         },
         id="a limit wait",
+    ),
+    pytest.param(
+        BudgetNote(text="b", phase="stopped", spent=1.5, run_usd=1.0, scope="run", step="干活"),
+        "system",
+        {
+            "subtype": "budget",
+            "phase": "stopped",
+            "spent": 1.5,
+            "run_usd": 1.0,
+            "round_usd": None,
+            "next_round": None,
+            "scope": "run",
+            "step": "干活",
+        },
+        id="stopped on a budget",
     ),
     pytest.param(
         WindowNote(text="w", configured=1_000_000, learned=200_000, model="m", base_url="http://gw"),

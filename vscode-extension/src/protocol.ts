@@ -25,6 +25,10 @@ export interface InitOptions {
   window?: number | null;
   /** how Bash commands are confined (the CLI's `--sandbox`): require = no run without the sandbox, auto = the sandbox where it works, else one line says why not, off = unconfined */
   sandbox?: "require" | "auto" | "off";
+  /** dollars a run may spend (the CLI's `--budget`); null or 0 = no ceiling. Reached, the run ends in phase `budget` (stopped: budget) and a new budget continues it */
+  budget_usd?: number | null;
+  /** dollars each round (the work and its verdict) may spend (the CLI's `--round-budget`); null or 0 = no ceiling */
+  round_budget_usd?: number | null;
   /** per workspace folder (keyed by its URI): that folder's own options, replacing these for it */
   folders?: Record<string, InitOptions>;
   /** a shared session store's URL (postgresql://...), the editor's `flower.store`; null = the server's $FLOWER_STORE, else each run directory's sessions.db. Never logged: messages show it with the password masked */
@@ -241,7 +245,7 @@ export interface ContextParams {
 export interface EventParams {
   /** URI of the workspace folder */
   folder: string;
-  /** what happened; `run` carries payload.phase = started | finished | stopped | failed */
+  /** what happened; `run` carries payload.phase = started | finished | stopped | failed | budget */
   kind: EventKind;
   /** a readable line */
   text: string;

@@ -25,6 +25,10 @@ export interface FlowerSettings {
   contextWindow: number | null;
   /** flower.sandbox: how the agents' Bash commands are confined. */
   sandbox: Sandbox;
+  /** flower.budget: dollars a run may spend; null = no ceiling. */
+  budget: number | null;
+  /** flower.roundBudget: dollars each round may spend; null = no ceiling. */
+  roundBudget: number | null;
   /** flower.trace.server: the LSP trace; the language client applies it itself, live. */
   trace: Trace;
 }
@@ -34,11 +38,20 @@ export const DEFAULTS: FlowerSettings = {
   questionTimeout: 1800,
   contextWindow: null,
   sandbox: 'auto',
+  budget: null,
+  roundBudget: null,
   trace: 'off',
 };
 
 /** The settings the server takes (InitOptions): a change is sent to it, no restart. */
-export const SERVER_SETTINGS = ['runDirectory', 'questionTimeout', 'contextWindow', 'sandbox'] as const;
+export const SERVER_SETTINGS = [
+  'runDirectory',
+  'questionTimeout',
+  'contextWindow',
+  'sandbox',
+  'budget',
+  'roundBudget',
+] as const;
 /** The settings whose change restarts the server (another interpreter runs it then). */
 export const RESTART_SETTINGS = ['python', 'store'] as const;
 /** The settings the language client applies itself. */
@@ -73,6 +86,10 @@ const number = (value: unknown, fallback: number | null): number | null =>
       ? value
       : fallback;
 
+// a ceiling in dollars: a positive number, anything else (0, null, a string) none
+const dollars = (value: unknown): number | null =>
+  typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : null;
+
 /** One folder's settings (or the window's, without a folder), checked and expanded. */
 export function readSettings(config: Reader, folder: Folder | undefined): FlowerSettings {
   const runDirectory = config.get<unknown>('runDirectory', DEFAULTS.runDirectory);
@@ -86,6 +103,8 @@ export function readSettings(config: Reader, folder: Folder | undefined): Flower
     questionTimeout: number(config.get<unknown>('questionTimeout'), DEFAULTS.questionTimeout),
     contextWindow: number(config.get<unknown>('contextWindow'), DEFAULTS.contextWindow),
     sandbox: SANDBOX_MODES.find((mode) => mode === sandbox) ?? DEFAULTS.sandbox,
+    budget: dollars(config.get<unknown>('budget')),
+    roundBudget: dollars(config.get<unknown>('roundBudget')),
     trace: trace === 'messages' || trace === 'verbose' ? trace : 'off',
   };
 }
@@ -97,6 +116,8 @@ export function toOptions(s: FlowerSettings): InitOptions {
     timeout_s: s.questionTimeout,
     window: s.contextWindow === null ? null : Math.round(s.contextWindow),
     sandbox: s.sandbox,
+    budget_usd: s.budget,
+    round_budget_usd: s.roundBudget,
   };
 }
 

@@ -223,9 +223,14 @@ def build_parser() -> _Parser:
     subs["once"] = once
 
     setup = sub.add_parser(
-        "setup", help=_("配置凭证(API key / 网关),写进 <workspace>/.env,并探一下网关连不连得上")
+        "setup", help=_("配置凭证(API key / 网关),写进 <workspace>/.env,并发一个最小的请求验凭证能不能用")
     )
     setup.add_argument("--check", action="store_true", help=_("只检查现有配置,不问、不写"))
+    setup.add_argument(
+        "--user",
+        action="store_true",
+        help=_("存进你自己的 ~/.config/flower/.env(每个工作区都读它;工作区的 .env 优先)"),
+    )
     _add_global_flags(setup, copy=True)
     subs["setup"] = setup
 
@@ -258,6 +263,23 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
         default=1800.0,
         metavar="SECONDS",
         help=_("等人回答多久;0 或负数 = 全自动,提问立刻落空(默认 1800)"),
+    )
+    parser.add_argument(
+        "--budget",
+        type=_positive_float("--budget"),
+        default=None,
+        metavar="USD",
+        help=_(
+            "这次运行最多花多少美元(按 CLI 自己算的花费);到了就停在 stopped: budget,"
+            "换个预算再跑 flower 就从那里接着"
+        ),
+    )
+    parser.add_argument(
+        "--round-budget",
+        type=_positive_float("--round-budget"),
+        default=None,
+        metavar="USD",
+        help=_("每一轮(干活加它的判定)最多花多少美元"),
     )
     _add_sandbox_flag(parser)
 

@@ -45,6 +45,8 @@ def settings_of(args: argparse.Namespace, *, new: bool = False) -> RunSettings:
         rounds=args.rounds,
         judge_can_run=args.judge_can_run,
         max_asks=None if args.asks < 0 else args.asks,
+        budget_usd=args.budget,
+        round_budget_usd=args.round_budget,
     )
 
 

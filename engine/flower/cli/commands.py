@@ -374,6 +374,8 @@ def say_failed_steps(screen: Screen, runtime: Any) -> Callable[[Any, Any], None]
     def on_step(step: Any, result: Any) -> None:
         if getattr(runtime, "fault", None) is not None:
             return  # the disk refused a write: the run ends on that one line, said once
+        if getattr(result, "stopped", "") == "budget":
+            return  # not a failure: the run's last line says the budget, once
         if not result.ok and result.error:
             screen.say(
                 _("  x {step} 没成:{error}").format(step=result.step, error=first_line(result.error, 200))
@@ -400,6 +402,10 @@ def _outcome(screen: Screen, ctx: dict[str, Any], runtime: Any) -> int:
     if outcome.fault:
         # the disk refused a write: the one line says which folder, why, and what to do
         screen.say(_("x {fault}").format(fault=outcome.fault), err=True)
+        return 1
+    if outcome.budget:
+        # not a failure of the work: the books are whole, a new budget continues from here
+        screen.say(_("x {line}").format(line=outcome.budget), err=True)
         return 1
     message = _(ABORTED_AT).format(step=outcome.failed_at or "?")
     if outcome.aborted:

@@ -48,9 +48,12 @@ def credential_problem(workspace: Path) -> str | None:
     try:
         check_credentials()
     except RuntimeError as exc:
-        return _("缺少凭证:{exc}\n跑一次 `flower setup` 把 key 存进 {workspace}。").format(
-            exc=exc, workspace=workspace / ".env"
-        )
+        from ..core.envfile import user_env_file
+
+        return _(
+            "缺少凭证:{exc}\n跑一次 `flower setup` 把 key 存进 {workspace};"
+            "或者 `flower setup --user` 存进 {user},每个工作区都读它。"
+        ).format(exc=exc, workspace=workspace / ".env", user=user_env_file())
     return None
 
 

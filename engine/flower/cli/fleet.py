@@ -76,6 +76,8 @@ def submit_command(args: argparse.Namespace, *, screen: Screen | None = None) ->
             sandbox=args.sandbox,
             judge_can_run=args.judge_can_run,
             timeout_s=max(0.0, args.timeout),
+            budget_usd=args.budget,
+            round_budget_usd=args.round_budget,
         )
         run_id = fleet.submit(request)
     except FleetError as exc:

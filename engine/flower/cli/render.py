@@ -6,6 +6,7 @@ import time
 
 from ..core.display import first_line
 from ..core.events import (
+    BudgetNote,
     DiskSpace,
     Event,
     GoalUnverifiable,
@@ -84,6 +85,9 @@ class Render:
             return [f"  # {ev.text}"]
         if isinstance(ev, (Retry, Offline, LimitWait)):
             return [f"  ~ {ev.text}"]
+        if isinstance(ev, BudgetNote):
+            # the stop itself is the run's last line (cli.commands): said once, not twice
+            return [f"  $ {ev.text}"] if ev.phase == "forecast" else []
         if isinstance(ev, WindowNote):
             return [f"  ! {ev.text}"]
         if isinstance(ev, HandoffDone):
@@ -104,6 +108,8 @@ class Render:
     def _why(self, subtype: str) -> str:
         """Why a round ended in error. The CLI reports a round that died on an API error with the
         subtype "success"; saying that would contradict the line itself."""
+        if subtype == "error_max_budget_usd":  # the CLI's own ceiling, given it from the budget
+            return _(":花到了预算")
         if subtype and subtype != "success":
             return f"({subtype})"
         why, self._last_error = self._last_error, ""

@@ -7,6 +7,7 @@ import asyncio
 import os
 from pathlib import Path
 
+from ..core import probe
 from ..core.files import write_bytes
 from ..core.i18n import N_, _
 from .builders import workspace_of
@@ -84,7 +85,9 @@ def setup_command(
     except OSError as exc:
         screen.say(unwritable(exc, args.workspace), err=True)
         return 1
-    path = ws / ".env"
+    from ..core.envfile import user_env_file
+
+    path = user_env_file() if getattr(args, "user", False) else ws / ".env"
     try:
         for warning in check_env_file(path) if path.is_file() else []:
             screen.say(warning, err=True)
@@ -98,7 +101,12 @@ def setup_command(
             screen.say(cannot, err=True)
             return 1
         screen.say(_("== 配置 flower ") + "=" * 40)
-        screen.say(_("凭证会存到 {path}(只你可读)。flower 在这个目录里跑时读它。").format(path=path))
+        where = (
+            _("凭证会存到 {path}(只你可读)。flower 在每个工作区都读它(工作区自己的 .env 优先)。")
+            if getattr(args, "user", False)
+            else _("凭证会存到 {path}(只你可读)。flower 在这个目录里跑时读它。")
+        )
+        screen.say(where.format(path=path))
         token, base_url = _ask_credentials(source, screen, current)
         if token is None:
             screen.say(_(CANCELLED), err=True)
@@ -111,18 +119,20 @@ def setup_command(
                 key = next((k for k in CREDENTIAL_KEYS if updates.get(k)), CREDENTIAL_KEYS[0])
                 screen.say(_(NOT_SAVED).format(path=path, reason=exc.strerror or exc, key=key), err=True)
                 return 1
-            current = read_env_file(path)
             screen.say(_("+ 存好了:{path}").format(path=path))
         else:
             screen.say(_(". 什么都没改"))
-    return _check_setup(screen, path, current)
+    return _check_setup(screen, ws, path)
 
 
 def _cannot_write(path: Path) -> str:
     """Why `path` (a .env) cannot be written, or ""."""
     if path.exists() and not path.is_file():
         return unwritable(IsADirectoryError(21, _("它不是文件"), str(path)), path)
-    if not os.access(path.parent, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+    folder = path.parent
+    while not folder.exists() and folder != folder.parent:  # --user: made on the first write
+        folder = folder.parent
+    if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
         return unwritable(PermissionError(13, _("没有写权限"), str(path)), path)
     return ""
 
@@ -160,12 +170,40 @@ def _ask_credentials(source: LineSource, screen: Screen, current: dict[str, str]
     return token, base_url
 
 
-def _check_setup(screen: Screen, path: Path, current: dict[str, str]) -> int:
-    from ..core.resilience import endpoint, reachable
+PROBE_SAYS = {
+    probe.WORKING: N_("+ 凭证能用:{url} 用模型 {model} 答了"),
+    probe.BAD_KEY: N_(
+        "x 401 key 不对:{url} 不认这个凭证。重跑 flower setup 输入正确的 key(网关要它签发的 token)"
+    ),
+    probe.FORBIDDEN: N_(
+        "x 403 没有权限:{detail}。这个 key 有效,但它的账户或网关不许它用这个接口,去那边开权限"
+    ),
+    probe.WRONG_URL: N_(
+        "x 404 地址不对:{url} 不是 Messages API。ANTHROPIC_BASE_URL 填网关的根地址(不带 /v1)"
+    ),
+    probe.WRONG_MODEL: N_(
+        "x 模型不存在:{url} 没有 {model}({detail})。把 ANTHROPIC_MODEL 设成网关提供的模型名"
+    ),
+    probe.LIMITED: N_(
+        "! 429 被限流:key 被接受了,但现在用不了({detail})。等限额恢复再跑,或者查账户的用量上限"
+    ),
+    probe.SERVER: N_("! {status} 服务端出错:{detail}。不是你的配置的问题,过一会儿再跑 flower setup --check"),
+    probe.UNREACHABLE: N_("x 连不上 {url}:{detail}。检查网关地址、网络和代理"),
+    probe.OTHER: N_("x {status}:{url} 的回答出乎意料({detail})。检查网关地址和模型名"),
+}
+
+
+def _check_setup(screen: Screen, workspace: Path, path: Path) -> int:
+    """Say where the credential comes from (masked) and whether the endpoint accepts it."""
+    from ..core.envfile import read_workspace_env
 
     screen.say("")
-    token_key = next((k for k in CREDENTIAL_KEYS if os.environ.get(k) or current.get(k)), None)
-    ok = True
+    found = read_workspace_env(workspace)
+    own = dict(found.values) if found is not None else {}
+    origins = found.origins if found is not None else {}
+    # the process environment wins over every file, exactly as the Runtime will see it
+    config = {**own, **{k: v for k, v in os.environ.items() if k.startswith("ANTHROPIC_") and v}}
+    token_key = next((k for k in CREDENTIAL_KEYS if config.get(k)), None)
     if token_key is None:
         screen.say(
             _("x 没有凭证:{path} 里没有 ANTHROPIC_API_KEY / ANTHROPIC_AUTH_TOKEN,环境变量里也没有").format(
@@ -173,28 +211,22 @@ def _check_setup(screen: Screen, path: Path, current: dict[str, str]) -> int:
             ),
             err=True,
         )
-        ok = False
-    else:
-        value = os.environ.get(token_key) or current.get(token_key, "")
-        where = _("环境变量") if os.environ.get(token_key) else str(path)
-        screen.say(
-            _("{token_key} = {value}(来自 {where})").format(
-                token_key=token_key, value=mask(value), where=where
-            )
+        return 1
+    where = _("环境变量") if os.environ.get(token_key) else str(origins.get(token_key, path))
+    screen.say(
+        _("{token_key} = {value}(来自 {where})").format(
+            token_key=token_key, value=mask(config[token_key]), where=where
         )
-    # the process environment wins over any .env, exactly as the Runtime will see it
-    base = os.environ.get("ANTHROPIC_BASE_URL") or current.get("ANTHROPIC_BASE_URL") or ""
-    if base:
-        os.environ["ANTHROPIC_BASE_URL"] = base
+    )
+    base = config.get("ANTHROPIC_BASE_URL", "")
     screen.say("ANTHROPIC_BASE_URL = {base}".format(base=base or _("(未设,Anthropic 官方)")))
-    host, port = endpoint()
-    if asyncio.run(reachable(host, port)):
-        screen.say(
-            _("+ 连得上 {host}:{port}(只做了 DNS + TCP 握手:没发请求,没花钱,也不验 key)").format(
-                host=host, port=port
-            )
-        )
-    else:
-        screen.say(_("x 连不上 {host}:{port}:检查网关地址和网络").format(host=host, port=port), err=True)
-        ok = False
-    return 0 if ok else 1
+    screen.say(_("- 验一下凭证:向 {url} 发一个最小的请求…").format(url=probe.messages_url(base)))
+    result = asyncio.run(probe.probe(config))
+    line = _(PROBE_SAYS[result.kind]).format(
+        url=result.url, model=result.model, status=result.status, detail=result.detail or "-"
+    )
+    if result.kind == probe.WORKING:
+        screen.say(line)
+        return 0
+    screen.say(line, err=True)
+    return 1

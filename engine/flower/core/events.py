@@ -335,6 +335,22 @@ class LimitWait(TypedEvent):
     step: str = ""
 
 
+@dataclass(kw_only=True)
+class BudgetNote(TypedEvent):
+    """Money against the budget: a forecast before each round (`phase` forecast), or the step
+    stopped because a ceiling was reached (`phase` stopped, `scope` run or round)."""
+
+    kind: Literal["system"] = field(default="system", init=False)
+    TAGS: ClassVar[dict[str, Any]] = {"subtype": "budget"}
+    phase: Literal["forecast", "stopped"]
+    spent: float
+    run_usd: float | None = None
+    round_usd: float | None = None
+    next_round: float | None = None
+    scope: str | None = None
+    step: str = ""
+
+
 # -- the workflow ------------------------------------------------------------------------------
 
 
@@ -466,6 +482,7 @@ EVENT_TYPES: tuple[type[TypedEvent], ...] = (
     HandoffDone,
     WindowNote,
     LimitWait,
+    BudgetNote,
     Recovery,
     NoteBackup,
     StepStarted,

@@ -114,6 +114,11 @@ class StepLabel:
         return self.kind in (LabelKind.STEP, LabelKind.ROUND, LabelKind.RETRY)
 
     @property
+    def starts_round(self) -> bool:
+        """A new round of work begins with this row (its verdict and handoffs belong to it)."""
+        return self.in_lineage
+
+    @property
     def lineage_key(self) -> str | None:
         """The step whose session the row continues; None for a side turn."""
         return self.step if self.in_lineage else None

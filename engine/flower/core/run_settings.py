@@ -39,6 +39,9 @@ class RunSettings:
     rounds: int = 3
     judge_can_run: bool = False
     max_asks: int | None = None
+    # dollars the run, and each of its rounds, may spend; None: no ceiling (core/budget.py)
+    budget_usd: float | None = None
+    round_budget_usd: float | None = None
 
     def __post_init__(self) -> None:
         # one spelling of each folder, whatever the front end handed over

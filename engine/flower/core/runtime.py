@@ -31,11 +31,13 @@ from ..stores.prune import PrunePolicy, PruningSessionStore
 from ..stores.trim import TrimPolicy
 from ..stores.workspace import WorkspaceStore
 from .agent import AgentSpec, CompactPolicy, HandoffPolicy, build_options
+from .budget import Budget, Ledger, forecast_line
 from .command_walls import Walls, confined_role, decide_walls
 from .delivery import STEP_OVER, STOPPED, Deliveries
 from .display import first_line, format_tokens
 from .envfile import read_workspace_env
 from .events import (
+    BudgetNote,
     ContextUpdate,
     DiskSpace,
     Event,
@@ -151,6 +153,8 @@ class StepResult:
         # the uuid of the main thread's last message: where a rewind cuts the session (not a
         # field either: the manifest's rows stay the seeds' shape)
         self.tail = ""
+        # why the step stopped short of its work without failing it: "budget" (a ceiling reached)
+        self.stopped = ""
 
     def begin(self) -> None:
         self.started_at, self._span = time.time(), (time.monotonic(), 0.0)
@@ -201,12 +205,14 @@ class Runtime:
         handoff: HandoffPolicy | bool = True,
         sandbox: SandboxPolicy | str | bool = "auto",
         store: str | SessionStore | None = None,
+        budget: Budget | None = None,
     ) -> None:
         """``store`` (keyword-only, after the seeds' parameters): where the transcripts live.
         None: ``$FLOWER_STORE`` if set, else ``<run_dir>/sessions.db`` (a plain local run). A
         URL (``postgresql://...``) or a ``PostgresSessionStore``: a shared store, keyed by the
         workspace's identity, which keeps the lineage and the manifest too (``core/shared.py``).
-        Any other ``SessionStore``: used as it is, under the same resume-time layers."""
+        Any other ``SessionStore``: used as it is, under the same resume-time layers.
+        ``budget``: dollars per run and per round (``core/budget.py``); None: no ceiling."""
         self.workspace = Path(workspace).expanduser().resolve()
         refused = unkeyable(self.workspace)
         if refused is not None:
@@ -266,6 +272,7 @@ class Runtime:
             self.workbench.ensure()
             self.workbench.refresh()
         self.spill_threshold = spill_threshold
+        self.budget = Ledger(self.run_dir, budget or Budget())
         self.results: list[StepResult] = []
         self.run_id = time.strftime("%Y%m%d-%H%M%S") + "-" + uuid.uuid4().hex[:6]
         self.on_session: Callable[[str], None] | None = None
@@ -580,12 +587,18 @@ class Runtime:
             floor = self.check_space(emit)
             if floor is not None:
                 self._fault = self._fault or LowSpace(floor)
+            if self.budget.budget.enabled and StepLabel.parse(name).starts_round:
+                self.budget.begin_round(StepLabel.parse(name).step)
+                self._forecast(name, emit)
+            accounted = 0.0  # of result.cost_usd, what the ledger already holds
             while self.fault is None:
+                if self._over_budget(result, name, emit):
+                    break
                 attempt += 1
                 result.attempts = attempt
                 seen = len(result.errors)
                 await self._attempt(
-                    spec,
+                    self._within_budget(spec),
                     cur_prompt,
                     result,
                     resume=cur_resume,
@@ -596,8 +609,11 @@ class Runtime:
                 carried = self._said.riding
                 if carried:  # the turn that carried the words ended unanswered
                     self._said.refused(first_line(result.error or "") or "the turn ended unanswered")
+                accounted = self._spend(result, accounted)
                 if result.ok or self.fault is not None:
                     break  # a disk that refuses writes refuses them on every retry too
+                if self._over_budget(result, name, emit):
+                    break  # the CLI stopped asking the model: the money is gone, not the work
                 if result.error == self.INTERRUPTED:
                     if not result.session_id:
                         break  # nothing to resume: the person stopped it before it began
@@ -635,6 +651,7 @@ class Runtime:
                     if overflowed and not carried:
                         self._learn_window(spec, result, [result.error or "", *result.errors[seen:]], emit)
                     handoff = await self._handoff(spec, name, prompt, result, emit, overflowed=overflowed)
+                    accounted = self._spend(result, accounted)
                     degraded_in_a_row = degraded_in_a_row + 1 if handoff.degraded else 0
                     result.retired.append(result.session_id or "")
                     cur_prompt, cur_resume, cur_fork, cur_resume_at = (
@@ -1050,6 +1067,55 @@ class Runtime:
         if limit.kind == "usage":
             return now + min(UNNAMED_USAGE_WAIT * 2.0 ** (waits - 1), UNNAMED_USAGE_CAP)
         return now + self.resilience.delay_for(waits)
+
+    # -- money -------------------------------------------------------------------------------
+    def _spend(self, result: StepResult, accounted: float) -> float:
+        self.budget.add(result.cost_usd - accounted)
+        return result.cost_usd
+
+    def _within_budget(self, spec: AgentSpec) -> AgentSpec:
+        """The spec with what is left of the budget as its ceiling: the CLI checks it after each
+        reply of the model, so a round cannot run on past the money."""
+        left = self.budget.left()
+        if left is None:
+            return spec
+        own = spec.max_budget_usd
+        return replace(spec, max_budget_usd=left if own is None else min(own, left))
+
+    def _over_budget(self, result: StepResult, step: str, emit: Callable[[Event], None]) -> bool:
+        """A ceiling is reached: the step ends as "stopped: budget", said once."""
+        scope = self.budget.exhausted()
+        if scope is None:
+            return False
+        result.ok, result.error, result.stopped = False, self.budget.stop_line(scope), "budget"
+        limits = self.budget.budget
+        emit(
+            BudgetNote(
+                text=result.error,
+                phase="stopped",
+                spent=self.budget.spent,
+                run_usd=limits.run_usd,
+                round_usd=limits.round_usd,
+                scope=scope,
+                step=step,
+            )
+        )
+        return True
+
+    def _forecast(self, step: str, emit: Callable[[Event], None]) -> None:
+        ledger = self.budget
+        guess = ledger.forecast()
+        emit(
+            BudgetNote(
+                text=forecast_line(ledger),
+                phase="forecast",
+                spent=guess.spent,
+                run_usd=ledger.budget.run_usd,
+                round_usd=ledger.budget.round_usd,
+                next_round=guess.next_round,
+                step=step,
+            )
+        )
 
     def _limit_beyond(self, limit: Limit, waits: int) -> str | None:
         """Why this limit is not waited out (too far off, or waited out too often), else None."""

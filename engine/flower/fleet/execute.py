@@ -95,6 +95,10 @@ def go_argv(request: RunRequest, *, store: str, workspace: Path, run_dir: Path) 
     argv += ["--sandbox", request.sandbox, "--timeout", repr(float(request.timeout_s))]
     if request.judge_can_run:
         argv.append("--judge-can-run")
+    if request.budget_usd is not None:
+        argv += ["--budget", repr(float(request.budget_usd))]
+    if request.round_budget_usd is not None:
+        argv += ["--round-budget", repr(float(request.round_budget_usd))]
     return [*argv, "--", request.request]
 
 
@@ -239,7 +243,7 @@ class RunExecution:
             story.note(note)
             await self._end("finished", "finished", story, note, outcome)
             return
-        why = ctx.get("_fatal") or ended.aborted or ended.failed_at or "?"
+        why = ended.budget or ctx.get("_fatal") or ended.aborted or ended.failed_at or "?"
         note = Note(FLOW_FAILED, {"why": first_line(str(why), 200)})
         story.note(note)
         await self._end("failed", "failed", story, note, outcome)

@@ -96,9 +96,8 @@ class RunRequest:
     sandbox: str = "auto"
     judge_can_run: bool = False
     timeout_s: float = 1800.0  # how long a question waits for a person
-    # `flower go` has no budget option yet; the field travels so that one can be added without
-    # changing what a run is
-    budget_usd: float | None = None
+    budget_usd: float | None = None  # the run's ceiling in dollars (flower go --budget)
+    round_budget_usd: float | None = None  # each round's (flower go --round-budget)
 
     def options(self) -> dict[str, Any]:
         return {
@@ -107,11 +106,12 @@ class RunRequest:
             "judge_can_run": self.judge_can_run,
             "timeout_s": self.timeout_s,
             "budget_usd": self.budget_usd,
+            "round_budget_usd": self.round_budget_usd,
         }
 
     @classmethod
     def of(cls, repository: str, ref: str, request: str, options: dict[str, Any]) -> RunRequest:
-        budget = options.get("budget_usd")
+        budget, per_round = options.get("budget_usd"), options.get("round_budget_usd")
         return cls(
             repository=repository,
             ref=ref,
@@ -121,6 +121,7 @@ class RunRequest:
             judge_can_run=bool(options.get("judge_can_run", False)),
             timeout_s=float(options.get("timeout_s", 1800.0)),
             budget_usd=float(budget) if isinstance(budget, (int, float)) else None,
+            round_budget_usd=float(per_round) if isinstance(per_round, (int, float)) else None,
         )
 
 

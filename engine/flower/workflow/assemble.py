@@ -73,6 +73,7 @@ def runtime_of(settings: RunSettings, *, workbench: Workbench | bool = True) -> 
     folder's with True): the settings' store, sandbox, trimming and handoff. Raises what Runtime
     raises (a store that cannot be opened, a run folder that cannot be written)."""
     from ..core.agent import HandoffPolicy
+    from ..core.budget import Budget
     from ..core.runtime import Runtime
 
     handoff = HandoffPolicy(enabled=settings.handoff)
@@ -86,6 +87,7 @@ def runtime_of(settings: RunSettings, *, workbench: Workbench | bool = True) -> 
         handoff=handoff,
         sandbox=settings.sandbox,
         store=settings.store,
+        budget=Budget(run_usd=settings.budget_usd, round_usd=settings.round_budget_usd),
     )
 
 

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
 Ctx = dict[str, Any]
 
 FAULT_KEY = "_fault"  # a write the disk refused (full, read-only, gone): its one line
+BUDGET_KEY = "_budget"  # a money ceiling was reached: the "stopped: budget" line
 
 
 ON_FAIL = ("stop", "skip", "continue")
@@ -221,6 +222,17 @@ class Workflow:
                         # the disk refused a write: nothing more is written (a vanished folder would
                         # be made anew, empty), and every further step would be refused the same way
                         ctx[FAULT_KEY] = ctx["_fatal"] = fault.line()
+                        break
+                    if result.stopped == "budget":
+                        # not a failed round: the money ran out; a new budget continues it here
+                        held = sessions.get(step.name)
+                        if result.session_id:
+                            sessions[step.name] = result.session_id
+                            if lineage is not None:
+                                lineage.remember(step.name, result.session_id)
+                        elif lineage is not None and held:
+                            lineage.remember(step.name, held)
+                        ctx[BUDGET_KEY] = ctx["_fatal"] = result.error
                         break
                     if not result.ok and classify(result.error) == "fatal":
                         # auth, permission, billing: every further round fails the same way, in a

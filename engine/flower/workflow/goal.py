@@ -12,7 +12,7 @@ from ..core.i18n import _
 from ..core.labels import StepLabel
 from ..core.resilience import classify
 from ..core.roles import judge
-from .base import FAULT_KEY, Ctx, Step, StepAbort
+from .base import BUDGET_KEY, FAULT_KEY, Ctx, Step, StepAbort
 from .notes import keep_before_rewrite
 
 GOAL_KEY = "_goal"
@@ -145,6 +145,9 @@ def with_goal(
         fault = getattr(runtime, "fault", None)
         if fault is not None:  # the disk refused the judge's books: the workflow stops on its line
             ctx[FAULT_KEY] = ctx["_fatal"] = fault.line()
+            return False
+        if verdict_run.stopped == "budget":
+            ctx[BUDGET_KEY] = ctx["_fatal"] = verdict_run.error  # the money ran out mid-verdict
             return False
         if not verdict_run.ok and classify(verdict_run.error) == "fatal":
             ctx["_fatal"] = verdict_run.error  # no verdict can come; the workflow stops at once

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.goal import Verdict
-from .base import FAULT_KEY
+from .base import BUDGET_KEY, FAULT_KEY
 from .goal import ROUND_KEY, VERDICT_KEY
 
 # written by Workflow.run: the step that stopped the workflow, and why a gate aborted it
@@ -22,17 +22,20 @@ class Outcome:
     verdict: Verdict | None = None  # the judge's last verdict, when the work was goal-guarded
     rounds: int | None = None  # judged rounds of work
     fault: str | None = None  # the disk refused a write: what happened and what to do, one line
+    budget: str | None = None  # stopped: budget (a money ceiling reached), its one line
 
     @classmethod
     def of(cls, ctx: Mapping[str, Any]) -> Outcome:
         failed, aborted = ctx.get(FAILED_AT_KEY), ctx.get(ABORTED_KEY)
         verdict, rounds, fault = ctx.get(VERDICT_KEY), ctx.get(ROUND_KEY), ctx.get(FAULT_KEY)
+        budget = ctx.get(BUDGET_KEY)
         return cls(
             failed_at=str(failed) if failed else None,
             aborted=str(aborted) if aborted else None,
             verdict=verdict if isinstance(verdict, Verdict) else None,
             rounds=rounds if isinstance(rounds, int) else None,
             fault=str(fault) if fault else None,
+            budget=str(budget) if budget else None,
         )
 
     @property

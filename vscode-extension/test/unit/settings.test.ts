@@ -45,6 +45,8 @@ test("a folder's settings are read, checked and expanded", () => {
         questionTimeout: 5,
         contextWindow: 200000,
         sandbox: 'require',
+        budget: 2.5,
+        roundBudget: 0.5,
         'trace.server': 'verbose',
       }),
       ws,
@@ -54,6 +56,8 @@ test("a folder's settings are read, checked and expanded", () => {
       questionTimeout: 5,
       contextWindow: 200000,
       sandbox: 'require',
+      budget: 2.5,
+      roundBudget: 0.5,
       trace: 'verbose',
     },
   );
@@ -69,6 +73,8 @@ test("a folder's settings are read, checked and expanded", () => {
         questionTimeout: -1,
         contextWindow: 'big',
         sandbox: 'maybe',
+        budget: 0, // 0 is no ceiling, as a cleared number field gives
+        roundBudget: -1,
         'trace.server': 'x',
       }),
       ws,
@@ -84,7 +90,7 @@ test("initializationOptions carry every folder's own options, the first one's at
   const b = folder('/work/b');
   const settings: Record<string, Record<string, unknown>> = {
     '/work/a': { questionTimeout: 60 },
-    '/work/b': { questionTimeout: 2, runDirectory: '${workspaceFolder}/.runs', sandbox: 'off' },
+    '/work/b': { questionTimeout: 2, runDirectory: '${workspaceFolder}/.runs', sandbox: 'off', budget: 3 },
   };
   const options = initOptions([a, b], (f) => reader(f ? settings[f.uri.fsPath] : {}));
   assert.deepEqual(options, {
@@ -92,9 +98,25 @@ test("initializationOptions carry every folder's own options, the first one's at
     timeout_s: 60,
     window: null,
     sandbox: 'auto',
+    budget_usd: null,
+    round_budget_usd: null,
     folders: {
-      'file:///work/a': { run_dir: 'runs', timeout_s: 60, window: null, sandbox: 'auto' },
-      'file:///work/b': { run_dir: '/work/b/.runs', timeout_s: 2, window: null, sandbox: 'off' },
+      'file:///work/a': {
+        run_dir: 'runs',
+        timeout_s: 60,
+        window: null,
+        sandbox: 'auto',
+        budget_usd: null,
+        round_budget_usd: null,
+      },
+      'file:///work/b': {
+        run_dir: '/work/b/.runs',
+        timeout_s: 2,
+        window: null,
+        sandbox: 'off',
+        budget_usd: 3,
+        round_budget_usd: null,
+      },
     },
   });
 });
@@ -108,6 +130,8 @@ test('flower.python restarts the server, its options are sent to it, the trace i
   assert.equal(reaction(changed('flower.store')), 'restart'); // its password is in the server's environment
   assert.equal(reaction(changed('flower.questionTimeout')), 'send');
   assert.equal(reaction(changed('flower.sandbox')), 'send');
+  assert.equal(reaction(changed('flower.budget')), 'send');
+  assert.equal(reaction(changed('flower.roundBudget')), 'send');
   assert.equal(reaction(changed('flower.runDirectory', 'flower.python')), 'restart');
   assert.equal(reaction(changed('flower.trace.server')), 'none');
   assert.equal(reaction(changed('editor.fontSize')), 'none');
