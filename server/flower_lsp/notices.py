@@ -25,6 +25,7 @@ _TYPES = {
     NoticeKind.FINISHED: types.MessageType.Info,
     NoticeKind.LIMIT_WAIT: types.MessageType.Warning,
     NoticeKind.STOPPED: types.MessageType.Warning,
+    NoticeKind.BUDGET: types.MessageType.Warning,
 }
 
 
@@ -50,7 +51,8 @@ class NoticeMessages(Feature):
         notices = self._runs.pop(run, None)
         if notices is None or run.stop_reason:
             return  # stopped from the editor: the person who did it is there
-        self._show(notices.ended(ended.phase == "finished", ended.text))
+        notice = notices.ended(ended.phase == "finished", ended.text, budget=ended.phase == "budget")
+        self._show(notice)
 
     def _show(self, notice: Notice) -> None:
         self.server.client.show(notice.line(), _TYPES[notice.kind])

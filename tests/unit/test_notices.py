@@ -74,6 +74,12 @@ def test_the_end_is_finished_or_stopped_and_its_text_is_one_line():
     assert (stopped.kind, stopped.text) == (NoticeKind.STOPPED, "在步骤 干活 失败")
 
 
+def test_a_budget_reached_is_its_own_kind():
+    notice = Notices("/w").ended(False, "预算 $1.00 用完了", budget=True, now=1.0)
+    assert (notice.kind, notice.text) == (NoticeKind.BUDGET, "预算 $1.00 用完了")
+    assert json.loads(notice.dumps())["kind"] == "budget"
+
+
 def test_the_json_is_exactly_the_five_fields():
     notice = Notices("/w").ended(True, "ok", now=3.0)
     assert json.loads(notice.dumps()) == {

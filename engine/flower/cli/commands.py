@@ -238,6 +238,8 @@ def _end_text(ctx: Any, cost: float) -> str:
     outcome = Outcome.of(ctx if isinstance(ctx, dict) else {})
     if outcome.fault:
         return outcome.fault
+    if outcome.budget:
+        return outcome.budget
     if outcome.aborted:
         return outcome.aborted
     if outcome.failed_at:
@@ -294,7 +296,10 @@ def _run_workflow(
             driver.ended(False, _("运行出错了"))
         return code
     rc = _outcome(screen, ctx, runtime)
-    driver.ended(rc == 0, _end_text(ctx, driver.cost_so_far()))
+    from ..workflow.outcome import Outcome
+
+    budget = bool(Outcome.of(ctx if isinstance(ctx, dict) else {}).budget)
+    driver.ended(rc == 0, _end_text(ctx, driver.cost_so_far()), budget=budget)
     return rc
 
 
@@ -526,7 +531,8 @@ def once_command(
                 )
             )
         _closing(screen, runtime, driver)
-        driver.ended(result.ok, first_line(result.error or "", 200) if not result.ok else "")
+        budget = getattr(result, "stopped", "") == "budget"
+        driver.ended(result.ok, first_line(result.error or "", 200) if not result.ok else "", budget=budget)
         return 0 if result.ok else 1
     finally:
         runtime.close()

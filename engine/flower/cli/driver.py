@@ -137,11 +137,11 @@ class Driver:
             self._refresh_prompt()
         self.screen.status(self.status_text())
 
-    def ended(self, ok: bool, text: str = "") -> None:
+    def ended(self, ok: bool, text: str = "", *, budget: bool = False) -> None:
         """The run is over: its notice, and the notify commands still running let finish."""
         if self.notifier is None:
             return
-        self.notifier.send(self.notices.ended(ok, text))
+        self.notifier.send(self.notices.ended(ok, text, budget=budget))
         self.notifier.close()
 
     def _track_cost(self, ev: Event) -> None:

@@ -24,6 +24,7 @@ class NoticeKind(enum.Enum):
     ASKED = "asked"  # a question waits for the person
     FINISHED = "finished"  # the run ran to its end
     STOPPED = "stopped"  # the run ended without getting there (failed, aborted, stopped)
+    BUDGET = "budget"  # stopped: its money ceiling was reached; a new budget continues it
     LIMIT_WAIT = "limit_wait"  # a usage or rate limit: the run waits for its reset
 
 
@@ -31,6 +32,7 @@ _LABELS = {
     NoticeKind.ASKED: N_("在问你"),
     NoticeKind.FINISHED: N_("跑完了"),
     NoticeKind.STOPPED: N_("停下了"),
+    NoticeKind.BUDGET: N_("预算用完了"),
     NoticeKind.LIMIT_WAIT: N_("在等额度恢复"),
 }
 
@@ -86,8 +88,9 @@ class Notices:
             return self._make(NoticeKind.LIMIT_WAIT, ev.text, now, step=ev.step)
         return None
 
-    def ended(self, ok: bool, text: str = "", *, now: float | None = None) -> Notice:
-        kind = NoticeKind.FINISHED if ok else NoticeKind.STOPPED
+    def ended(self, ok: bool, text: str = "", *, budget: bool = False, now: float | None = None) -> Notice:
+        """The run's end: finished, stopped, or (`budget`) stopped by its money ceiling."""
+        kind = NoticeKind.BUDGET if budget else NoticeKind.FINISHED if ok else NoticeKind.STOPPED
         return self._make(kind, text, now)
 
     def _make(self, kind: NoticeKind, text: str, now: float | None, *, step: str = "") -> Notice:
