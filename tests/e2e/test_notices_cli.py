@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from test_cli_e2e import Terminal, cli_env, flower, notes
+from test_rewind_cli import ASK, three_rounds
 
 from flower.sim.env import DUMMY_KEY
 from flower.sim.scenarios import QUESTION, starter_scenario
@@ -120,3 +121,18 @@ def test_notify_gets_the_limit_wait_then_the_end(sim_factory, claude_root, tmp_p
     assert f"  ~ {waited['text']}" in done.stdout.splitlines()  # the very line the terminal showed
     assert finished["kind"] == "finished"
     assert waited["time"] <= finished["time"]
+
+
+def test_notify_gets_a_budget_stop_as_its_own_kind(sim_factory, claude_root, tmp_path):
+    ws = tmp_path / "proj"
+    ws.mkdir()
+    sim = sim_factory(three_rounds(0))
+    command, log = recorder(tmp_path)
+    env = cli_env(sim, claude_root)
+
+    done = flower("--timeout", "0", ASK, "--round-budget", "0.000001", "--notify", command, cwd=ws, env=env)
+
+    assert done.returncode == 1 and "stopped: budget" in done.stderr, done.stdout + done.stderr
+    *_, last = records(log)
+    assert last["kind"] == "budget"
+    assert last["text"] and last["text"] in done.stderr  # the very line the run ended on
