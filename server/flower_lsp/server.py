@@ -21,6 +21,7 @@ from .events import EventLog
 from .history import RunHistory
 from .host import Feature, FlowerServer
 from .negotiation import Negotiated
+from .notices import NoticeMessages
 from .progress import Progress
 from .protocol import EXPERIMENTAL_KEY, InitOptions
 from .questions import Questions
@@ -38,6 +39,7 @@ FEATURES: tuple[type[Feature], ...] = (
     Progress,
     Banner,
     EventLog,
+    NoticeMessages,
     Questions,
     VerdictDiagnostics,
     ContextMeter,

@@ -155,7 +155,10 @@ def test_hostile_tool_and_model_output_is_defused_and_fitted(
 
     assert term.finish() == 0, (term.out + term.err).decode("utf-8", "replace")
     out = term.out.decode("utf-8")
-    assert "\x1b" not in out and "\t" not in out  # nothing of the tool's or model's codes, ever
+    # flower's own end notice (bell and title, docs/cli.md#notices) is the one sequence stdout gets
+    out, notices = re.subn(r"\x1b\]0;flower · [^\x07\x1b]*\x07\x07", "", out)
+    assert notices == 1
+    assert "\x1b" not in out and "\x07" not in out and "\t" not in out  # nothing of the tool or the model
     lines = out.split("\r\n")[:-1]  # the pseudo-terminal turns "\n" into "\r\n"
     assert all("\r" not in line for line in lines)
     assert all(columns(line) <= width for line in lines), max(lines, key=columns)

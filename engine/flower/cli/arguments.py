@@ -114,6 +114,18 @@ def _add_global_flags(parser: argparse.ArgumentParser, *, copy: bool) -> None:
     )
 
 
+def _add_notify_flag(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--notify",
+        default=None,
+        metavar="CMD",
+        help=_(
+            "在问你、跑完、停下、等额度时运行这个命令,事件以一个 JSON 对象从标准输入给它"
+            "(按 shell 的规则拆词,不经过 shell;默认:环境变量 FLOWER_NOTIFY)"
+        ),
+    )
+
+
 def _add_sandbox_flag(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--sandbox",
@@ -182,6 +194,7 @@ def build_parser() -> _Parser:
         action="store_true",
         help=_("跑完不写给下一个工具的交接(默认写进工作区根目录 CLAUDE.md 和 AGENTS.md 的 flower 块)"),
     )
+    _add_notify_flag(go)
     _add_global_flags(go, copy=True)
     subs["go"] = go
 
@@ -191,6 +204,7 @@ def build_parser() -> _Parser:
     )
     run.add_argument("--wait", action="store_true", help=_(WAIT_HELP))
     _add_sandbox_flag(run)
+    _add_notify_flag(run)
     _add_global_flags(run, copy=True)
     subs["run"] = run
 
@@ -223,6 +237,7 @@ def build_parser() -> _Parser:
     once.add_argument("--resume", default=None, metavar="SESSION_ID", help=_("接着一个已有的会话"))
     once.add_argument("--fork", action="store_true", help=_("分叉而不是接着(要和 --resume 一起用)"))
     _add_sandbox_flag(once)
+    _add_notify_flag(once)
     _add_global_flags(once, copy=True)
     subs["once"] = once
 

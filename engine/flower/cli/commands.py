@@ -13,6 +13,7 @@ from ..core.i18n import N_, _
 from .builders import build_runtime, once_call, once_spec, settings_of, store_of, workspace_of
 from .credentials import credential_problem, describe_credentials, env_file_of, looks_like_auth
 from .driver import QUIT_NOTE, Driver, drive
+from .notify import NOTIFY_ENV, Notifier, notify_argv, timeout_s
 from .problems import EnvFileError, check_env_file, unwritable
 from .target import TargetError, load_target
 from .terminal import CANCELLED, LineSource, Screen, ask_for_request
@@ -217,6 +218,38 @@ def _runtime(
     return None
 
 
+def _notifier(args: argparse.Namespace, screen: Screen) -> Notifier:
+    """The run's notices: the bell and title on a terminal, and `--notify` / $FLOWER_NOTIFY."""
+    import os
+
+    def warn(line: str) -> None:
+        screen.say(line, err=True)
+
+    setting = getattr(args, "notify", None) or os.environ.get(NOTIFY_ENV)
+    return Notifier(
+        notify_argv(setting, warn=warn), warn=warn, ring=screen.ring, timeout=timeout_s(os.environ)
+    )
+
+
+def _end_text(ctx: Any, cost: float) -> str:
+    """The one line of a run's end notice: why it stopped, or what the last verdict said."""
+    from ..workflow.outcome import Outcome
+
+    outcome = Outcome.of(ctx if isinstance(ctx, dict) else {})
+    if outcome.fault:
+        return outcome.fault
+    if outcome.budget:
+        return outcome.budget
+    if outcome.aborted:
+        return outcome.aborted
+    if outcome.failed_at:
+        return _("在步骤 {step} 失败").format(step=outcome.failed_at)
+    verdict = outcome.verdict
+    if verdict is not None and verdict.reason:
+        return first_line(verdict.reason, 200)
+    return _("累计 ${cost:.4f}").format(cost=cost)
+
+
 def _say_store(screen: Screen, runtime: Any) -> None:
     """Which shared store the run keeps its books in, and what names this work there."""
     shared = getattr(runtime, "shared", None)
@@ -253,13 +286,21 @@ def _run_workflow(
         source=source,
         channel=getattr(flow, "channel", None),
         verbose=args.verbose,
+        notifier=_notifier(args, screen),
     )
     _closing(screen, runtime, driver)
     if code == 130:
         screen.say(_(QUIT_NOTE), err=True)
     if code is not None:
+        if code != 130:  # a quit is the person at the keyboard: nobody to tell
+            driver.ended(False, _("运行出错了"))
         return code
-    return _outcome(screen, ctx, runtime)
+    rc = _outcome(screen, ctx, runtime)
+    from ..workflow.outcome import Outcome
+
+    budget = bool(Outcome.of(ctx if isinstance(ctx, dict) else {}).budget)
+    driver.ended(rc == 0, _end_text(ctx, driver.cost_so_far()), budget=budget)
+    return rc
 
 
 async def work_then_hand_over(
@@ -460,11 +501,14 @@ def once_command(
             channel=None,
             verbose=args.verbose,
             quit_note=lambda: _quit_once(runtime),
+            notifier=_notifier(args, screen),
         )
         if code is not None:
             _closing(screen, runtime, driver)
             if code == 130:
                 screen.say(_quit_once(runtime), err=True)
+            else:
+                driver.ended(False, _("运行出错了"))
             return code
         elapsed = format_duration(result.duration_s)
         if result.ok:
@@ -487,6 +531,8 @@ def once_command(
                 )
             )
         _closing(screen, runtime, driver)
+        budget = getattr(result, "stopped", "") == "budget"
+        driver.ended(result.ok, first_line(result.error or "", 200) if not result.ok else "", budget=budget)
         return 0 if result.ok else 1
     finally:
         runtime.close()

@@ -22,6 +22,7 @@ from ..core.display import first_line, format_tokens
 from ..core.events import ContextUpdate, Event, Question, Result, StepStarted, SystemNote, ToolResult
 from ..core.files import DiskFault
 from ..core.i18n import N_, _
+from ..core.notices import Notices
 from .lineedit import Edited, EndOfInput, Interrupted, LineEditor, Submitted
 from .render import Render
 from .terminal import LineSource, RawTerminal, Screen, is_terminal
@@ -30,6 +31,7 @@ from .text import step_label
 if TYPE_CHECKING:  # types only: `flower --help` must not pay for these imports
     from ..core.human import Ask, HumanChannel
     from ..core.runtime import Runtime
+    from .notify import Notifier
 
 ANSWER_PROMPT = N_("你的回答 (回车=跳过,让它自己判断) > ")
 IDLE_PROMPT = N_("(直接说 = 加需求,下个检查点送达;? 开头 = 顺便问一句,不打扰它干活) > ")
@@ -66,8 +68,11 @@ class Driver:
         channel: HumanChannel | None = None,
         verbose: bool = False,
         quit_note: Callable[[], str] | None = None,
+        notifier: Notifier | None = None,
     ) -> None:
         self.rt = runtime
+        self.notifier = notifier
+        self.notices = Notices(str(getattr(runtime, "workspace", "") or ""))
         self.quit_note = quit_note or (lambda: _(QUIT_NOTE))
         self.screen = screen
         self.source = source
@@ -120,6 +125,9 @@ class Driver:
             lines = self.render.lines(ev)
         for line in lines:
             self.screen.say(line)
+        notice = self.notices.of(ev)
+        if notice is not None and self.notifier is not None:
+            self.notifier.send(notice)  # rung with the lines it is about, before any prompt
         if isinstance(ev, Result) and not self.screen.live:
             self.screen.say(f"  {self.status_text()}")
         if isinstance(ev, Question):
@@ -128,6 +136,13 @@ class Driver:
                 self.channel.decline(ev.id, "标准输入已关闭")
             self._refresh_prompt()
         self.screen.status(self.status_text())
+
+    def ended(self, ok: bool, text: str = "", *, budget: bool = False) -> None:
+        """The run is over: its notice, and the notify commands still running let finish."""
+        if self.notifier is None:
+            return
+        self.notifier.send(self.notices.ended(ok, text, budget=budget))
+        self.notifier.close()
 
     def _track_cost(self, ev: Event) -> None:
         done = len(self.rt.results)
@@ -434,11 +449,13 @@ def drive(
     channel: Any,
     verbose: bool,
     quit_note: Callable[[], str] | None = None,
+    notifier: Notifier | None = None,
 ) -> tuple[Any, int | None, Driver]:
     """Run `work`; (value, None) when it ended, (None, exit code) when it did not."""
     driver = Driver(
         runtime, screen=screen, source=source, channel=channel, verbose=verbose, quit_note=quit_note
     )
+    driver.notifier = notifier
     try:
         value, code = asyncio.run(driver.run(lambda: work(driver)))
     except DiskFault as fault:  # a write the disk refused outside the steps' own books

@@ -71,6 +71,17 @@ class Screen:
             stream.flush()
             self._draw()
 
+    def ring(self, title: str) -> bool:
+        """Ring the bell and set the title (OSC 0) - only when stdout is a terminal: a pipe or a
+        log never gets a control character from flower. True when it rang."""
+        if not is_terminal(self.out):
+            return False
+        shown = " ".join(sanitize(title).split())  # nothing of it can end the sequence early
+        with self._lock:
+            self.out.write(f"\x1b]0;{shown}\x07\x07")
+            self.out.flush()
+        return True
+
     def status(self, text: str) -> None:
         with self._lock:
             self._status = text
