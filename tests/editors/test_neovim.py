@@ -274,3 +274,26 @@ def test_history_updates_apply_as_the_protocol_says_and_the_buffer_reads_on_ever
         "! overloaded",
         "! timeout",
     ]
+
+
+def test_flower_rewind_asks_with_the_files_then_puts_round_1_back(
+    sim_factory, workspace, claude_root, tmp_path
+):
+    sim = sim_factory(scenarios.starter_scenario())
+    seen = nvim("rewind_run.lua", workspace, sim, claude_root, tmp_path, plugin=True, lang="en_US.UTF-8")
+    assert any(line.startswith("[run] finished") for line in seen["log"]), seen["log"][-3:]
+
+    [confirm] = seen["confirmations"]
+    assert confirm["items"] == ["Rewind", "Cancel"]
+    lines = confirm["prompt"].split("\n")
+    assert lines[0].startswith("back to after round 1's verdict: ")
+    assert "  - README.md" in lines and "  = mine.txt (yours, kept)" in lines
+    assert not (workspace / "README.md").exists()  # made in round 2: gone
+    assert (workspace / "hello.py").is_file() and (workspace / "mine.txt").read_text() == "mine\n"
+    said = [n["msg"] for n in seen["notifications"]]
+    [done] = [m for m in said if m.startswith("Flower: rewound to after round 1's verdict")]
+    assert "is back at the end of round 1" in done
+    assert (
+        said[-1].startswith("Flower: usage: :FlowerRewind N")
+        and seen["notifications"][-1]["level"] == LEVELS["WARN"]
+    )
