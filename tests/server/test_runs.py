@@ -66,6 +66,10 @@ async def test_a_run_streams_steps_the_context_meter_progress_and_cli_stderr(fak
         assert s.contexts[1]["cost_usd"] == 0.75 and s.contexts[-1]["window"] == 1_000_000
         assert any(m.message == "[ws] cli: warming up" for m in s.client.log_messages)
 
+        # the bar ends after the run's last event (the progress closes last): wait for its end
+        await s.until(
+            lambda: any(isinstance(v, types.WorkDoneProgressEnd) for v in s.progress()), what="the bar's end"
+        )
         begin, *reports, end = s.progress()
         assert (
             isinstance(begin, types.WorkDoneProgressBegin)
@@ -152,6 +156,9 @@ async def test_stop_keeps_the_state_and_continue_wakes_it_with_the_banner(fake_l
         assert s.run_phase() == "stopped"
         log = read_log(s.run_dir)
         assert {"cancelled": True} in log and {"closed": True} in log
+        await s.until(
+            lambda: any(isinstance(v, types.WorkDoneProgressEnd) for v in s.progress()), what="the end"
+        )
         assert s.progress()[-1].message == "stopped"
         state = await s.state()
         assert (state["running"], state["waking"], state["woke"], state["steps"]) == (

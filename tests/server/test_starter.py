@@ -64,7 +64,11 @@ async def test_a_full_starter_run_driven_only_through_lsp(sim_factory, sim_lsp, 
             b.get("content", [{}])[0].get("text") == "hello" for b in sim.last("clarifier").tool_results()
         )
 
-        # progress: one bar, a report per step and round, closed with the outcome
+        # progress: one bar, a report per step and round, closed with the outcome (the bar ends
+        # after the run's last event: wait for its end)
+        await s.until(
+            lambda: any(isinstance(v, types.WorkDoneProgressEnd) for v in s.progress()), what="the end"
+        )
         begin, *reports, end = s.progress()
         assert isinstance(begin, types.WorkDoneProgressBegin) and begin.cancellable
         messages = [r.message for r in reports]
