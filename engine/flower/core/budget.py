@@ -62,7 +62,6 @@ class Ledger:
         # (step, cost) of each finished round of this process: a step's rounds forecast its next
         self.rounds: list[tuple[str, float]] = []
         self.step = ""
-        self.stopped: Scope | None = None
         stored = self._stored()
         if stored is not None and budget.run_usd is not None and stored.get("run_usd") == budget.run_usd:
             spent = stored.get("spent_usd")

@@ -587,8 +587,9 @@ class Runtime:
             floor = self.check_space(emit)
             if floor is not None:
                 self._fault = self._fault or LowSpace(floor)
-            if self.budget.budget.enabled and StepLabel.parse(name).starts_round:
-                self.budget.begin_round(StepLabel.parse(name).step)
+            label = StepLabel.parse(name)
+            if self.budget.budget.enabled and label.starts_round:
+                self.budget.begin_round(label.step)
                 self._forecast(name, emit)
             accounted = 0.0  # of result.cost_usd, what the ledger already holds
             while self.fault is None:

@@ -226,14 +226,8 @@ class Workflow:
                         ctx[FAULT_KEY] = ctx["_fatal"] = fault.line()
                         break
                     if result.stopped == "budget":
-                        # not a failed round: the money ran out; a new budget continues it here
-                        held = sessions.get(step.name)
-                        if result.session_id:
-                            sessions[step.name] = result.session_id
-                            if lineage is not None:
-                                lineage.remember(step.name, result.session_id)
-                        elif lineage is not None and held:
-                            lineage.remember(step.name, held)
+                        # not a failed round: the money ran out; the lineage already holds the
+                        # step's session (on_session), so a new budget continues it
                         ctx[BUDGET_KEY] = ctx["_fatal"] = result.error
                         break
                     if not result.ok and classify(result.error) == "fatal":
