@@ -85,8 +85,7 @@ def rewind_folder(settings: RunSettings, a: p.RewindArgs, name: str) -> p.Rewind
                 found = report.plan
         except (CheckpointError, ValueError, RuntimeError, OSError) as exc:
             return p.RewindResult(False, _(FAILED).format(error=exc), round=a.round, rounds=store.rounds())
-    changed = sorted(rel for rel, entry in found.changes.items() if entry is not None)
-    removed = sorted(rel for rel, entry in found.changes.items() if entry is None)
+    changed, removed = found.put_back, found.removed
     if report is None:
         template = PREVIEW_ALL if a.restore_my_edits else PREVIEW
         message = _(template).format(

@@ -97,8 +97,7 @@ def rewind_command(args: argparse.Namespace, *, screen: Screen | None = None) ->
             screen.say(unwritable(exc, ws), err=True)
             return 1
     plan = report.plan
-    removed = [rel for rel, entry in plan.changes.items() if entry is None]
-    changed = [rel for rel, entry in plan.changes.items() if entry is not None]
+    removed, changed = plan.removed, plan.put_back
     screen.say(_(REWOUND).format(round=plan.round, changed=len(changed), removed=len(removed)))
     for rel in changed:
         screen.say(f"  ~ {rel}")

@@ -51,6 +51,16 @@ class Plan:
     def round(self) -> int:
         return self.target.round
 
+    @property
+    def put_back(self) -> list[str]:
+        """The paths given the round's bytes again, in path order."""
+        return [rel for rel, entry in self.changes.items() if entry is not None]
+
+    @property
+    def removed(self) -> list[str]:
+        """The paths removed (made after the round), in path order."""
+        return [rel for rel, entry in self.changes.items() if entry is None]
+
 
 @dataclass
 class Report:
