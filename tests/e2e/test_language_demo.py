@@ -109,6 +109,9 @@ def _tree(root: Path) -> dict[str, bytes]:
 
 # what differs between any two runs whatever the language: where and when they ran, the ids
 VOLATILE_KEYS = {"run", "session_id", "started_at", "ended_at", "duration_s"}
+# what the wall clock reaches through the CLI: its Agent tool result ends with the subagent's
+# "duration_ms: 1622", so a slower machine's next request is a token longer and costs a little more
+MEASURED_KEYS = {"context", "cost_usd"}
 UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 ANSWERED_AT = re.compile(r"^(## q\d+ · \w+ · )\d{4}-\d\d-\d\d \d\d:\d\d:\d\d$", re.M)
 # how long an answer took is the machine's, not the language's
@@ -117,7 +120,10 @@ WAITED = re.compile(r"^(- 等了 )\d+(?:\.\d+)?s$", re.M)
 
 def _steady(value: Any, root: str) -> Any:
     if isinstance(value, dict):
-        return {k: "<volatile>" if k in VOLATILE_KEYS else _steady(v, root) for k, v in value.items()}
+        return {
+            k: "<volatile>" if k in VOLATILE_KEYS | MEASURED_KEYS else _steady(v, root)
+            for k, v in value.items()
+        }
     if isinstance(value, list):
         return [_steady(v, root) for v in value]
     if isinstance(value, str):
@@ -140,8 +146,22 @@ def test_the_documents_on_disk_are_the_same_in_both_languages(runs):
     # the stores are binary and keep when things happened: the sessions, the checkpoints' lists
     stores = (".db", ".db-wal", ".db-shm", ".lock", ".gz")
     texts = [name for name in en_files if not name.endswith(stores) and "/checkpoints/blobs/" not in name]
-    differing = [n for n in texts if _stable(n, en_files[n], en) != _stable(n, zh_files[n], zh)]
-    assert differing == []
+    differing = {
+        n: (_stable(n, en_files[n], en), _stable(n, zh_files[n], zh))
+        for n in texts
+        if _stable(n, en_files[n], en) != _stable(n, zh_files[n], zh)
+    }
+    assert differing == {}
+    # the measured figures are a digit's worth apart at most, never a language's
+    en_rows = json.loads(en_files["runs/manifest.json"])
+    zh_rows = json.loads(zh_files["runs/manifest.json"])
+    for en_row, zh_row in zip(en_rows, zh_rows, strict=True):
+        assert abs(en_row["context"] - zh_row["context"]) <= 8, (
+            en_row["step"],
+            en_row["context"],
+            zh_row["context"],
+        )
+        assert en_row["cost_usd"] == pytest.approx(zh_row["cost_usd"], rel=1e-3), en_row["step"]
     # the brief and the goal are byte for byte the same
     for note in ("需求.md", "目标.md"):
         assert en_files[f".flower/notes/{note}"] == zh_files[f".flower/notes/{note}"]
