@@ -283,13 +283,13 @@ class Runs(Feature):
         run = self.active.get(folder.uri)
         if run is None:
             return p.CommandResult(False, _(NO_RUN_TO_SAY).format(folder=folder.name))
-        size, limit = await asyncio.to_thread(sizes.line_length, text), sizes.message_limit()
-        if size > limit:  # nothing longer reaches the CLI whole (flower.core.sizes)
+        size, limit = await asyncio.to_thread(sizes.line_length, text), sizes.say_limit()
+        if size > limit:  # its echo would not reach flower whole (flower.core.sizes)
             return p.CommandResult(
                 False,
                 _(
-                    "这段话太长了({size} MiB),一条消息最多 {limit} MiB({var}):"
-                    "把它写进工作区里的文件,再说一句文件在哪。"
+                    "这段话太长了({size} MiB),说的话最多 {limit} MiB({var} 的一半:"
+                    "Claude Code 可能在一条消息里把它传回两次):把它写进工作区里的文件,再说一句文件在哪。"
                 ).format(size=sizes.mib(size), limit=sizes.mib(limit), var=sizes.LIMIT_VAR),
             )
         if run.busy:

@@ -291,7 +291,7 @@ async def test_a_say_over_the_message_bound_is_refused_naming_the_limit(fake_lsp
         huge = "说" * (6 * 1024 * 1024)  # 6 M characters: 36 MiB on the line the CLI would get
         refused = await s.command("flower.say", {"text": huge}, timeout=120)
         assert refused["ok"] is False
-        assert refused["message"].startswith("Too long to say (36 MiB); one message can be at most 32 MiB")
+        assert refused["message"].startswith("Too long to say (36 MiB); words can be at most 16 MiB")
         assert "FLOWER_MAX_MESSAGE_MB" in refused["message"]
         assert (await s.state())["running"] is True  # the run goes on, the words were not taken
         assert {"interrupt": [huge]} not in read_log(s.run_dir)

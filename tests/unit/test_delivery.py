@@ -46,3 +46,27 @@ def test_the_end_of_a_step_settles_every_word_left(reason: str, step_over: bool)
 
 def test_the_line_length_counts_what_the_sdk_writes() -> None:
     assert line_length("abc") == 5 and line_length("说") == 8  # quotes, \u8bf4
+
+
+@pytest.mark.parametrize("mb", [1, 4, 32])
+def test_words_whose_echo_would_overflow_a_line_are_refused_before_the_turn_is_touched(
+    monkeypatch: pytest.MonkeyPatch, tmp_path, mb: int
+) -> None:
+    # the CLI can send the words back twice on one line: past half the bound, the SDK would
+    # refuse that line and end the step, so the words are refused instead and the turn runs on
+    from flower import Runtime
+    from flower.core.sizes import LIMIT_VAR, mib, say_limit, say_refusal
+
+    monkeypatch.setenv(LIMIT_VAR, str(mb))
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-not-a-real-key")  # nothing here calls a model
+    limit = say_limit()
+    assert limit == mb * 1024 * 1024 // 2
+    fits, over = "x" * (limit - 2), "x" * (limit - 1)  # line_length counts the JSON quotes
+    assert line_length(fits) == limit and say_refusal(fits) is None
+    assert f"words can be at most {mib(limit)} MiB (half of {LIMIT_VAR}" in (say_refusal(over) or "")
+    rt = Runtime(workspace=tmp_path, run_dir=tmp_path / "runs")
+    refused = rt.interrupt(over)
+    with pytest.raises(Undelivered, match="too long to say") as missed:
+        refused.result(timeout=0)
+    assert not missed.value.step_over  # not for the inbox either: the same words are as long there
+    assert not rt._interrupt_requested  # the turn in flight was left alone

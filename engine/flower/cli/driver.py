@@ -215,9 +215,13 @@ class Driver:
             self._awaiting_words = False
         if words:
             if text:
-                self._interrupting = True
-                self.rt.interrupt(text)
-                self.screen.say(_("! 打断这一轮,带上你的话:{text}").format(text=text))
+                delivery = self.rt.interrupt(text)
+                missed = delivery.exception() if delivery.done() else None
+                if missed is not None:  # refused before the turn was touched: it runs on
+                    self.screen.say(_("x 没送到:{why}").format(why=missed))
+                else:
+                    self._interrupting = True
+                    self.screen.say(_("! 打断这一轮,带上你的话:{text}").format(text=text))
             else:
                 self.screen.say(_(". 不说话,接着跑"))
             self._refresh_prompt()

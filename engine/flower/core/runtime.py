@@ -33,7 +33,7 @@ from ..stores.workspace import WorkspaceStore
 from .agent import AgentSpec, CompactPolicy, HandoffPolicy, build_options
 from .budget import Budget, Ledger, forecast_line
 from .command_walls import Walls, confined_role, decide_walls
-from .delivery import STEP_OVER, STOPPED, Deliveries
+from .delivery import STEP_OVER, STOPPED, Deliveries, Undelivered
 from .display import first_line, format_tokens
 from .envfile import read_workspace_env
 from .events import (
@@ -86,7 +86,7 @@ from .rundir import Repair, update_json
 from .sandbox import SandboxPolicy, SandboxState, decide
 from .secrets import redact
 from .shared import SharedRun, claim_lost, shared_key, store_setting, watch_claim
-from .sizes import over_limit, too_big
+from .sizes import over_limit, say_refusal, too_big
 from .transcripts import catch_up
 from .walls import role_walls
 from .window import Calibration, gateway, model_name, overflow_maximum
@@ -513,8 +513,14 @@ class Runtime:
         """Stop the current turn at a message boundary; the step resumes with `message`.
 
         Safe from any thread. An empty message just interrupts. The future resolves once the model
-        answered the resumed turn, or fails with `Undelivered` (flower.core.delivery).
+        answered the resumed turn, or fails with `Undelivered` (flower.core.delivery). Words too
+        long to travel (`sizes.say_refusal`) fail at once and leave the turn alone.
         """
+        refused = say_refusal(message)
+        if refused is not None:
+            missed: Future[None] = Future()
+            missed.set_exception(Undelivered(refused))
+            return missed
         with self._lock:
             delivery = self._said.say(message)
             self._interrupt_requested = True

@@ -63,6 +63,28 @@ def too_big(limit: int) -> str:
 INBOX_CHARS = 100_000
 
 
+# Words said into a step come back from the CLI more than once on one line (a 20 MB Say was
+# measured on a line past 32 MiB), so they may take up at most this share of the bound.
+ECHOES = 2
+
+
+def say_limit() -> int:
+    """The longest words (as `line_length` counts) a person may say into a step: the bound over
+    ECHOES, so the CLI's echo of them is never a line the SDK refuses (which would end the step)."""
+    return message_limit() // ECHOES
+
+
+def say_refusal(text: str) -> str | None:
+    """Why `text` cannot be said into a step (English, like the manifest's errors), else None."""
+    size, limit = line_length(text), say_limit()
+    if size <= limit:
+        return None
+    return (
+        f"too long to say: {mib(size)} MiB, words can be at most {mib(limit)} MiB "
+        f"(half of {LIMIT_VAR}: the CLI can send them back twice in one message)"
+    )
+
+
 def line_length(text: str) -> int:
     """How long `text` is on the stream-json line that carries it to the CLI (the SDK writes
     JSON with ASCII escapes: one CJK character takes six)."""
@@ -77,11 +99,14 @@ def mib(size: int) -> str:
 
 __all__ = [
     "DEFAULT_MB",
+    "ECHOES",
     "INBOX_CHARS",
     "LIMIT_VAR",
     "line_length",
     "message_limit",
     "mib",
     "over_limit",
+    "say_limit",
+    "say_refusal",
     "too_big",
 ]
