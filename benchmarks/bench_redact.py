@@ -14,7 +14,7 @@ import time
 from typing import Any
 
 from _cli import size_or_smoke
-from flower.core.secrets import redact_value
+from flower.base.secrets import redact_value
 
 
 def entry(text: str) -> dict[str, Any]:

@@ -48,7 +48,7 @@ _EXPORTS: dict[str, str] = {
     "build_options": "core.agent",
     "CompactPolicy": "core.agent",
     "HandoffPolicy": "core.agent",
-    "default_window": "core.agent",
+    "default_window": "core.window",
     # documents
     "Brief": "core.brief",
     "Handoff": "core.handoff",

@@ -26,7 +26,7 @@ ABOUT = (
 LIB = Path("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1")
 FAKED_FLOWER = (
     "import os, sys; os.environ.pop('LD_PRELOAD', None); "
-    "from flower.cli import main; sys.exit(main(sys.argv[1:]))"
+    "from flower.__main__ import main; sys.exit(main(sys.argv[1:]))"
 )
 
 

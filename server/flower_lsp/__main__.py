@@ -54,7 +54,7 @@ class LogFile(logging.FileHandler):
 
     def _refuse(self, exc: OSError) -> bool:
         """Say a resource fault once (whether `exc` is one); the log goes to stderr from now on."""
-        from flower.core.files import fault_of
+        from flower.base.files import fault_of
 
         fault = fault_of(exc, self.baseFilename)
         if fault is None:
@@ -84,7 +84,7 @@ def main(argv: list[str] | None = None) -> int:
         logging.basicConfig(level=level, handlers=[LogFile(args.log_file)])
     else:
         logging.basicConfig(level=level, stream=sys.stderr)
-    from flower.core.secrets import RedactingFilter
+    from flower.base.secrets import RedactingFilter
 
     from .errorlog import ClientErrors, OneLine
 

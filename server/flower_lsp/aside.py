@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
+from flower.base.i18n import _
 from flower.core.aside import EventWindow
 from flower.core.display import first_line
-from flower.core.i18n import _
 
 from . import protocol as p
 from . import wire

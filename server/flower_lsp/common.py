@@ -15,7 +15,7 @@ from pygls.exceptions import JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 from pygls.uris import to_fs_path
 
-from flower.core.secrets import redact, redact_value
+from flower.base.secrets import redact, redact_value
 
 from . import protocol as p
 from . import wire

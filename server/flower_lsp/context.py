@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from flower.base.i18n import _
 from flower.core.display import format_tokens
 from flower.core.events import ContextUpdate, Event, HandoffDone, HandoffNear, HandoffWriting
-from flower.core.i18n import _
 
 from . import protocol as p
 from .host import Feature

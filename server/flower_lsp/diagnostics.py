@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
+from flower.base.i18n import _
 from flower.core.events import Event, GoalUnverifiable, VerdictGiven
-from flower.core.i18n import _
 
 from . import protocol as p
 from . import wire

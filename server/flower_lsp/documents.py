@@ -11,7 +11,7 @@ from pathlib import Path
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
-from flower.core.i18n import _
+from flower.base.i18n import _
 
 from . import protocol as p
 from .common import Folder, parse_args

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
+from flower.base.i18n import _
 from flower.core.events import (
     BudgetNote,
     DiskSpace,
@@ -37,7 +38,6 @@ from flower.core.events import (
     VerdictGiven,
     WindowNote,
 )
-from flower.core.i18n import _
 
 from . import protocol as p
 from .host import Feature

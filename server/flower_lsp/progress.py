@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
+from flower.base.i18n import _
 from flower.core.events import ContextUpdate, Event, StepFinished, StepStarted, VerdictGiven
-from flower.core.i18n import _
 
 from .context import meter_text
 from .host import Feature, FlowerServer

@@ -32,9 +32,9 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.exceptions import JsonRpcMethodNotFound
 
+from flower.base.i18n import N_, _
+from flower.base.secrets import redact, redact_value
 from flower.core.events import Event, Question
-from flower.core.i18n import N_, _
-from flower.core.secrets import redact, redact_value
 
 from . import protocol as p
 from . import wire

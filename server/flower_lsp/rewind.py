@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from flower.core.i18n import N_, _
+from flower.base.i18n import N_, _
 
 from . import protocol as p
 from . import wire

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
+from flower.base.i18n import _
 from flower.core.events import (
     ContextUpdate,
     Event,
@@ -17,7 +18,6 @@ from flower.core.events import (
     StepStarted,
     VerdictGiven,
 )
-from flower.core.i18n import _
 
 from . import protocol as p
 from .common import Folder

@@ -15,10 +15,10 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
+from flower.base.i18n import N_, _
 from flower.core import sizes
 from flower.core.delivery import STOPPED, Undelivered
 from flower.core.events import Event
-from flower.core.i18n import N_, _
 
 from . import protocol as p
 from . import wire

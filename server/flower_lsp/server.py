@@ -9,7 +9,7 @@ import threading
 
 from lsprotocol import types
 
-from flower.core.i18n import _, language_for_client, set_language
+from flower.base.i18n import _, language_for_client, set_language
 
 from .aside import Asides
 from .banner import Banner

@@ -9,7 +9,7 @@ import dataclasses
 
 from lsprotocol import types
 
-from flower.core.i18n import _
+from flower.base.i18n import _
 from flower.stores.urls import redact_url
 
 from . import protocol as p

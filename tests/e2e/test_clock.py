@@ -42,7 +42,7 @@ def faked(env: dict[str, str], stamp: Path) -> dict[str, str]:
 # not start with libfaketime preloaded), so the preload is taken out of what its children inherit
 FAKED_FLOWER = (
     "import os, sys; os.environ.pop('LD_PRELOAD', None); "
-    "from flower.cli import main; sys.exit(main(sys.argv[1:]))"
+    "from flower.__main__ import main; sys.exit(main(sys.argv[1:]))"
 )
 
 

@@ -235,7 +235,7 @@ def sim_lsp(workspace: Path, claude_root: Path):
 @pytest.fixture
 def english() -> Any:
     """This process speaks English, as the server does for the suite's English-speaking client."""
-    from flower.core.i18n import set_language
+    from flower.base.i18n import set_language
 
     set_language("en")
     yield

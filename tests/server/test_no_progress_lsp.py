@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from flower.core.i18n import _
+from flower.base.i18n import _
 from flower.sim.scenarios import BRIEF, GOAL, HANDOVER, STARTER_ACTORS, VERDICTS
 from flower.workflow.goal import STALL_AMEND, STALL_CONTINUE, STALL_STOP
 

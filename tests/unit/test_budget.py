@@ -118,8 +118,8 @@ def test_the_forecast_is_the_mean_of_the_finished_rounds(tmp_path):
 
 @pytest.mark.parametrize("lang", ["zh", "en"])
 def test_the_forecast_fits_a_terminal_line(lang):
+    from flower.base.i18n import language, set_language
     from flower.core.display import columns
-    from flower.core.i18n import language, set_language
 
     before = language()
     set_language(lang)

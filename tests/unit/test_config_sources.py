@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from flower.core import envfile, secrets
+from flower.base import secrets
+from flower.core import envfile
 from flower.core.envfile import WORKSPACE_ENV_KEYS, config_sources, read_workspace_env
 
 

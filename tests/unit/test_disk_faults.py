@@ -25,9 +25,9 @@ from typing import Any, cast
 import pytest
 from claude_agent_sdk.types import SessionKey
 
+from flower.base import files
+from flower.base.files import DiskFault, atomic_write, fault_of, free_space
 from flower.cli.problems import unwritable
-from flower.core import files
-from flower.core.files import DiskFault, atomic_write, fault_of, free_space
 from flower.core.guard import _spill, spill_guard
 from flower.core.managed_block import place_block, read_block
 from flower.core.rundir import update_json

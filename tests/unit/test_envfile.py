@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from flower.core import envfile, secrets
+from flower.base import secrets
+from flower.core import envfile
 from flower.core.envfile import WORKSPACE_ENV_KEYS, load_workspace_env
 
 # whatever a test sets in os.environ through the loader is removed again

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from flower.base.i18n import set_language
 from flower.cli.arguments import parse_args
-from flower.core.i18n import set_language
 from flower.fleet import FleetError, Note, RunRequest, repository_of
 from flower.fleet.execute import go_argv
 from flower.fleet.model import Execution

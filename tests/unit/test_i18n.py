@@ -1,4 +1,4 @@
-"""The message catalogue and the choice of language (flower.core.i18n, docs/i18n.md)."""
+"""The message catalogue and the choice of language (flower.base.i18n, docs/i18n.md)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import string
 import pytest
 from babel.messages.pofile import read_po
 
-from flower.core import i18n
-from flower.core.i18n import _, language_for_client, language_from_environment, ngettext, set_language
+from flower.base import i18n
+from flower.base.i18n import _, language_for_client, language_from_environment, ngettext, set_language
 
 CATALOGUE = i18n.LOCALE_DIR / "en" / "LC_MESSAGES"
 CJK = "\u3000-\u303f\u4e00-\u9fff\uff00-\uffef"

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from flower.base.i18n import _, set_language
 from flower.cli.terminal import PROMPT_FRESH, PROMPT_WAKE
-from flower.core.i18n import _, set_language
 from flower.workflow.starter import banner_line, step_line
 
 SEEDS = Path(__file__).resolve().parents[1] / "data" / "i18n" / "seed_texts.txt"

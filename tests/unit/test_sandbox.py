@@ -13,11 +13,11 @@ from pathlib import Path
 
 import pytest
 
+from flower.base.i18n import set_language
+from flower.base.secrets import CREDENTIAL_ENV, CREDENTIAL_PATHS
 from flower.core import registries, sandbox
-from flower.core.i18n import set_language
 from flower.core.registries import extra_hosts, host_of, registry_hosts
-from flower.core.sandbox import CREDENTIAL_PATHS, SandboxPolicy, SandboxUnavailable, decide
-from flower.core.secrets import CREDENTIAL_ENV
+from flower.core.sandbox import SandboxPolicy, SandboxUnavailable, decide
 
 
 @pytest.fixture(autouse=True)

@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from flower.core import secrets
+from flower.base import secrets
+from flower.base.secrets import MASK, RedactingFilter, known_secrets, redact, redact_value, remember
 from flower.core.events import ToolCall, ToolResult
-from flower.core.secrets import MASK, RedactingFilter, known_secrets, redact, redact_value, remember
 
 
 @pytest.fixture(autouse=True)

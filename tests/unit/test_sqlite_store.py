@@ -547,7 +547,7 @@ async def test_waiting_for_a_busy_file_does_not_block_event_loop(tmp_path: Path)
 def test_a_store_too_deep_for_sqlite_is_refused_with_the_limit_and_the_way_out(tmp_path):
     """SQLite cannot open a database whose path is over 504 bytes: the run is refused before
     anything is spent, with the length, the limit and `--run-dir`, not with advice about rights."""
-    from flower.core.i18n import set_language
+    from flower.base.i18n import set_language
     from flower.core.recovery import StoreError
     from flower.core.runtime import Runtime
     from flower.stores.sqlite import LONGEST_PATH, path_too_long

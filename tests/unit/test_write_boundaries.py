@@ -15,12 +15,12 @@ from typing import Any, cast
 import pytest
 from claude_agent_sdk.types import HookInput, SessionKey
 
-from flower.core import secrets
+from flower.base import secrets
+from flower.base.files import atomic_write
+from flower.base.secrets import MASK
 from flower.core.events import Event, ToolResult, emitter
-from flower.core.files import atomic_write
 from flower.core.guard import spill_guard
 from flower.core.human import HumanChannel
-from flower.core.secrets import MASK
 from flower.core.workbench import Workbench
 from flower.stores.sqlite import SqliteSessionStore
 from flower.stores.trim import TrimmingSessionStore

@@ -22,11 +22,13 @@ re-exports what callers and tests import from `flower.cli`.
 
 from __future__ import annotations
 
+import argparse
 import sys
+from collections.abc import Callable, Mapping
 
 from .. import __version__
+from ..base.i18n import _, language_from_environment, set_language
 from ..core.display import columns
-from ..core.i18n import _, language_from_environment, set_language
 from .arguments import COMMANDS, PERMISSION_MODES, build_parser, parse_args, rewrite_argv
 from .builders import (
     build_flow,
@@ -158,15 +160,26 @@ __all__ = [
 ]
 
 
-def main(argv: list[str] | None = None) -> int:
+# The commands of the layers above the terminal's (the demo's rig, the fleet) come from the entry
+# point, `flower.__main__`, which knows every layer: this package never imports them.
+UpperCommand = Callable[[argparse.Namespace], int]
+UPPER_COMMANDS = ("demo", "submit", "worker", "fleet")
+
+
+def main(argv: list[str] | None = None, upper: Mapping[str, UpperCommand] | None = None) -> int:
     set_language(language_from_environment())  # before the parser: its help texts are translated too
     quiet_sdk_log()
     args = parse_args(argv)
     try:
-        if args.command == "demo":
-            from ..sim.demo import main as demo_main
-
-            return demo_main(keep=args.keep)
+        if args.command in UPPER_COMMANDS:
+            command = (upper or {}).get(args.command)
+            if command is None:
+                print(
+                    _("flower:{command} 由 flower 命令运行(python -m flower)").format(command=args.command),
+                    file=sys.stderr,
+                )
+                return 2
+            return command(args)
         if args.command == "setup":
             return setup_command(args)
         if args.command == "once":
@@ -177,15 +190,6 @@ def main(argv: list[str] | None = None) -> int:
             from . import rewind
 
             return rewind.rewind_command(args) if args.command == "rewind" else rewind.fork_command(args)
-        if args.command in ("submit", "worker", "fleet"):
-            from . import fleet
-
-            command = {
-                "submit": fleet.submit_command,
-                "worker": fleet.worker_command,
-                "fleet": fleet.fleet_command,
-            }
-            return command[args.command](args)
         return go_command(args)
     except KeyboardInterrupt:  # before the run started (or after it ended): nothing to keep
         print(_(CANCELLED), file=sys.stderr)

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .. import __version__
-from ..core.i18n import N_, _
+from ..base.i18n import N_, _
 
 COMMANDS = ("go", "run", "once", "setup", "demo", "rewind", "fork", "submit", "worker", "fleet")
 PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")

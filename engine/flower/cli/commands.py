@@ -8,8 +8,8 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..base.i18n import N_, _
 from ..core.display import first_line
-from ..core.i18n import N_, _
 from .builders import build_runtime, once_call, once_spec, settings_of, store_of, workspace_of
 from .credentials import credential_problem, describe_credentials, env_file_of, looks_like_auth
 from .driver import QUIT_NOTE, Driver, drive

@@ -6,7 +6,7 @@ import os
 import re
 from pathlib import Path
 
-from ..core.i18n import _
+from ..base.i18n import _
 
 _AUTH_ERROR = re.compile(
     r"\b401\b|invalid api key|invalid x-api-key|authentication|unauthorized|无效.{0,6}(key|token|密钥)", re.I

@@ -17,11 +17,11 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
+from ..base.files import DiskFault
+from ..base.i18n import N_, _
 from ..core.aside import WAIT_S, EventWindow, aside_question
 from ..core.display import first_line, format_tokens
 from ..core.events import ContextUpdate, Event, Question, Result, StepStarted, SystemNote, ToolResult
-from ..core.files import DiskFault
-from ..core.i18n import N_, _
 from ..core.notices import Notices
 from .lineedit import Edited, EndOfInput, Interrupted, LineEditor, Submitted
 from .render import Render

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..core.i18n import N_, _
+from ..base.i18n import N_, _
 from .terminal import Screen
 
 HANDOVER_HEAD = N_("== 交接给下一个工具(CLAUDE.md / AGENTS.md)")

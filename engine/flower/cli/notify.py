@@ -14,10 +14,10 @@ import subprocess
 import threading
 from collections.abc import Callable, Mapping
 
+from ..base.i18n import N_, _
+from ..base.secrets import CREDENTIAL_ENV, is_secret_name
 from ..core.display import first_line
-from ..core.i18n import N_, _
 from ..core.notices import Notice
-from ..core.secrets import CREDENTIAL_ENV, is_secret_name
 
 NOTIFY_ENV = "FLOWER_NOTIFY"
 TIMEOUT_ENV = "FLOWER_NOTIFY_TIMEOUT_S"

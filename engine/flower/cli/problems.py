@@ -8,8 +8,8 @@ import logging
 import sqlite3
 from pathlib import Path
 
-from ..core.files import fault_of
-from ..core.i18n import N_, _
+from ..base.files import fault_of
+from ..base.i18n import N_, _
 
 UNWRITABLE = N_("x 没法写进 {path}:{reason}。换一个能写的目录(-w 工作区,-r 运行目录),或者改好权限再跑。")
 ENV_UNREADABLE = N_("x 读不了 {path}:{reason}。修好它,或者把它挪开再跑。")

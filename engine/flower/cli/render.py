@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+from ..base.i18n import N_, _
 from ..core.display import first_line
 from ..core.events import (
     BudgetNote,
@@ -35,7 +36,6 @@ from ..core.events import (
     WindowNote,
 )
 from ..core.handoff import SECTIONS
-from ..core.i18n import N_, _
 from .text import clean, format_duration
 
 RECEIVED = N_("+ 收到 (它下次查收件箱时会看到;{where})")

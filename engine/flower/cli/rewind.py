@@ -7,7 +7,7 @@ from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
-from ..core.i18n import N_, _
+from ..base.i18n import N_, _
 from .builders import store_of, workspace_of
 from .problems import unwritable
 from .terminal import Screen

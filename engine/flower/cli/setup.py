@@ -7,9 +7,9 @@ import asyncio
 import os
 from pathlib import Path
 
+from ..base.files import write_bytes
+from ..base.i18n import N_, _
 from ..core import probe
-from ..core.files import write_bytes
-from ..core.i18n import N_, _
 from .builders import workspace_of
 from .credentials import CREDENTIAL_KEYS, mask
 from .problems import EnvFileError, check_env_file, unwritable

@@ -9,7 +9,7 @@ from collections.abc import Awaitable
 from pathlib import Path
 from typing import Any
 
-from ..core.i18n import _
+from ..base.i18n import _
 
 
 class TargetError(Exception):

@@ -10,8 +10,8 @@ import threading
 import time
 from typing import Any, TextIO
 
+from ..base.i18n import N_, _
 from ..core.display import columns
-from ..core.i18n import N_, _
 from .text import fit, fit_tail, line_width, sanitize, wrap
 
 # flower's own colours: the only escape codes that reach a screen

@@ -14,8 +14,8 @@ from collections.abc import Iterable
 
 from wcwidth import iter_graphemes
 
+from ..base.i18n import _
 from ..core.display import columns, grapheme_width
-from ..core.i18n import _
 
 # Event lines are fitted to the terminal, within these bounds: narrower than 40 nothing reads
 # well anyway, wider than 110 long lines stop being readable.

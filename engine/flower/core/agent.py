@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -17,22 +15,6 @@ if TYPE_CHECKING:  # the SDK is slow to import; only build_options needs it at r
     from claude_agent_sdk.types import SessionStore
 
     from .sandbox import SandboxPolicy
-
-_ONE_M = re.compile(r"(?:^|[^a-z0-9])1m(?:[^a-z0-9]|$)")
-
-
-def default_window() -> int:
-    """The context window implied by the configured model name.
-
-    Errs on the large side on purpose: an overestimate ends in "prompt is too long", which the
-    runtime turns into an immediate (degraded) handoff; an underestimate would waste sessions.
-    """
-    name = (os.environ.get("ANTHROPIC_MODEL") or os.environ.get("ANTHROPIC_DEFAULT_OPUS_MODEL") or "").lower()
-    if _ONE_M.search(name):
-        return 1_000_000
-    if "haiku" in name:
-        return 200_000
-    return 1_000_000
 
 
 @dataclass

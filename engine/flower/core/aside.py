@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..base.i18n import _
 from .events import ContextUpdate, Event, Prompt, Thinking
-from .i18n import _
 
 if TYPE_CHECKING:  # the runtime is slow to import; only asking needs it
     from .agent import AgentSpec

@@ -11,8 +11,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .files import atomic_write
-from .i18n import _
+from ..base.files import atomic_write
+from ..base.i18n import _
 
 # (field, Chinese section name), in the fixed document order
 SECTIONS: tuple[tuple[str, str], ...] = (

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from .files import atomic_write
-from .i18n import _
+from ..base.files import atomic_write
+from ..base.i18n import _
 
 BUDGET_FILE = "budget.json"
 

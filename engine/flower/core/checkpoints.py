@@ -32,8 +32,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from .files import faults, write_bytes
-from .i18n import _
+from ..base.files import faults, write_bytes
+from ..base.i18n import _
 from .rundir import read_json, run_dir_lock
 
 FOLDER = "checkpoints"

@@ -24,8 +24,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..base.i18n import N_, _
 from ..shell.confinement import Role, support
-from .i18n import N_, _
 
 if TYPE_CHECKING:
     from .agent import AgentSpec

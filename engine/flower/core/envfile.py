@@ -32,8 +32,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .i18n import _
-from .secrets import HEADER_ENV, is_secret_name, remember
+from ..base.i18n import _
+from ..base.secrets import HEADER_ENV, is_secret_name, remember
 
 log = logging.getLogger("flower")
 

@@ -20,8 +20,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 
-from .i18n import _
-from .secrets import redact_value
+from ..base.i18n import _
+from ..base.secrets import redact_value
+from ..base.usage import context_tokens
 
 EventKind = Literal[
     "text",
@@ -587,18 +588,6 @@ def _common(message: Any) -> dict[str, Any]:
         "parent_tool_use_id": parent or None,
         "context": context_tokens(getattr(message, "usage", None)),
     }
-
-
-def context_tokens(usage: Any) -> int:
-    """What the model actually saw: input + cache reads + cache writes (input alone undercounts)."""
-    if not isinstance(usage, dict):
-        return 0
-    total = 0
-    for key in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"):
-        value = usage.get(key)
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            total += int(value)
-    return total
 
 
 def _blocks(

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..base.files import write_bytes
+from ..base.i18n import _
 from .checkpoints import (
     FOLDER,
     SCAN_GIT,
@@ -30,8 +32,6 @@ from .checkpoints import (
     in_repository,
     restore_file,
 )
-from .files import write_bytes
-from .i18n import _
 from .lineage import Lineage
 from .projectkey import project_key
 from .recovery import MANIFEST

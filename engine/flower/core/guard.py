@@ -29,11 +29,11 @@ from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..base.files import spill
+from ..base.i18n import N_, _
+from ..base.secrets import redact, redact_value
 from ..shell.confinement import ConfinementUnavailable, Role, plan
 from ..stores.ephemeral import is_ephemeral
-from .files import spill
-from .i18n import N_, _
-from .secrets import redact, redact_value
 from .workbench import Workbench
 
 if TYPE_CHECKING:  # the SDK is slow to import; the factories import it when called

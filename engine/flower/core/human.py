@@ -31,9 +31,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..base.files import append_text
+from ..base.secrets import redact_value
 from .events import Event, MailNote, MailState, Question, ask_state
-from .files import append_text
-from .secrets import redact_value
 
 SERVER = "human"
 ASK_TOOL = "ask"

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit
 
-from .i18n import _
+from ..base.i18n import _
 
 __all__ = ["WorkspaceIdentity", "identify", "normalize_remote"]
 

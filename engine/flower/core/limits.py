@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from .files import atomic_write
+from ..base.files import atomic_write
 
 Kind = Literal["usage", "rate", "overloaded"]
 

@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .files import DiskFault, fault_of
-from .files import move as move_file
-from .i18n import _
+from ..base.files import DiskFault, fault_of
+from ..base.files import move as move_file
+from ..base.i18n import _
 from .recovery import read_manifest, sessions_by_step, wakes_in
 from .rundir import Damaged, Repair, read_json, run_dir_lock, update_json
 

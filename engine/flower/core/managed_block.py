@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from .files import write_bytes
+from ..base.files import write_bytes
 
 BEGIN = "<!-- flower:handover:begin -->"
 END = "<!-- flower:handover:end -->"

@@ -13,9 +13,9 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from ..base.i18n import N_, _
 from .display import first_line
 from .events import Event, LimitWait, Question, StepStarted
-from .i18n import N_, _
 
 TEXT_CHARS = 300
 

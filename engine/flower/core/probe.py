@@ -11,9 +11,9 @@ import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from .i18n import _
+from ..base.i18n import _
+from ..base.secrets import redact, remember
 from .resilience import DEFAULT_BASE_URL
-from .secrets import redact, remember
 
 # the model asked when none is configured: the cheapest alias the public API serves
 DEFAULT_PROBE_MODEL = "claude-haiku-4-5"

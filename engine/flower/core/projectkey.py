@@ -25,7 +25,7 @@ import os
 import unicodedata
 from pathlib import Path
 
-from .i18n import N_, _
+from ..base.i18n import N_, _
 
 UNKEYABLE = N_(
     "x 这个文件夹的路径里有 {what}({sample}),Claude Code 和它的 SDK 给这种路径记会话的位置不一样,"

@@ -23,8 +23,8 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
-from .files import write_bytes
-from .i18n import N_, _
+from ..base.files import write_bytes
+from ..base.i18n import N_, _
 from .labels import StepLabel
 from .rundir import Damaged, Repair, read_json, set_aside
 

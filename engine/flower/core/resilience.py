@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from .i18n import N_, _
+from ..base.i18n import N_, _
 
 DEFAULT_BASE_URL = "https://api.anthropic.com"
 

@@ -24,9 +24,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..base.files import write_bytes
+from ..base.i18n import _
 from .checkpoints import Checkpoint, CheckpointError, Checkpoints, Entry, restore_file
-from .files import write_bytes
-from .i18n import _
 from .lineage import Lineage
 from .recovery import MANIFEST
 from .rundir import FlowLock, read_json, update_json

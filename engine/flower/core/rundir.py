@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from .files import atomic_write, faults
-from .i18n import _
+from ..base.files import atomic_write, faults
+from ..base.i18n import _
 
 CORRUPT = ".corrupt-"
 

@@ -23,6 +23,10 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..base.files import DiskFault, LowSpace, Space, fault_of, free_space, move, vanished
+from ..base.i18n import _
+from ..base.secrets import redact
+from ..base.usage import context_tokens
 from ..shell.confinement import ROLES, Role
 from ..shell.view import hidden as hidden_entries
 from ..stores.ephemeral import EphemeralPolicy
@@ -51,14 +55,11 @@ from .events import (
     SyntheticError,
     Text,
     WindowNote,
-    context_tokens,
     emitter,
     normalize,
 )
-from .files import DiskFault, LowSpace, Space, fault_of, free_space, move, vanished
 from .guard import confine_guard, delegate_guard, merge_hooks, redact_guard, whitelist_guard, workbench_hooks
 from .handoff import HANDOFF_PROMPT, SECTIONS, Handoff, degraded, is_overflow
-from .i18n import _
 from .labels import StepLabel
 from .limits import (
     UNNAMED_USAGE_CAP,
@@ -84,7 +85,6 @@ from .recovery import (
 from .resilience import Resilience, classify
 from .rundir import Repair, update_json
 from .sandbox import SandboxPolicy, SandboxState, decide
-from .secrets import redact
 from .shared import SharedRun, claim_lost, shared_key, store_setting, watch_claim
 from .sizes import over_limit, say_refusal, too_big
 from .transcripts import catch_up

@@ -32,36 +32,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, cast
 
-from .i18n import N_, _, language, ngettext
+from ..base.i18n import N_, _, language, ngettext
+from ..base.secrets import CREDENTIAL_ENV, CREDENTIAL_PATHS
 from .registries import extra_hosts, registry_hosts
-from .secrets import CREDENTIAL_ENV
 
 SandboxMode = Literal["require", "auto", "off"]
 MODES: tuple[SandboxMode, ...] = ("require", "auto", "off")
-
-# Home-relative credential stores that sandboxed commands cannot read.
-CREDENTIAL_PATHS: tuple[str, ...] = (
-    ".ssh",
-    ".gnupg",
-    ".aws",
-    ".azure",
-    ".config/gcloud",
-    ".kube",
-    ".docker/config.json",
-    ".netrc",
-    ".git-credentials",
-    ".config/git/credentials",
-    ".config/gh",
-    ".pypirc",
-    ".cargo/credentials",
-    ".cargo/credentials.toml",
-    ".terraform.d/credentials.tfrc.json",
-    ".vault-token",
-    ".password-store",
-    ".local/share/keyrings",
-    ".claude",
-    ".claude.json",
-)
 
 INSTALL_HINT = N_("安装 bubblewrap 和 socat(Debian/Ubuntu:apt-get install bubblewrap socat)")
 

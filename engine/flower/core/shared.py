@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from .files import DiskFault
-from .i18n import _
+from ..base.files import DiskFault
+from ..base.i18n import _
 from .identity import WorkspaceIdentity, identify
 from .rundir import FlowBusy, Holder, default_who, holding, note_claim
 

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .files import atomic_write
+from ..base.files import atomic_write
 
 log = logging.getLogger("flower")
 
@@ -60,10 +60,25 @@ def handover_at(window: int, headroom: int | None = None) -> int:
     return max(AT_FLOOR, window - (headroom_for(window) if headroom is None else headroom))
 
 
+_ONE_M = re.compile(r"(?:^|[^a-z0-9])1m(?:[^a-z0-9]|$)")
+
+
+def default_window() -> int:
+    """The context window implied by the configured model name.
+
+    Errs on the large side on purpose: an overestimate ends in "prompt is too long", which the
+    runtime turns into an immediate (degraded) handoff; an underestimate would waste sessions.
+    """
+    name = (os.environ.get("ANTHROPIC_MODEL") or os.environ.get("ANTHROPIC_DEFAULT_OPUS_MODEL") or "").lower()
+    if _ONE_M.search(name):
+        return 1_000_000
+    if "haiku" in name:
+        return 200_000
+    return 1_000_000
+
+
 def configured_window() -> int:
     """``FLOWER_WINDOW`` when it is a number of tokens, else the model name's window."""
-    from .agent import default_window
-
     raw = os.environ.get("FLOWER_WINDOW", "").strip()
     if raw:
         value = parse_tokens(raw)

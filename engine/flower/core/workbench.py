@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .files import atomic_write
+from ..base.files import atomic_write
 
 DESC_LINES = 8
 DESC_CHARS = 100

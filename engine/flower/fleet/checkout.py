@@ -19,8 +19,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..base.secrets import redact
 from ..core.display import first_line
-from ..core.secrets import redact
 from .model import FleetError, Note, branch_of
 from .notes import CHECKOUT_FAILED, NO_REF, UNREACHABLE
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from ..core.i18n import N_
+from ..base.i18n import N_
 from .model import ACTIVE, FleetError, Note, RunDetail, RunRequest, RunState, RunSummary
 from .queue import TASK, engine_error, make_app
 from .records import FLEET_SCHEMA, FleetBook, new_run_id

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..core.i18n import N_, _
+from ..base.i18n import N_, _
 
 __all__ = [
     "ACTIVE",

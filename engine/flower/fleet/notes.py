@@ -6,7 +6,7 @@ gets them in their own language (``model.Note``).
 
 from __future__ import annotations
 
-from ..core.i18n import N_
+from ..base.i18n import N_
 
 # the database
 DB_UNREACHABLE = N_("x 连不上队列库 {where}:{error}")

@@ -11,7 +11,7 @@ import asyncio
 import threading
 from collections import deque
 
-from ..core.secrets import redact
+from ..base.secrets import redact
 from .model import FleetError, Note
 from .records import FleetBook
 

@@ -38,8 +38,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..base.i18n import N_, _
 from ..core.display import first_line
-from ..core.i18n import N_, _
 from .execute import RunExecution, WorkerSide
 from .model import FleetError, Note, branch_of
 from .notes import DB_BACK, DB_LOST, FENCED, LOST

@@ -52,8 +52,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from ..core.i18n import _
-from ..core.sandbox import CREDENTIAL_PATHS
+from ..base.i18n import _
+from ..base.secrets import CREDENTIAL_PATHS
 from . import supervisor
 from .view import hidden as hidden_entries
 
@@ -275,7 +275,7 @@ class Support:
 
 def support() -> Support:
     """Probed once per process (per language, for the reasons): each mechanism runs ``true``."""
-    from ..core.i18n import language
+    from ..base.i18n import language
 
     return _support(language())
 

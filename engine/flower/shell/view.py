@@ -7,7 +7,7 @@ when:
 - its name says it holds credentials (``credentials.credential_name``: ``.env``, ``id_rsa``,
   ``.netrc``, ``credentials.json``, ``*.pem``, ...); a folder so named (``.ssh``, ``.aws``,
   ``.gnupg``, ...) is hidden whole;
-- its content holds anything the one redaction would mask (``core.secrets.holds_secret``: key and
+- its content holds anything the one redaction would mask (``base.secrets.holds_secret``: key and
   token formats, private key blocks, bearer credentials, passwords in URLs, a secret-named key
   given a literal such as ``api_key: "..."``, a netrc entry, the value of a credential flower
   knows), whatever its name;
@@ -39,7 +39,7 @@ from collections import deque
 from collections.abc import Iterable
 from pathlib import Path
 
-from ..core.secrets import holds_secret
+from ..base.secrets import holds_secret
 from .credentials import credential_name
 
 SCAN_HEAD = 1 << 20

@@ -16,8 +16,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
+from ..base.i18n import N_, _
 from ..core.events import Event, Offline, Retry, StepStarted, ToolCall, VerdictGiven
-from ..core.i18n import N_, _
 from .env import isolated_env, scrub_host_model_vars
 from .scenarios import starter_scenario
 from .server import SimServer

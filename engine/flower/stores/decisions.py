@@ -21,18 +21,16 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, TypeVar
+from typing import Protocol, TypeVar
 
 from claude_agent_sdk.types import SessionKey
 
 from .ledger import items_of
 from .ledger import where as _where
 
-if TYPE_CHECKING:
-    from .sqlite import SqliteSessionStore
-
 __all__ = [
     "SCHEMA",
+    "LedgerFile",
     "SqliteLedger",
     "count_warm_load",
     "decided",
@@ -131,25 +129,27 @@ def forget(conn: sqlite3.Connection, key: SessionKey) -> None:
             conn.execute(f"DELETE FROM {table} WHERE project_key = ? AND session_id = ?", (pk, sid))
 
 
+class LedgerFile(Protocol):
+    """What the ledger needs of the database file it lives in: a call on its connection under
+    its lock, and a call inside one short write transaction (``SqliteSessionStore`` lends both)."""
+
+    def read(self, fn: Callable[[sqlite3.Connection], _T]) -> _T: ...
+
+    def write(self, fn: Callable[[sqlite3.Connection], object]) -> None: ...
+
+
 class SqliteLedger:
     """The ledger inside one ``SqliteSessionStore``'s file, on its connection and lock."""
 
-    def __init__(self, store: SqliteSessionStore) -> None:
-        self._store = store
+    def __init__(self, file: LedgerFile) -> None:
+        self._file = file
         self._write(lambda conn: [conn.execute(statement) for statement in SCHEMA])
 
     def _read(self, fn: Callable[[sqlite3.Connection], _T]) -> _T:
-        store = self._store
-        return store._sync(lambda: fn(store._conn))
+        return self._file.read(fn)
 
     def _write(self, fn: Callable[[sqlite3.Connection], object]) -> None:
-        store = self._store
-
-        def run() -> None:
-            with store._write() as conn:
-                fn(conn)
-
-        store._sync(run)
+        self._file.write(fn)
 
     def touch(self, key: SessionKey, at: float) -> None:
         self._write(lambda conn: touch(conn, key, at))

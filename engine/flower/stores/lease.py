@@ -29,7 +29,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from ..core.i18n import N_, _
+from ..base.i18n import N_, _
 from .pgerrors import one_line
 
 __all__ = [

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from ..core.i18n import N_, _
+from ..base.i18n import N_, _
 from .urls import redact_text
 
 __all__ = ["explain", "one_line"]

@@ -44,7 +44,7 @@ from claude_agent_sdk.types import (
 from .lease import outage_of, reason_of
 from .ledger import items_of, where
 from .pgerrors import explain
-from .rows import context_tokens, dump, uuid_of
+from .rows import dump, entry_tokens, uuid_of
 from .rows import subpath as _subpath
 from .urls import check_store_url, redact_url
 
@@ -524,7 +524,7 @@ class PostgresSessionStore(SessionStore):
                 (tid, scan),
             ).fetchall()
         for (entry,) in rows:
-            tokens = context_tokens(entry) if isinstance(entry, dict) else 0
+            tokens = entry_tokens(entry) if isinstance(entry, dict) else 0
             # Synthetic error messages carry all-zero usage; keep looking.
             if tokens > 0:
                 return tokens

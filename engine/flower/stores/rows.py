@@ -9,9 +9,10 @@ from typing import Any
 
 from claude_agent_sdk.types import SessionKey, SessionListSubkeysKey, SessionStoreEntry
 
-from ..core.secrets import redact_value
+from ..base.secrets import redact_value
+from ..base.usage import context_tokens
 
-__all__ = ["context_tokens", "dump", "store_key", "subpath", "uuid_of"]
+__all__ = ["dump", "entry_tokens", "store_key", "subpath", "uuid_of"]
 
 # A lone surrogate (a tool printed broken UTF-16) cannot be encoded as UTF-8 text.
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -51,19 +52,9 @@ def dump(entry: Any) -> str:
     return text
 
 
-def context_tokens(entry: dict[str, Any]) -> int:
-    """Input + cache reads + cache writes of an assistant entry's usage; 0 for anything else."""
+def entry_tokens(entry: dict[str, Any]) -> int:
+    """The context an assistant entry's usage says the model saw; 0 for any other entry."""
     if entry.get("type") != "assistant":
         return 0
     message = entry.get("message")
-    if not isinstance(message, dict):
-        return 0
-    usage = message.get("usage")
-    if not isinstance(usage, dict):
-        return 0
-    total = 0
-    for field in ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens"):
-        value = usage.get(field)
-        if isinstance(value, int) and not isinstance(value, bool):
-            total += value
-    return total
+    return context_tokens(message.get("usage")) if isinstance(message, dict) else 0

@@ -31,9 +31,9 @@ from claude_agent_sdk.types import (
     SessionSummaryEntry,
 )
 
-from ..core.files import DiskFault, fault_of, vanished
+from ..base.files import DiskFault, fault_of, vanished
 from .decisions import SqliteLedger
-from .rows import context_tokens, dump, store_key, uuid_of
+from .rows import dump, entry_tokens, store_key, uuid_of
 from .rows import subpath as _subpath
 
 __all__ = ["LONGEST_PATH", "SqliteSessionStore", "path_too_long"]
@@ -403,7 +403,7 @@ class SqliteSessionStore(SessionStore):
         """The resume-time layers' ledger, in tables of this same file (made on first use)."""
         with self._lock:
             if self._ledger is None:
-                self._ledger = SqliteLedger(self)
+                self._ledger = SqliteLedger(_LedgerFile(self))
             return self._ledger
 
     def projects(self) -> list[str]:
@@ -474,7 +474,7 @@ class SqliteSessionStore(SessionStore):
                     continue
                 if not isinstance(entry, dict):
                     continue
-                tokens = context_tokens(entry)
+                tokens = entry_tokens(entry)
                 # Synthetic error messages carry all-zero usage; they say
                 # nothing about what the model saw, so keep looking.
                 if tokens > 0:
@@ -488,3 +488,24 @@ def path_too_long(db: str | Path) -> int | None:
     """The length in bytes of `db`'s absolute path when SQLite could not open a database there."""
     size = len(os.fsencode(Path(db).absolute()))
     return size if size > LONGEST_PATH else None
+
+
+class _LedgerFile:
+    """The store's file as the decision ledger sees it (``decisions.LedgerFile``): its calls run
+    on the store's connection, under its lock, writes in the store's own transactions."""
+
+    def __init__(self, store: SqliteSessionStore) -> None:
+        self._store = store
+
+    def read(self, fn: Callable[[sqlite3.Connection], _T]) -> _T:
+        store = self._store
+        return store._sync(lambda: fn(store._conn))
+
+    def write(self, fn: Callable[[sqlite3.Connection], object]) -> None:
+        store = self._store
+
+        def run() -> None:
+            with store._write() as conn:
+                fn(conn)
+
+        store._sync(run)

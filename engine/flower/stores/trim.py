@@ -35,9 +35,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from ..core.files import spill
-from ..core.i18n import _
-from ..core.secrets import redact
+from ..base.files import spill
+from ..base.i18n import _
+from ..base.secrets import redact
 from .ephemeral import EphemeralPolicy, is_ephemeral
 from .layer import StoreLayer, open_inner
 from .ledger import where

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from ..core.events import context_tokens
+from ..base.usage import context_tokens
 from .transcript import SYNTHETIC_MODEL, timestamp_of
 
 PROMPT_CHARS = 200

@@ -7,11 +7,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from ..base.files import DiskFault
+from ..base.i18n import _
 from ..core.agent import AgentSpec
 from ..core.checkpoints import CheckpointError, Checkpoints, Phase
 from ..core.events import Event, Recovery, StepStarted, emitter
-from ..core.files import DiskFault
-from ..core.i18n import _
 from ..core.labels import StepLabel
 from ..core.lineage import Lineage
 from ..core.resilience import classify

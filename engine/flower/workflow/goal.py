@@ -6,9 +6,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from ..base.i18n import N_, _
 from ..core.events import Event, GoalUnverifiable, VerdictGiven, emitter, verdict_state
 from ..core.goal import Goal, Verdict
-from ..core.i18n import N_, _
 from ..core.labels import StepLabel
 from ..core.progress import NoProgress, round_fingerprints, stall_limit
 from ..core.resilience import classify

@@ -10,12 +10,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..base.files import DiskFault, fault_of
+from ..base.i18n import N_, _
 from ..core.brief import Brief
-from ..core.files import DiskFault, fault_of
 from ..core.goal import Goal, Verdict
 from ..core.handoff import Handoff
 from ..core.handover import HANDOVER_PROMPT, Handover, mechanical
-from ..core.i18n import N_, _
 from ..core.labels import StepLabel
 from ..core.managed_block import Placement, place_block
 from .goal import GOAL_KEY, ROUND_KEY, VERDICT_KEY

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..base.files import keep_copy
+from ..base.i18n import _
 from ..core.events import NoteBackup, emitter
-from ..core.files import keep_copy
-from ..core.i18n import _
 from .base import Ctx
 
 

@@ -10,11 +10,11 @@ import subprocess
 from pathlib import Path
 from typing import TypedDict
 
+from ..base.i18n import _, ngettext
 from ..core.brief import Brief
 from ..core.display import columns, format_tokens
 from ..core.goal import Goal
 from ..core.human import HumanChannel
-from ..core.i18n import _, ngettext
 from ..core.lineage import Lineage
 from ..core.roles import coordinator, worker
 from ..core.shared import SharedRun, shared_run, store_setting

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from itertools import product
 from pathlib import Path
 
-from flower.core.secrets import redact
+from flower.base.secrets import redact
 from flower.shell.confinement import GLANCE, JUDGE, Limits, plan
 
 Snapshot = dict[str, tuple[object, ...]]

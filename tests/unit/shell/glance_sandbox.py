@@ -26,7 +26,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from flower.core.secrets import redact
+from flower.base.secrets import redact
 from flower.shell import confine
 
 Snapshot = dict[str, tuple[object, ...]]

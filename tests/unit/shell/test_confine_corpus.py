@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from confine_corpus import CATEGORIES, Hostile, build, corpus, describe, run, sample
 
-from flower.core.secrets import redact
+from flower.base.secrets import redact
 from flower.shell.confinement import support
 
 BASH_51 = Path(__file__).resolve().parents[3] / ".cache" / "bash-5.1" / "bin" / "bash"

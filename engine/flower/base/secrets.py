@@ -31,6 +31,30 @@ from typing import Any, TypeVar, overload
 
 MASK = "[redacted]"
 
+# Home-relative credential stores, which sandboxed commands cannot read (core/sandbox.py).
+CREDENTIAL_PATHS: tuple[str, ...] = (
+    ".ssh",
+    ".gnupg",
+    ".aws",
+    ".azure",
+    ".config/gcloud",
+    ".kube",
+    ".docker/config.json",
+    ".netrc",
+    ".git-credentials",
+    ".config/git/credentials",
+    ".config/gh",
+    ".pypirc",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+    ".terraform.d/credentials.tfrc.json",
+    ".vault-token",
+    ".password-store",
+    ".local/share/keyrings",
+    ".claude",
+    ".claude.json",
+)
+
 # Variables whose whole value is a credential: the model's key, a gateway's token, the OAuth
 # token, and the cloud providers' secrets the CLI can use instead.
 CREDENTIAL_ENV = (

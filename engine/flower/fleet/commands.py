@@ -11,11 +11,11 @@ import asyncio
 import time
 from pathlib import Path
 
+from ..base.i18n import N_, _
+from ..cli.builders import store_of
+from ..cli.terminal import Screen
 from ..core.display import first_line
-from ..core.i18n import N_, _
 from ..core.shared import store_setting
-from .builders import store_of
-from .terminal import Screen
 
 NO_STORE = N_("x 队列要一个 PostgreSQL 库:加 --store postgresql://…,或者设环境变量 FLOWER_STORE")
 SUBMITTED = N_(". run {run} 进了队列 {where};看它:flower fleet show {run}")
@@ -47,7 +47,7 @@ def _clock(at: float) -> str:
 
 def _fleet(args: argparse.Namespace, screen: Screen) -> object | None:
     """The fleet in the store asked for; None (said why) without one or when it cannot be opened."""
-    from ..fleet import Fleet, FleetError
+    from . import Fleet, FleetError
 
     url = store_setting(store_of(args))
     if url is None:
@@ -61,7 +61,7 @@ def _fleet(args: argparse.Namespace, screen: Screen) -> object | None:
 
 
 def submit_command(args: argparse.Namespace, *, screen: Screen | None = None) -> int:
-    from ..fleet import Fleet, FleetError, RunRequest, repository_of
+    from . import Fleet, FleetError, RunRequest, repository_of
 
     screen = screen or Screen()
     fleet = _fleet(args, screen)
@@ -90,7 +90,7 @@ def submit_command(args: argparse.Namespace, *, screen: Screen | None = None) ->
 
 def worker_command(args: argparse.Namespace, *, screen: Screen | None = None) -> int:
     from ..core.runtime import check_credentials
-    from ..fleet.worker import FleetWorker, WorkerSettings
+    from .worker import FleetWorker, WorkerSettings
 
     screen = screen or Screen()
     url = store_setting(store_of(args))
@@ -113,7 +113,7 @@ def worker_command(args: argparse.Namespace, *, screen: Screen | None = None) ->
 
 
 def fleet_command(args: argparse.Namespace, *, screen: Screen | None = None) -> int:
-    from ..fleet import ACTIVE, Fleet, FleetError
+    from . import ACTIVE, Fleet, FleetError
 
     screen = screen or Screen()
     fleet = _fleet(args, screen)
@@ -152,7 +152,7 @@ def fleet_command(args: argparse.Namespace, *, screen: Screen | None = None) -> 
 
 
 def _show(fleet: object, run_id: str, screen: Screen) -> int:
-    from ..fleet import Fleet
+    from . import Fleet
 
     assert isinstance(fleet, Fleet)
     detail = fleet.show(run_id)
