@@ -43,6 +43,7 @@ OPEN_DOCUMENT = "flower.openDocument"
 ANSWER = "flower.answer"
 ASIDE = "flower.aside"
 REWIND = "flower.rewind"
+FORK = "flower.fork"
 # request, client -> server
 STATE = "flower/state"
 # notifications, server -> client
@@ -208,6 +209,45 @@ class RewindResult:
     restored_edits: list[str] = _doc("the person's own edits put back too", default_factory=list)
     session_cut: bool = _doc("the step's conversation resumes at the end of the round", default=False)
     rounds: list[int] = _doc("the judged rounds that can be gone back to", default_factory=list)
+
+
+@dataclass
+class ForkArgs:
+    """A new run from the end of a judged round (`flower fork N`): a new workspace (a git worktree
+    when the folder is a repository) holding the round's files, and a run folder whose step
+    resumes the round's conversation; the folder's own run is left untouched. With `preview`
+    nothing is made: the result says where it would go and what it would hold."""
+
+    round: int = _doc("the judged round to fork from (1, 2, ...)")
+    preview: bool = _doc("only say what the fork would make", default=False)
+    remark: str = _doc("words the new run's step hears first when it continues", default="")
+    into: str | None = _doc(
+        "absolute path of the new workspace (an empty or missing folder); default: beside the"
+        " workspace, <name>-fork-r<N>-<time> (pass a preview's `workspace` to fork there)",
+        default=None,
+    )
+    folder: str | None = _doc("URI of the workspace folder; default: the first folder", default=None)
+
+
+@dataclass
+class ForkResult:
+    """What a fork made, or (preview) would make. Refusals (a run in progress, no such round, no
+    checkpoints, a shared session store, a folder that is taken) are `ok: false` with the reason
+    in `message`, never a protocol error."""
+
+    ok: bool = _doc("whether the fork was made (preview: whether it can be)")
+    message: str = _doc("one line for the person")
+    round: int = _doc("the round asked for", default=0)
+    workspace: str = _doc("absolute path of the new workspace", default="")
+    run_dir: str = _doc("absolute path of the new run folder", default="")
+    worktree: bool = _doc("the new workspace is (would be) a git worktree of the repository", default=False)
+    files: list[str] = _doc(
+        "the workspace paths the new workspace holds with the round's bytes", default_factory=list
+    )
+    session_cut: bool = _doc(
+        "the new run's step resumes the conversation at the end of the round", default=False
+    )
+    rounds: list[int] = _doc("the judged rounds that can be forked from", default_factory=list)
 
 
 @dataclass
@@ -440,6 +480,16 @@ METHODS: tuple[Method, ...] = (
         " confirmation); refused while a run holds the folder.",
     ),
     Method(
+        "FORK",
+        FORK,
+        "command",
+        "client->server",
+        ForkArgs,
+        ForkResult,
+        "A new run from the end of a judged round, in a new workspace and run folder (preview first,"
+        " for a confirmation); the folder's own run is untouched; refused while a run holds the folder.",
+    ),
+    Method(
         "STATE",
         STATE,
         "request",
@@ -492,6 +542,8 @@ PAYLOADS: tuple[type[DataclassInstance], ...] = (
     AsideResult,
     RewindArgs,
     RewindResult,
+    ForkArgs,
+    ForkResult,
     CommandResult,
     StateParams,
     VerdictInfo,
@@ -823,6 +875,8 @@ FALLBACKS: dict[str, str] = {
     ASIDE: "The answer is the result (AsideResult); a client that does not declare `results` is also"
     " shown its first line with window/showMessage and the whole answer with window/logMessage.",
     REWIND: "The result is the answer (RewindResult); a refusal is also shown with window/showMessage"
+    " to a client that does not declare `results`.",
+    FORK: "The result is the answer (ForkResult); a refusal is also shown with window/showMessage"
     " to a client that does not declare `results`.",
     STATE: "A standard request any client can send; params may be left out, null, {} or [].",
     HISTORY: "A standard request any client can send; params may be left out, null, {} or [].",

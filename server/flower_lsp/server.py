@@ -18,6 +18,7 @@ from .diagnostics import VerdictDiagnostics
 from .documents import Documents
 from .engine import Engine
 from .events import EventLog
+from .fork import Forks
 from .history import RunHistory
 from .host import Feature, FlowerServer
 from .negotiation import Negotiated
@@ -47,6 +48,7 @@ FEATURES: tuple[type[Feature], ...] = (
     Documents,
     Asides,
     Rewinds,
+    Forks,
     RunHistory,
     Runs,
     Settings,

@@ -45,6 +45,8 @@ export interface Node {
   open?: { path: string; line?: number };
   /** Whether the run it belongs to is in progress (the view's actions depend on it). */
   live?: boolean;
+  /** A judged round: the number its checkpoint has, for Rewind here and Fork here. */
+  checkpoint?: number;
   children: Node[];
 }
 
@@ -60,8 +62,25 @@ const LIVE_ICON = { id: 'sync~spin', color: 'charts.blue' };
 export function folderNodes(h: HistoryResult): Node[] {
   if (!h.wakes.length) return [];
   const nodes = [chartNode(h)];
-  for (const wake of [...h.wakes].reverse()) nodes.push(wakeNode(h, wake));
+  const numbers = checkpointNumbers(h);
+  for (const wake of [...h.wakes].reverse()) nodes.push(wakeNode(h, wake, numbers));
   return nodes;
+}
+
+/**
+ * The number of each judged round's checkpoint (what `flower rewind N` takes), by round: the
+ * checkpoints count the judged rounds of the current line across wakes (the judge's own count
+ * restarts with every wake), and the wakes after a rewind or fork go on from its round.
+ */
+export function checkpointNumbers(h: HistoryResult): Map<HistoryRound, number> {
+  const numbers = new Map<HistoryRound, number>();
+  let count = 0;
+  for (const wake of h.wakes) {
+    for (const branch of h.branches ?? []) if (branch.after_wake === wake.number - 1) count = branch.round;
+    for (const step of wake.steps)
+      for (const round of step.rounds) if (round.verdict) numbers.set(round, ++count);
+  }
+  return numbers;
 }
 
 /** Several folders: one node each, its history below (or what to do when it has none). */
@@ -124,7 +143,7 @@ function chartNode(h: HistoryResult): Node {
   };
 }
 
-function wakeNode(h: HistoryResult, wake: HistoryWake): Node {
+function wakeNode(h: HistoryResult, wake: HistoryWake, numbers: Map<HistoryRound, number>): Node {
   const id = `${h.folder}|w${wake.number}`;
   const elsewhere = h.elsewhere && wake.number === h.wakes.length ? h.elsewhere : '';
   const state = wake.live ? 'running' : elsewhere ? 'elsewhere' : wake.ended_at ? undefined : 'unfinished';
@@ -145,7 +164,7 @@ function wakeNode(h: HistoryResult, wake: HistoryWake): Node {
     icon: wake.live || elsewhere ? LIVE_ICON : state ? { id: 'debug-pause' } : { id: 'history' },
     expanded: wake.live || wake.number === h.wakes.length,
     live: wake.live,
-    children: wake.steps.map((step, i) => stepNode(h, wake, step, `${id}|s${i}`)),
+    children: wake.steps.map((step, i) => stepNode(h, wake, step, `${id}|s${i}`, numbers)),
   };
 }
 
@@ -155,13 +174,19 @@ const WAKE_STATE = {
   unfinished: () => l10n.t('unfinished'),
 };
 
-function stepNode(h: HistoryResult, wake: HistoryWake, step: HistoryStep, id: string): Node {
+function stepNode(
+  h: HistoryResult,
+  wake: HistoryWake,
+  step: HistoryStep,
+  id: string,
+  numbers: Map<HistoryRound, number>,
+): Node {
   const last = step.rounds[step.rounds.length - 1];
   const judged = step.rounds.some((r) => r.verdict);
   const flat = step.rounds.length === 1 && !judged;
   const children = flat
     ? roundChildren(h, last, `${id}|r0`)
-    : step.rounds.map((r, i) => roundNode(h, r, `${id}|r${i}`));
+    : step.rounds.map((r, i) => roundNode(h, r, `${id}|r${i}`, numbers.get(r)));
   return {
     id,
     kind: 'step',
@@ -197,7 +222,7 @@ function stepIcon(last: HistoryRound | undefined): { id: string; color?: string 
   return LIVE_ICON;
 }
 
-function roundNode(h: HistoryResult, round: HistoryRound, id: string): Node {
+function roundNode(h: HistoryResult, round: HistoryRound, id: string, checkpoint?: number): Node {
   const running = round.status === 'running';
   return {
     id,
@@ -213,6 +238,7 @@ function roundNode(h: HistoryResult, round: HistoryRound, id: string): Node {
     icon: running ? LIVE_ICON : round.verdict ? JUDGED_ICON[round.verdict.state] : stepIcon(round),
     expanded: running,
     live: running,
+    checkpoint,
     children: roundChildren(h, round, id),
   };
 }

@@ -1,12 +1,14 @@
 // The Flower view: a tree of the run's history in the activity bar (see historyTree.ts for what
-// it shows), its context-menu actions (Continue, Say, Stop, Ask Aside, Open Brief / Goal) and
+// it shows), its context-menu actions (Continue, Say, Stop, Ask Aside, Open Brief / Goal; on a
+// judged round Rewind here and Fork here, each confirmed from the server's preview) and
 // the empty states (package.json's viewsWelcome, chosen by the `flower.view` context key).
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { type Histories, workspaceFolders } from './historyClient';
 import { folderNodes, type Node, workspaceNodes } from './historyTree';
 import type { RunCommand } from './calls';
-import { CONTINUE, OPEN_DOCUMENT, STOP } from './protocol';
+import { CONTINUE, FORK, type ForkResult, OPEN_DOCUMENT, REWIND, type RewindResult, STOP } from './protocol';
+import { type Confirmation, forkConfirmation, rewindConfirmation } from './rewindText';
 
 export const VIEW_ID = 'flower.history';
 export const SHOW_CHART = 'flower.showContextChart';
@@ -52,7 +54,9 @@ export class FlowerView implements vscode.TreeDataProvider<Node>, vscode.Disposa
         node.icon.color ? new vscode.ThemeColor(node.icon.color) : undefined,
       );
     const running = this.histories.get(node.folder)?.live ?? false;
-    item.contextValue = `flower.${node.kind}.${running ? 'running' : 'idle'}`;
+    // a judged round has a checkpoint to go back to: flower.round.judged.idle
+    const judged = node.checkpoint != null ? 'judged.' : '';
+    item.contextValue = `flower.${node.kind}.${judged}${running ? 'running' : 'idle'}`;
     if (node.kind === 'chart')
       item.command = {
         command: SHOW_CHART,
@@ -109,7 +113,75 @@ export class FlowerView implements vscode.TreeDataProvider<Node>, vscode.Disposa
         this.run(OPEN_DOCUMENT, { which: 'goal', folder: folderOf(node) }),
       ),
       register('flower.view.refresh', () => this.histories.refresh()),
+      register('flower.view.rewindHere', (node) => this.rewindHere(node)),
+      register('flower.view.forkHere', (node) => this.forkHere(node)),
     ];
+  }
+
+  /** Rewind here: the preview, a modal listing what changes, the rewind, the view read again. */
+  private async rewindHere(node: Node | undefined): Promise<RewindResult | undefined> {
+    const round = node?.checkpoint;
+    if (round == null) return undefined;
+    const folder = folderOf(node);
+    const preview = await this.run(REWIND, { round, preview: true, folder });
+    if (!(await this.confirmed(preview, preview?.ok ? rewindConfirmation(preview) : undefined)))
+      return undefined;
+    const done = await this.run(REWIND, { round, folder });
+    await this.finished(done, folder);
+    return done;
+  }
+
+  /** Fork here: the preview, a modal saying where and what, the fork there, the view read again. */
+  private async forkHere(node: Node | undefined): Promise<ForkResult | undefined> {
+    const round = node?.checkpoint;
+    if (round == null) return undefined;
+    const folder = folderOf(node);
+    const preview = await this.run(FORK, { round, preview: true, folder });
+    if (!(await this.confirmed(preview, preview?.ok ? forkConfirmation(preview) : undefined)))
+      return undefined;
+    // where the preview said: the default folder's name has the time in it
+    const done = await this.run(FORK, { round, folder, into: preview?.workspace });
+    await this.finished(done, folder, done?.ok ? done.workspace : undefined);
+    return done;
+  }
+
+  /** Whether the person accepts; a refused preview is said instead, and is no. */
+  private async confirmed(
+    preview: { ok: boolean; message: string } | undefined,
+    ask: Confirmation | undefined,
+  ): Promise<boolean> {
+    if (!preview) return false;
+    if (!ask) {
+      void vscode.window.showWarningMessage(preview.message);
+      return false;
+    }
+    const answer = await vscode.window.showWarningMessage(
+      ask.message,
+      { modal: true, detail: ask.detail },
+      ask.accept,
+    );
+    return answer === ask.accept;
+  }
+
+  /** The view read again, and the result said (a fork's with a button that opens its folder). */
+  private async finished(
+    done: { ok: boolean; message: string } | undefined,
+    folder: string | undefined,
+    opens?: string,
+  ): Promise<void> {
+    await this.histories.refresh(folder);
+    if (!done) return;
+    if (!done.ok) {
+      void vscode.window.showWarningMessage(done.message);
+      return;
+    }
+    const open = vscode.l10n.t('Open the New Workspace');
+    void vscode.window.showInformationMessage(done.message, ...(opens ? [open] : [])).then((chosen) => {
+      if (chosen === open && opens)
+        void vscode.commands.executeCommand('vscode.openFolder', vscode.Uri.file(opens), {
+          forceNewWindow: true,
+        });
+    });
   }
 
   dispose(): void {

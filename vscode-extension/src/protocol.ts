@@ -139,6 +139,42 @@ export interface RewindResult {
   rounds?: number[];
 }
 
+/** A new run from the end of a judged round (`flower fork N`): a new workspace (a git worktree when the folder is a repository) holding the round's files, and a run folder whose step resumes the round's conversation; the folder's own run is left untouched. With `preview` nothing is made: the result says where it would go and what it would hold. */
+export interface ForkArgs {
+  /** the judged round to fork from (1, 2, ...) */
+  round: number;
+  /** only say what the fork would make */
+  preview?: boolean;
+  /** words the new run's step hears first when it continues */
+  remark?: string;
+  /** absolute path of the new workspace (an empty or missing folder); default: beside the workspace, <name>-fork-r<N>-<time> (pass a preview's `workspace` to fork there) */
+  into?: string | null;
+  /** URI of the workspace folder; default: the first folder */
+  folder?: string | null;
+}
+
+/** What a fork made, or (preview) would make. Refusals (a run in progress, no such round, no checkpoints, a shared session store, a folder that is taken) are `ok: false` with the reason in `message`, never a protocol error. */
+export interface ForkResult {
+  /** whether the fork was made (preview: whether it can be) */
+  ok: boolean;
+  /** one line for the person */
+  message: string;
+  /** the round asked for */
+  round?: number;
+  /** absolute path of the new workspace */
+  workspace?: string;
+  /** absolute path of the new run folder */
+  run_dir?: string;
+  /** the new workspace is (would be) a git worktree of the repository */
+  worktree?: boolean;
+  /** the workspace paths the new workspace holds with the round's bytes */
+  files?: string[];
+  /** the new run's step resumes the conversation at the end of the round */
+  session_cut?: boolean;
+  /** the judged rounds that can be forked from */
+  rounds?: number[];
+}
+
 /** What every flower command returns. Refusals (a run already in progress, nothing to continue, an unwritable workspace) are `ok: false` with a message, never a protocol error. */
 export interface CommandResult {
   /** whether the command did what was asked */
@@ -607,6 +643,8 @@ export const ANSWER = "flower.answer";
 export const ASIDE = "flower.aside";
 /** command, client->server. Back to the end of a judged round, files and conversation together (preview first, for a confirmation); refused while a run holds the folder. (params: RewindArgs; result: RewindResult) */
 export const REWIND = "flower.rewind";
+/** command, client->server. A new run from the end of a judged round, in a new workspace and run folder (preview first, for a confirmation); the folder's own run is untouched; refused while a run holds the folder. (params: ForkArgs; result: ForkResult) */
+export const FORK = "flower.fork";
 /** request, client->server. wake_state() plus what is running now. (params: StateParams; result: StateResult) */
 export const STATE = "flower/state";
 /** notification, server->client. The resume banner: on initialized and whenever a run wakes. (params: BannerParams; result: none) */
@@ -626,10 +664,10 @@ export const EXPERIMENTAL_KEY = "flower";
 export const SETTINGS_SECTION = "flower";
 
 /** Every command the server registers (executeCommandProvider); the client must not register them again. */
-export const COMMANDS = [CONTINUE, START, SAY, STOP, OPEN_DOCUMENT, ANSWER, ASIDE, REWIND] as const;
+export const COMMANDS = [CONTINUE, START, SAY, STOP, OPEN_DOCUMENT, ANSWER, ASIDE, REWIND, FORK] as const;
 
 /** The names of the commands the client runs (workspace/executeCommand). */
-export type CommandName = typeof CONTINUE | typeof START | typeof SAY | typeof STOP | typeof OPEN_DOCUMENT | typeof ANSWER | typeof ASIDE | typeof REWIND;
+export type CommandName = typeof CONTINUE | typeof START | typeof SAY | typeof STOP | typeof OPEN_DOCUMENT | typeof ANSWER | typeof ASIDE | typeof REWIND | typeof FORK;
 
 /** The names of the requests the client sends. */
 export type RequestName = typeof STATE | typeof HISTORY;
@@ -650,6 +688,7 @@ export interface MethodTypes {
   "flower.answer": { params: AnswerArgs; result: CommandResult };
   "flower.aside": { params: AsideArgs; result: AsideResult };
   "flower.rewind": { params: RewindArgs; result: RewindResult };
+  "flower.fork": { params: ForkArgs; result: ForkResult };
   "flower/state": { params: StateParams; result: StateResult };
   "flower/banner": { params: BannerParams; result: void };
   "flower/context": { params: ContextParams; result: void };

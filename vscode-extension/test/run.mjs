@@ -19,8 +19,9 @@
 // Expects the toolchain's environment (scripts/test-vscode.sh sets it up):
 //   FLOWER_CODE_SERVER, FLOWER_PLAYWRIGHT_CORE, FLOWER_CHROMIUM, FLOWER_PYTHON (default .venv),
 //   FLOWER_WHEELHOUSE (the wheel's dependencies, so that installs need no network).
-// Usage: node test/run.mjs [--only dist,unit,host,setup,untrusted,l10n,ui] [--file NAME.test.js] [--keep] [--verbose] [--screenshots]
-// (--file: of the in-host suites, only that file)
+// Usage: node test/run.mjs [--only dist,unit,host,setup,untrusted,l10n,ui] [--file NAME.test.js] [--walk NAME] [--keep] [--verbose] [--screenshots]
+// (--file: of the in-host suites, only that file; --walk: of the UI walks, only that one:
+// main, first-run, history, rewind)
 import { spawn, execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
@@ -51,6 +52,7 @@ const flag = (name) => argv.includes(name);
 const onlyArg = argv.find((_, i) => argv[i - 1] === '--only');
 const KINDS = (onlyArg ?? 'dist,unit,host,setup,untrusted,l10n,ui').split(',');
 const FILE = argv.find((_, i) => argv[i - 1] === '--file');
+const WALK = argv.find((_, i) => argv[i - 1] === '--walk');
 const KEEP = flag('--keep');
 const SCREENSHOTS = flag('--screenshots'); // the README's pictures: only on request, never by a test run
 const VERBOSE = flag('--verbose') || process.env.FLOWER_TEST_VERBOSE === '1';
@@ -699,6 +701,13 @@ async function uiSession(kind, vs) {
 }
 
 async function runUi() {
+  const walks = { main: runUiMain, 'first-run': runUiFirstRun, history: runUiHistory, rewind: runUiRewind };
+  if (WALK && !(WALK in walks)) throw new Error(`no UI walk ${WALK}: ${Object.keys(walks).join(', ')}`);
+  for (const [name, walk] of Object.entries(walks)) if (!WALK || WALK === name) await walk();
+}
+
+/** The first run as a person does it: the offer, the request, the question, the meter, a Continue. */
+async function runUiMain() {
   if (!fs.existsSync(VSIX)) throw new Error(`${VSIX} is missing: package the extension first`);
   const vs = await startVSCode('ui', { install: VSIX });
   const { page, step, palette, toast, open, close } = await uiSession('ui', vs);
@@ -806,8 +815,6 @@ async function runUi() {
     await close();
     await vs.stop();
   }
-  await runUiFirstRun();
-  await runUiHistory();
 }
 
 /**
@@ -816,12 +823,24 @@ async function runUi() {
  * answered on stdin. Returns what the engine reads back from it, for the checks.
  */
 async function runTwentyRounds(ws, dir, env) {
-  const sim = await startSim(dir, 'twenty-rounds');
+  await runInTerminal(ws, dir, env, 'twenty-rounds', ['--rounds', '20']);
+  const read =
+    'import json, sys\n' +
+    'from flower.workflow.history import read_history\n' +
+    'h = read_history(sys.argv[1])\n' +
+    'print(json.dumps({"turns": len(h.turns), "marks": len(h.marks), "rounds": sum(len(s.rounds) for w in h.wakes for s in w.steps if s.name == "干活"), "handoffs": [r.number for w in h.wakes for s in w.steps for r in s.rounds if r.handoffs]}))';
+  const { stdout } = await promisify(execFile)(PYTHON, ['-c', read, ws], { env: { ...process.env, ...env } });
+  return JSON.parse(stdout);
+}
+
+/** `flower go` in a terminal in `ws`, against flower.sim's `scenario`, its questions answered "1". */
+async function runInTerminal(ws, dir, env, scenario, flags = []) {
+  const sim = await startSim(dir, scenario);
   try {
     const { env: cliEnv, remove } = await simEnv(sim.url, dir);
     const childEnv = { ...process.env, ...cliEnv, ...env };
     for (const v of remove) if (!(v in env)) delete childEnv[v];
-    const child = spawn(PYTHON, ['-m', 'flower', 'go', '写一个 hello.py', '--rounds', '20', '-r', 'runs'], {
+    const child = spawn(PYTHON, ['-m', 'flower', 'go', '写一个 hello.py', ...flags, '-r', 'runs'], {
       cwd: ws,
       env: childEnv,
       stdio: ['pipe', 'pipe', 'pipe'],
@@ -843,13 +862,6 @@ async function runTwentyRounds(ws, dir, env) {
   } finally {
     await sim.stop();
   }
-  const read =
-    'import json, sys\n' +
-    'from flower.workflow.history import read_history\n' +
-    'h = read_history(sys.argv[1])\n' +
-    'print(json.dumps({"turns": len(h.turns), "marks": len(h.marks), "rounds": sum(len(s.rounds) for w in h.wakes for s in w.steps if s.name == "干活"), "handoffs": [r.number for w in h.wakes for s in w.steps for r in s.rounds if r.handoffs]}))';
-  const { stdout } = await promisify(execFile)(PYTHON, ['-c', read, ws], { env: { ...process.env, ...env } });
-  return JSON.parse(stdout);
 }
 
 /** The Flower view and the context chart of that 20-round run, as a person opens them. */
@@ -951,6 +963,133 @@ async function runUiHistory() {
             .click();
           await page.locator('.tab', { hasText: 'Context ·' }).waitFor({ timeout: 15_000 });
           await chartFrame().locator('svg.chart').waitFor({ timeout: 30_000 });
+        },
+      ],
+    ];
+    for (const [title, fn] of steps) if (!(await step(title, fn))) break;
+  } finally {
+    await close();
+    await vs.stop();
+  }
+}
+
+/** The files of a workspace outside flower's own folders: relative path -> contents. */
+function workspaceFiles(ws) {
+  const out = {};
+  for (const rel of fs.readdirSync(ws, { recursive: true, encoding: 'utf8' }).sort()) {
+    if (['.flower', 'runs', '.git'].includes(rel.split(path.sep)[0])) continue;
+    const file = path.join(ws, rel);
+    if (fs.statSync(file).isFile()) out[rel] = fs.readFileSync(file, 'utf8');
+  }
+  return out;
+}
+
+/**
+ * Fork here and Rewind here on round 1 of a finished two-round run (the starter scenario through
+ * the real CLI in a terminal: round 1 writes hello.py, round 2 README.md), as a person does them:
+ * the round's context menu, the modal that lists the files, its button, the result's toast.
+ */
+async function runUiRewind() {
+  if (!fs.existsSync(VSIX)) throw new Error(`${VSIX} is missing: package the extension first`);
+  const ROUND_1 = { 'hello.py': 'print("hello")\n' }; // what round 1 left, as the scenario scripts it
+  const MINE = '我自己写的\n';
+  let finished;
+  const vs = await startVSCode('ui-rewind', {
+    install: VSIX,
+    prepare: async (ws) => {
+      await runInTerminal(ws, path.join(root, 'ui-rewind'), {}, 'starter');
+      finished = workspaceFiles(ws);
+      fs.writeFileSync(path.join(ws, 'mine.txt'), MINE); // the person's own file, after the run
+    },
+  });
+  const { page, step, toast, open, close } = await uiSession('ui', vs);
+  const row = (text) => page.locator('.monaco-list-row', { hasText: text }).first();
+  const dialog = page.locator('.monaco-dialog-box');
+  /** Right-click round 1, choose `action`, see the modal ask `question` with `lines`, accept with `button`. */
+  const roundAction = async (action, question, lines, button) => {
+    await row('Round 1').click({ button: 'right' });
+    // the pointer on the item focuses it, Enter runs it (as a person may, and as the menu takes it)
+    const item = page.locator('.monaco-menu .action-item', { hasText: action }).first();
+    await item.hover();
+    await page.locator('.monaco-menu .action-item.focused', { hasText: action }).waitFor({ timeout: 5_000 });
+    await page.keyboard.press('Enter');
+    await dialog.waitFor({ timeout: 60_000 });
+    // biome-ignore lint/performance/useDomNodeTextContent: the lines as rendered, one per line
+    const said = (await dialog.innerText()).replace(/\u00a0/g, ' ');
+    const shown = said.split('\n').map((l) => l.trim());
+    for (const line of [question, ...lines].map((l) => l.trim()))
+      if (!shown.some((l) => l.startsWith(line)))
+        throw new Error(`the confirmation has no "${line}":\n${said}`);
+    await page.waitForTimeout(300); // the modal fades in
+    await page.screenshot({ path: path.join(vs.dir, `${button.toLowerCase()}-confirmation.png`) });
+    await dialog.locator('.monaco-button', { hasText: new RegExp(`^${button}$`) }).click();
+    await dialog.waitFor({ state: 'hidden', timeout: 10_000 });
+  };
+  try {
+    const steps = [
+      [
+        'the Flower view of a finished two-round run shows its judged rounds',
+        async () => {
+          if (finished['hello.py'] !== ROUND_1['hello.py'] || !finished['README.md'])
+            throw new Error(`the prepared run is not what the scenario scripts: ${JSON.stringify(finished)}`);
+          await open();
+          await page.locator('.activitybar .action-item a[aria-label^="Flower"]').first().click();
+          await row('Wake 1').waitFor({ timeout: 60_000 });
+          await row('干活').click();
+          await row('Round 2').waitFor({ timeout: 10_000 });
+        },
+      ],
+      [
+        'Fork here on round 1: the modal names the new folder and its files; accepted, the fork is made and the folder untouched',
+        async () => {
+          const before = fs.readdirSync(vs.dir);
+          await roundAction(
+            'Fork here',
+            'Fork a new run from the end of round 1?',
+            [
+              `New workspace: ${vs.ws}-fork-r1-`,
+              'It gets the files as they were after round 1:',
+              '  hello.py',
+            ],
+            'Fork',
+          );
+          await toast('Forked a new run from round 1').waitFor({ timeout: 60_000 });
+          const made = fs
+            .readdirSync(vs.dir)
+            .filter((d) => !before.includes(d) && fs.statSync(path.join(vs.dir, d)).isDirectory());
+          if (made.length !== 1 || !made[0].startsWith('workspace-fork-r1-'))
+            throw new Error(`the fork made ${JSON.stringify(made)} beside the workspace`);
+          const forked = workspaceFiles(path.join(vs.dir, made[0]));
+          if (JSON.stringify(forked) !== JSON.stringify(ROUND_1))
+            throw new Error(
+              `the fork holds ${JSON.stringify(forked)}, round 1 had ${JSON.stringify(ROUND_1)}`,
+            );
+          if (!fs.existsSync(path.join(vs.dir, made[0], 'runs', 'lineage.json')))
+            throw new Error('the fork has no run folder of its own');
+          const now = workspaceFiles(vs.ws);
+          if (JSON.stringify(now) !== JSON.stringify({ ...finished, 'mine.txt': MINE }))
+            throw new Error(`the original changed: ${JSON.stringify(now)}`);
+        },
+      ],
+      [
+        'Rewind here on round 1: the modal lists what goes and your own file that stays; accepted, the files are round 1 again',
+        async () => {
+          const removed = Object.keys(finished).filter((f) => !(f in ROUND_1));
+          await roundAction(
+            'Rewind here',
+            'Rewind to the end of round 1?',
+            [
+              'Removed (made after round 1):',
+              ...removed.map((f) => `  ${f}`),
+              'Your own edits, kept as they are:',
+              '  mine.txt',
+            ],
+            'Rewind',
+          );
+          await toast("rewound to after round 1's verdict").waitFor({ timeout: 60_000 });
+          const now = workspaceFiles(vs.ws);
+          if (JSON.stringify(now) !== JSON.stringify({ ...ROUND_1, 'mine.txt': MINE }))
+            throw new Error(`after the rewind the workspace holds ${JSON.stringify(now)}`);
         },
       ],
     ];

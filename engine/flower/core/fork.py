@@ -58,14 +58,30 @@ def default_places(run_dir: Path, workspace: Path, round_no: int) -> tuple[Path,
     return new_ws, run_dir.parent / f"{run_dir.name}-{tag}"
 
 
-def fork(
-    store: Checkpoints,
-    round_no: int,
-    *,
-    into: Path | None = None,
-    run_into: Path | None = None,
-    remark: str = "",
-) -> Forked:
+@dataclass
+class ForkPlan:
+    """Where a fork from `target` would go and what it would hold (nothing made yet)."""
+
+    target: Checkpoint
+    workspace: Path
+    run_dir: Path
+    worktree: bool  # the new workspace would be a git worktree of the original repository
+
+    @property
+    def round(self) -> int:
+        return self.target.round
+
+    @property
+    def files(self) -> list[str]:
+        """The workspace paths the new workspace gets with the round's bytes, in path order."""
+        return sorted(self.target.files)
+
+
+def plan_fork(
+    store: Checkpoints, round_no: int, *, into: Path | None = None, run_into: Path | None = None
+) -> ForkPlan:
+    """The fork from round `round_no`; CheckpointError when there is no such round or the new
+    workspace's folder is taken."""
     target = store.at_round(round_no)
     if target is None:
         rounds = store.rounds()
@@ -83,7 +99,20 @@ def fork(
         new_run = run_default
     if new_ws.exists() and any(new_ws.iterdir()):
         raise CheckpointError(_("{path} 已经存在而且不是空的:换一个地方(--into)").format(path=new_ws))
-    worktree = _worktree(store.workspace, new_ws)
+    return ForkPlan(target, new_ws, new_run, _can_worktree(store.workspace))
+
+
+def fork(
+    store: Checkpoints,
+    round_no: int,
+    *,
+    into: Path | None = None,
+    run_into: Path | None = None,
+    remark: str = "",
+) -> Forked:
+    found = plan_fork(store, round_no, into=into, run_into=run_into)
+    target, new_ws, new_run = found.target, found.workspace, found.run_dir
+    worktree = found.worktree and _worktree(store.workspace, new_ws)
     new_ws.mkdir(parents=True, exist_ok=True)
     reader = Checkpoints(store.run_dir, new_ws)  # the original's blobs, the new workspace's files
     reader.root = store.root
@@ -107,16 +136,19 @@ def fork(
     )
 
 
-def _worktree(workspace: Path, new_ws: Path) -> bool:
-    """Make `new_ws` a detached worktree of the workspace's repository; False when it is none
-    (or has no commit yet: then a plain folder it is)."""
+def _can_worktree(workspace: Path) -> bool:
+    """Whether a fork's workspace can be a worktree: the workspace is a repository's top folder
+    with a commit (a folder inside one, or one without commits, gets a plain folder)."""
     if not in_repository(workspace):
         return False
     top = _git(workspace, "rev-parse", "--show-toplevel")
     if top is None or Path(top.strip()).resolve() != workspace:
-        return False  # a folder inside a repository: a plain copy of the folder
-    if _git(workspace, "rev-parse", "--verify", "-q", "HEAD") is None:
         return False
+    return _git(workspace, "rev-parse", "--verify", "-q", "HEAD") is not None
+
+
+def _worktree(workspace: Path, new_ws: Path) -> bool:
+    """Make `new_ws` a detached worktree of the workspace's repository (False if git refuses)."""
     new_ws.parent.mkdir(parents=True, exist_ok=True)
     return _git(workspace, "worktree", "add", "--detach", "-q", str(new_ws), "HEAD") is not None
 
@@ -234,4 +266,4 @@ def _link_checkpoints(src: Path, dest: Path) -> None:
                     shutil.copy2(Path(folder) / name, dest / rel / name)
 
 
-__all__ = ["Forked", "default_places", "fork"]
+__all__ = ["ForkPlan", "Forked", "default_places", "fork", "plan_fork"]

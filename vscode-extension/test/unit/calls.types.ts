@@ -8,8 +8,10 @@ import {
   ASIDE,
   BANNER,
   CONTEXT,
+  FORK,
   HISTORY,
   OPEN_DOCUMENT,
+  REWIND,
   SAY,
   START,
   STATE,
@@ -28,12 +30,14 @@ export async function allowed(): Promise<void> {
   const aside = await run(ASIDE, { question: '到哪一步了?' });
   const answerText: string | undefined = aside?.answer;
   await run(STOP, {});
+  const kept: string[] | undefined = (await run(REWIND, { round: 1, preview: true }))?.kept;
+  const forkedTo: string | undefined = (await run(FORK, { round: 1, into: '/p/try2' }))?.workspace;
   const state = await ask(client, STATE, {});
   const steps: Record<string, string> = state.steps;
   const history = await ask(client, HISTORY, { folder: 'file:///ws' });
   on(client, CONTEXT, (p) => p.used + p.window);
   answer(client, ASK, (p) => ({ answer: p.options[0] ?? null }));
-  void [said, answerText, steps, history];
+  void [said, answerText, steps, history, kept, forkedTo];
 }
 
 export async function refused(): Promise<void> {
@@ -50,6 +54,11 @@ export async function refused(): Promise<void> {
   const started = await run(START, { ask: 'x' });
   // @ts-expect-error: a CommandResult has no `answer` (that is flower.aside's AsideResult)
   void started?.answer;
+  // @ts-expect-error: flower.fork needs the round to fork from
+  await run(FORK, { preview: true });
+  const forked = await run(FORK, { round: 2 });
+  // @ts-expect-error: a ForkResult has no `kept` (that is flower.rewind's RewindResult)
+  void forked?.kept;
   // @ts-expect-error: flower/state is a request, not a command
   await run(STATE, {});
   // @ts-expect-error: flower/history takes a folder URI, not a number

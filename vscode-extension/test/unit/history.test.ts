@@ -390,3 +390,37 @@ test('a flower working in a terminal shows its wake as running elsewhere', () =>
   assert.ok(latest.tooltip?.includes('pid 4242'));
   assert.equal(latest.icon?.id, 'sync~spin');
 });
+
+test('a judged round carries its checkpoint number: the rounds counted across wakes, from the round a rewind went back to', () => {
+  const judged = (n: number) => round({ number: n, verdict: verdict('not_yet') });
+  const h = history({
+    wakes: [
+      wake(1, [
+        step('确认需求', [round({ step: '确认需求' })]),
+        step('干活', [judged(1), judged(2), judged(3)]),
+      ]),
+      wake(2, [step('干活', [judged(1)])]), // the judge's count restarts; the checkpoints' goes on: 4
+      wake(3, [step('干活', [judged(1), round({ number: 2, status: 'failed' })])]), // after a rewind to 2: 3
+    ],
+    branches: [{ kind: 'rewind', round: 2, from_round: 4, at: 1_800_000_200, remark: '', after_wake: 2 }],
+    live: false,
+  });
+  const rounds = (label: string) =>
+    find(folderNodes(h), (n) => n.kind === 'wake' && n.label === label)
+      .children.flatMap((s) => s.children)
+      .filter((n) => n.kind === 'round')
+      .map((n) => [n.label, n.checkpoint]);
+  assert.deepEqual(rounds('Wake 1'), [
+    ['Round 1', 1],
+    ['Round 2', 2],
+    ['Round 3', 3],
+  ]);
+  assert.deepEqual(
+    find(folderNodes(h), (n) => n.label === 'Wake 2').children[0].children.map((n) => n.checkpoint),
+    [4],
+  );
+  assert.deepEqual(rounds('Wake 3'), [
+    ['Round 1', 3],
+    ['Round 2', undefined], // never judged: nothing to go back to
+  ]);
+});

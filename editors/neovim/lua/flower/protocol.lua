@@ -18,6 +18,8 @@ M.ANSWER = "flower.answer"
 M.ASIDE = "flower.aside"
 --- command, client->server. Back to the end of a judged round, files and conversation together (preview first, for a confirmation); refused while a run holds the folder.
 M.REWIND = "flower.rewind"
+--- command, client->server. A new run from the end of a judged round, in a new workspace and run folder (preview first, for a confirmation); the folder's own run is untouched; refused while a run holds the folder.
+M.FORK = "flower.fork"
 --- request, client->server. wake_state() plus what is running now.
 M.STATE = "flower/state"
 --- notification, server->client. The resume banner: on initialized and whenever a run wakes.
@@ -37,7 +39,7 @@ M.EXPERIMENTAL_KEY = "flower"
 M.SETTINGS_SECTION = "flower"
 
 --- Every command the server registers (executeCommandProvider).
-M.COMMANDS = { M.CONTINUE, M.START, M.SAY, M.STOP, M.OPEN_DOCUMENT, M.ANSWER, M.ASIDE, M.REWIND }
+M.COMMANDS = { M.CONTINUE, M.START, M.SAY, M.STOP, M.OPEN_DOCUMENT, M.ANSWER, M.ASIDE, M.REWIND, M.FORK }
 
 --- The flower extensions a client may declare under capabilities.experimental[M.EXPERIMENTAL_KEY] (FlowerCapabilities).
 M.CAPABILITIES = { "ask", "banner", "context", "event", "results", "offer", "history" }
