@@ -165,8 +165,10 @@ def test_hostile_tool_and_model_output_is_defused_and_fitted(
     assert max(columns(line) for line in lines) >= width - 2  # the long line used the room
     shown = "".join(lines)
     assert "pwned-title" not in shown and "#0;2;0;0;0" not in shown and "Y29weQ" not in shown
-    assert "  - TOOL ok said" in lines  # after the bare CR the text goes on, as the terminal showed it
-    assert "  100% done red" in lines
+    # a bare CR starts a new line: nothing printed before it is written over (the tool's excerpt is
+    # its first line; the model's text shows every line)
+    assert "  - tool" + " " * 8 + "said" in lines  # the tab went to the stop at column 16
+    assert lines.index("  50%") + 1 == lines.index("  100% done red")
     assert "  看这里" + " " * 8 + "表格" in lines  # the tab went to the stop at column 16
     assert re.sub(r"\s", "", shown).count("很长的一行,没有空格") == 40  # wrapped, nothing lost
     # the live line on the other terminal: only flower's own sequences

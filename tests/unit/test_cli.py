@@ -822,7 +822,8 @@ def test_a_live_screen_keeps_its_last_line_below_every_event_line():
     screen.open_prompt(cli.ANSWER_PROMPT)
     screen.typed("Post")
     assert out.getvalue() == "  * Read README.md\n"
-    assert err.getvalue().endswith("\r\x1b[K" + cli.ANSWER_PROMPT + "Post")
+    # the status line stays, the prompt under it
+    assert err.getvalue().endswith("\r\x1b[K\x1b[A\r\x1b[K- 干活 · 累计 $0.10\n" + cli.ANSWER_PROMPT + "Post")
     screen.close_prompt(keep="Postgres")
     assert err.getvalue().endswith(cli.ANSWER_PROMPT + "Postgres\n- 干活 · 累计 $0.10")
 

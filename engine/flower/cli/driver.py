@@ -185,7 +185,7 @@ class Driver:
                 label = WORDS_PROMPT
             elif self._pending():
                 label = _(ANSWER_PROMPT)
-            elif self._typed:
+            elif self._typed or self._reading_the_person():
                 label = _(IDLE_PROMPT)
             else:
                 label = None
@@ -196,6 +196,11 @@ class Driver:
             return
         self.screen.open_prompt(label)
         self.screen.typed(shown, at)
+
+    def _reading_the_person(self) -> bool:
+        """Key by key at a terminal, with an inbox to say things to: the idle prompt stays on
+        screen, under the status line, for as long as the run goes on."""
+        return self.channel is not None and self._raw is not None and not self.source.closed
 
     def handle_line(self, text: str) -> None:
         """One line from the person (any thread): a side question, words after Ctrl-C, an answer,
@@ -419,6 +424,7 @@ class Driver:
         if not self.source.closed:
             reader = threading.Thread(target=self._reader, name="flower-stdin", daemon=True)
             reader.start()
+            self._refresh_prompt()
         probe = asyncio.ensure_future(self._warn_if_unreachable())
         try:
             value = await self._work

@@ -3,11 +3,16 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import select
+import stat
 import sys
+import tempfile
 import threading
 import time
+from collections.abc import Iterator
+from pathlib import Path
 from typing import Any, TextIO
 
 from ..base.i18n import N_, _
@@ -26,10 +31,108 @@ CANCELLED = N_("已取消")
 # -- the screen ----------------------------------------------------------------------------
 
 
+class TerminalLock:
+    """Two flowers writing to one terminal take turns, a whole block at a time: an exclusive
+    `flock` on a lock file named after the terminal's device (major and minor number), under
+    $XDG_RUNTIME_DIR/flower, else a folder of this user's in the temporary directory.
+
+    Not on the terminal itself: processes started from one shell share its open file, and a
+    lock on a shared open file is held by all of them at once. A file each process opens for
+    itself is not: one per device and process, shared by every Screen of the process (two
+    Screens of one process never wait on each other's flock). Streams that are no terminal
+    take no lock. Re-entrant within a thread.
+    """
+
+    def __init__(self, streams: list[Any]) -> None:
+        self._streams = streams
+        self._devices: list[_DeviceLock] | None = None
+
+    @contextlib.contextmanager
+    def held(self) -> Iterator[None]:
+        if self._devices is None:
+            self._devices = [_device_lock(dev) for dev in sorted(_terminal_devices(self._streams))]
+        with contextlib.ExitStack() as stack:
+            for device in self._devices:  # always in one order: two locks never deadlock
+                stack.enter_context(device.held())
+            yield
+
+
+class _DeviceLock:
+    def __init__(self, dev: int) -> None:
+        self._guard = threading.RLock()
+        self._depth = 0
+        self._fd: int | None = None
+        with contextlib.suppress(OSError):
+            folder = lock_folder()
+            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+            name = f"tty-{os.major(dev)}-{os.minor(dev)}.lock"
+            self._fd = os.open(folder / name, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+
+    @contextlib.contextmanager
+    def held(self) -> Iterator[None]:
+        with self._guard:
+            if self._depth == 0 and self._fd is not None:
+                _flock(self._fd, True)
+            self._depth += 1
+            try:
+                yield
+            finally:
+                self._depth -= 1
+                if self._depth == 0 and self._fd is not None:
+                    _flock(self._fd, False)
+
+
+_DEVICES: dict[int, _DeviceLock] = {}
+_DEVICES_LOCK = threading.Lock()
+
+
+def _device_lock(dev: int) -> _DeviceLock:
+    with _DEVICES_LOCK:
+        if dev not in _DEVICES:
+            _DEVICES[dev] = _DeviceLock(dev)
+        return _DEVICES[dev]
+
+
+def _terminal_devices(streams: list[Any]) -> set[int]:
+    devices: set[int] = set()
+    for stream in streams:
+        try:
+            fd = stream.fileno()
+            st = os.fstat(fd)
+            if stat.S_ISCHR(st.st_mode) and os.isatty(fd):
+                devices.add(st.st_rdev)
+        except (AttributeError, ValueError, OSError):
+            continue
+    return devices
+
+
+def _flock(fd: int, take: bool) -> None:
+    try:
+        import fcntl
+
+        fcntl.flock(fd, fcntl.LOCK_EX if take else fcntl.LOCK_UN)
+    except (ImportError, OSError):  # no flock here (or the file went away): write unlocked
+        pass
+
+
+def lock_folder() -> Path:
+    """Where the terminal locks are: $XDG_RUNTIME_DIR/flower, else flower-<uid> in the
+    temporary directory."""
+    runtime = os.environ.get("XDG_RUNTIME_DIR", "")
+    if runtime and os.path.isdir(runtime):
+        return Path(runtime) / "flower"
+    uid = os.getuid() if hasattr(os, "getuid") else 0
+    return Path(tempfile.gettempdir()) / f"flower-{uid}"
+
+
 class Screen:
-    """All output goes through here. With a live terminal the last line belongs to flower:
-    the open input prompt (with what was typed so far, and the cursor where it is) or else the
-    status line; every event line is written above it, so the prompt never scrolls away.
+    """All output goes through here. With a live terminal the bottom belongs to flower: the
+    status line, and under it the open input prompt (with what was typed so far, and the cursor
+    where it is); every event line is written above them, so the prompt never scrolls away.
+
+    Every block written to a terminal is written under the `TerminalLock` of its device, and a
+    live screen starts each block by clearing the bottom line, whoever drew it: two flowers in
+    one terminal never mix their lines.
 
     Every line is sanitized (no escape sequence of a tool or the model survives) and, on a
     terminal, fitted to `line_width` of its columns; `tone` colours a line with flower's own
@@ -56,14 +159,15 @@ class Screen:
         self._prompt: str | None = None
         self._typed = ""
         self._cursor: int | None = None
-        self._shown = False
+        self._shown = 0  # rows of the live area on screen now: 0, 1 or 2 (status above prompt)
+        self._tty = TerminalLock([self.out, self.err])
 
     def say(self, text: str = "", *, err: bool = False, tone: str | None = None) -> None:
         stream = self.err if err else self.out
         width = self._fit_width(stream)
         painted = is_terminal(stream) if self._colour is None else self._colour
         colour = TONES.get(tone or "") if painted else None
-        with self._lock:
+        with self._lock, self._tty.held():
             self._clear()
             for line in sanitize(text).split("\n"):
                 for part in wrap(line, width) if width is not None else [line]:
@@ -77,20 +181,20 @@ class Screen:
         if not is_terminal(self.out):
             return False
         shown = " ".join(sanitize(title).split())  # nothing of it can end the sequence early
-        with self._lock:
+        with self._lock, self._tty.held():
             self.out.write(f"\x1b]0;{shown}\x07\x07")
             self.out.flush()
         return True
 
     def status(self, text: str) -> None:
-        with self._lock:
+        with self._lock, self._tty.held():
             self._status = text
             if self.live:
                 self._clear()
                 self._draw()
 
     def open_prompt(self, label: str) -> None:
-        with self._lock:
+        with self._lock, self._tty.held():
             if self._prompt == label:
                 return
             self._prompt = label
@@ -103,7 +207,7 @@ class Screen:
 
     def typed(self, text: str, cursor: int | None = None) -> None:
         """What is typed so far; `cursor` (an index into `text`) when it is not at the end."""
-        with self._lock:
+        with self._lock, self._tty.held():
             self._typed = text
             self._cursor = cursor
             if self.live:
@@ -112,7 +216,7 @@ class Screen:
 
     def close_prompt(self, *, keep: str | None = None) -> None:
         """Remove the prompt; `keep` leaves the submitted line on screen above."""
-        with self._lock:
+        with self._lock, self._tty.held():
             label = self._prompt
             self._prompt, self._typed, self._cursor = None, "", None
             if self.live:
@@ -148,27 +252,31 @@ class Screen:
         return max(20, cols - 1) if cols else 100
 
     def _clear(self) -> None:
-        if self.live and self._shown:
-            self.err.write("\r\x1b[K")
-            self.err.flush()
-            self._shown = False
+        """Take the live area off the screen. The bottom line is cleared even when this screen
+        drew nothing there: another flower on the same terminal may have left its own."""
+        if not self.live:
+            return
+        self.err.write("\r\x1b[K" + "\x1b[A\r\x1b[K" * max(0, self._shown - 1))
+        self.err.flush()
+        self._shown = 0
 
     def _draw(self) -> None:
         if not self.live:
             return
         width = self._width()
         back = 0
+        rows = []
+        if self._status:
+            rows.append(fit(sanitize(self._status), width))
         if self._prompt is not None:
             label = fit(self._prompt, width)
             shown, back = visible_part(self._typed, self._cursor, max(4, width - columns(label)))
-            line = label + shown
-        elif self._status:
-            line = fit(sanitize(self._status), width)
-        else:
+            rows.append(label + shown)
+        if not rows:
             return
-        self.err.write(line + (f"\x1b[{back}D" if back else ""))
+        self.err.write("\n".join(rows) + (f"\x1b[{back}D" if back else ""))
         self.err.flush()
-        self._shown = True
+        self._shown = len(rows)
 
 
 def visible_part(text: str, cursor: int | None, room: int) -> tuple[str, int]:

@@ -1,6 +1,6 @@
-"""Text for the terminal: hostile sequences out, carriage returns resolved, tabs expanded, widths
-counted per grapheme (East Asian wide characters take two columns), lines fitted; durations and
-step labels as people read them.
+"""Text for the terminal: hostile sequences out, carriage returns as line breaks, tabs expanded,
+widths counted per grapheme (East Asian wide characters take two columns, ambiguous ones as the
+setting says), lines fitted; durations and step labels as people read them.
 
 Nothing a tool or the model prints may move the cursor, clear the screen, set a title or talk to
 the terminal: every escape sequence is removed whole (a DCS or OSC with its body), and the only
@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from wcwidth import iter_graphemes
 
 from ..base.i18n import _
-from ..core.display import columns, grapheme_width
+from ..core.display import ambiguous_width, columns, grapheme_width
 
 # Event lines are fitted to the terminal, within these bounds: narrower than 40 nothing reads
 # well anyway, wider than 110 long lines stop being readable.
@@ -45,53 +45,31 @@ def line_width(columns: int) -> int:
 
 
 def clean(text: str) -> str:
-    """`text` with every escape sequence and control character removed, its carriage returns
-    resolved the way a terminal shows them, one "\\n" between lines and U+FFFD for a lone
-    surrogate; tabs are kept."""
+    """`text` with every escape sequence and control character removed, one "\\n" between lines
+    and U+FFFD for a lone surrogate; tabs are kept.
+
+    Nothing can hide what came before it: a bare carriage return starts a new line instead of
+    going back over the old one (a blank part between returns is dropped), a backspace is
+    dropped without erasing, and a sequence that would move the cursor or clear the screen is
+    removed whole. So every character a tool printed is on screen, in the order printed.
+    """
     text = _SURROGATES.sub("\ufffd", _STRINGS.sub("", text))
     text = _CSI.sub("", text)
     text = _OTHER_ESCAPES.sub("", text)
-    lines = [_CONTROLS.sub("", _overstrike(line)) for line in _LINE_BREAKS.split(text)]
+    lines: list[str] = []
+    for line in _LINE_BREAKS.split(text):
+        if "\r" not in line:
+            lines.append(_CONTROLS.sub("", line))
+            continue
+        parts = [_CONTROLS.sub("", part) for part in line.split("\r")]
+        lines += [part for part in parts if part.strip()] or [""]
     return "\n".join(lines)
 
 
 def sanitize(text: str) -> str:
-    """`clean(text)` with its tabs expanded: what a screen may show of a tool's or model's text."""
+    """`clean(text)` with its tabs expanded: what a screen may show of a tool's or model's text.
+    The one gate: `Screen` passes everything it writes through here."""
     return "\n".join(expand_tabs(line) for line in clean(text).split("\n"))
-
-
-def _overstrike(line: str) -> str:
-    """What a terminal shows of a line with bare carriage returns: each part after a return is
-    written over the columns of what came before, from the left (a wide character half
-    overwritten is gone, as on screen), so no text after a return is lost."""
-    if "\r" not in line:
-        return line
-    cells: list[str] = []  # one per column: a grapheme where it starts, "" where it goes on
-    for part in line.split("\r"):
-        col = 0
-        for g in iter_graphemes(expand_tabs(part)):
-            width = grapheme_width(g)
-            if not width:
-                continue
-            _blank(cells, col)
-            _blank(cells, col + width - 1)
-            cells.extend(" " * (col + width - len(cells)))
-            cells[col : col + width] = [g, *([""] * (width - 1))]
-            col += width
-    return "".join(cells)
-
-
-def _blank(cells: list[str], col: int) -> None:
-    """Clear the whole character that covers column `col` (a wide one covers two)."""
-    if col >= len(cells):
-        return
-    start = col
-    while start > 0 and cells[start] == "":
-        start -= 1
-    end = start + 1
-    while end < len(cells) and cells[end] == "":
-        end += 1
-    cells[start:end] = [" "] * (end - start)
 
 
 def expand_tabs(line: str, tabsize: int = TAB_SIZE) -> str:
@@ -100,6 +78,7 @@ def expand_tabs(line: str, tabsize: int = TAB_SIZE) -> str:
         return line
     out: list[str] = []
     col = 0
+    amb = ambiguous_width()
     for g in iter_graphemes(line):
         if g == "\t":
             pad = tabsize - col % tabsize
@@ -107,7 +86,7 @@ def expand_tabs(line: str, tabsize: int = TAB_SIZE) -> str:
             col += pad
         else:
             out.append(g)
-            col += grapheme_width(g)
+            col += grapheme_width(g, amb)
     return "".join(out)
 
 
@@ -123,8 +102,9 @@ def fit_tail(text: str, width: int) -> str:
 
 def _fitting(graphemes: Iterable[str], width: int) -> list[str]:
     out, used = [], 0
+    amb = ambiguous_width()
     for g in graphemes:
-        w = grapheme_width(g)
+        w = grapheme_width(g, amb)
         if used + w > width:
             break
         out.append(g)

@@ -47,6 +47,9 @@ TIMEOUT = (
 DECLINED = "对方跳过了这个问题。按你自己的判断继续,并把假设写进「未知与假设」。"
 INVALID = "问题是空的。把问题写清楚再问。"
 INBOX_EMPTY = "没有新消息。"
+# After each message: whether it is in the brief (every later step reads it) or only in this reply.
+INBOX_RECORDED = "(已记进需求确认书 {path}:之后的步骤和判定都会读到)"
+INBOX_NOT_RECORDED = "(没有记进需求确认书 需求.md,只在这次对话里转达:之后的步骤看不到,要紧的话你自己记下来)"
 
 # Asks that never reached a person do not use up the budget.
 _UNCOUNTED = ("over_budget", "invalid")
@@ -362,12 +365,13 @@ class HumanChannel:
         text = text.strip() if isinstance(text, str) else ""
         if not text:
             return None
-        with self._lock:
-            mail = Mail(id=f"m{next(self._mail_ids)}", text=text)
-            self.mail.append(mail)
+        # into the brief first: the inbox may hand the mail over the moment it is queued, and
+        # its reply says whether the words are in the brief
         amended = str(self.amend_path) if self.amend(text) else ""
         with self._lock:
+            mail = Mail(id=f"m{next(self._mail_ids)}", text=text)
             self._amended[mail.id] = amended
+            self.mail.append(mail)
         self._emit(self._mail_event(mail, "queued"), threadsafe=True)
         return mail
 
@@ -396,8 +400,13 @@ class HumanChannel:
             return INBOX_EMPTY
         for m in fresh:
             self._emit(self._mail_event(m, "delivered"))
+        with self._lock:
+            where = {m.id: self._amended.get(m.id, "") for m in fresh}
         lines = [f"对方在运行中补充了 {len(fresh)} 条:"]
-        lines += [f"{i}. {m.text}" for i, m in enumerate(fresh, 1)]
+        for i, m in enumerate(fresh, 1):
+            path = where[m.id]
+            note = INBOX_RECORDED.format(path=path) if path else INBOX_NOT_RECORDED
+            lines.append(f"{i}. {m.text}\n   {note}")
         return "\n".join(lines)
 
     def _mail_event(self, mail: Mail, state: MailState) -> MailNote:
