@@ -7,6 +7,7 @@ another process, so that the round's books are not copied while they are being w
 from __future__ import annotations
 
 import asyncio
+from contextlib import AbstractContextManager, nullcontext
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -18,7 +19,7 @@ from . import protocol as p
 from . import wire
 from .common import parse_args
 from .host import Feature, FlowerServer
-from .rewind import BUSY, FAILED, NO_CHECKPOINTS
+from .rewind import FAILED, NO_CHECKPOINTS
 
 if TYPE_CHECKING:
     from flower.core.run_settings import RunSettings
@@ -50,7 +51,8 @@ class Forks(Feature):
 
 def fork_folder(settings: RunSettings, a: p.ForkArgs, name: str) -> p.ForkResult:
     """The fork (or its preview) of one folder's run, as the command's result; never raises for
-    what a person can cause (no such round, a run in progress, a folder that is taken)."""
+    what a person can cause (no such round, a folder that is taken). A run in progress is no
+    reason to refuse: the fork leaves the original alone."""
     from flower.core.checkpoints import CheckpointError, Checkpoints
     from flower.core.fork import fork, plan_fork
     from flower.core.rewind import hold_flows, recover
@@ -64,14 +66,18 @@ def fork_folder(settings: RunSettings, a: p.ForkArgs, name: str) -> p.ForkResult
     try:
         if not store.all():
             return p.ForkResult(False, _(NO_CHECKPOINTS).format(folder=name), round=a.round)
-        held = hold_flows(store, who="flower.fork")
-    except FlowBusy as busy:
-        return p.ForkResult(False, _(BUSY).format(folder=name, holder=busy.holder.describe()), round=a.round)
+        held: AbstractContextManager[object] = hold_flows(store, who="flower.fork")
+        idle = True
+    except FlowBusy:
+        # the fork only reads the checkpoints, which a run only adds to: the original goes on
+        # (as with `flower fork` beside a running `flower`), and a half-done rewind waits for it
+        held, idle = nullcontext(), False
     except (CheckpointError, OSError) as exc:
         return p.ForkResult(False, _(FAILED).format(error=exc), round=a.round)
     with held:
         try:
-            recover(store)  # a rewind a kill left half done is finished first
+            if idle:
+                recover(store)  # a rewind a kill left half done is finished first
             rounds = store.rounds()
             found = plan_fork(store, a.round, into=into)
             done = None if a.preview else fork(store, a.round, into=into, remark=a.remark)

@@ -231,9 +231,9 @@ class ForkArgs:
 
 @dataclass
 class ForkResult:
-    """What a fork made, or (preview) would make. Refusals (a run in progress, no such round, no
-    checkpoints, a shared session store, a folder that is taken) are `ok: false` with the reason
-    in `message`, never a protocol error."""
+    """What a fork made, or (preview) would make. Refusals (no such round, no checkpoints, a
+    shared session store, a folder that is taken) are `ok: false` with the reason in `message`,
+    never a protocol error; a run in progress is none (the fork leaves it alone)."""
 
     ok: bool = _doc("whether the fork was made (preview: whether it can be)")
     message: str = _doc("one line for the person")
@@ -487,7 +487,7 @@ METHODS: tuple[Method, ...] = (
         ForkArgs,
         ForkResult,
         "A new run from the end of a judged round, in a new workspace and run folder (preview first,"
-        " for a confirmation); the folder's own run is untouched; refused while a run holds the folder.",
+        " for a confirmation); the folder's own run is untouched, and may go on while it is made.",
     ),
     Method(
         "STATE",

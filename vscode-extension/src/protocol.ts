@@ -153,7 +153,7 @@ export interface ForkArgs {
   folder?: string | null;
 }
 
-/** What a fork made, or (preview) would make. Refusals (a run in progress, no such round, no checkpoints, a shared session store, a folder that is taken) are `ok: false` with the reason in `message`, never a protocol error. */
+/** What a fork made, or (preview) would make. Refusals (no such round, no checkpoints, a shared session store, a folder that is taken) are `ok: false` with the reason in `message`, never a protocol error; a run in progress is none (the fork leaves it alone). */
 export interface ForkResult {
   /** whether the fork was made (preview: whether it can be) */
   ok: boolean;
@@ -643,7 +643,7 @@ export const ANSWER = "flower.answer";
 export const ASIDE = "flower.aside";
 /** command, client->server. Back to the end of a judged round, files and conversation together (preview first, for a confirmation); refused while a run holds the folder. (params: RewindArgs; result: RewindResult) */
 export const REWIND = "flower.rewind";
-/** command, client->server. A new run from the end of a judged round, in a new workspace and run folder (preview first, for a confirmation); the folder's own run is untouched; refused while a run holds the folder. (params: ForkArgs; result: ForkResult) */
+/** command, client->server. A new run from the end of a judged round, in a new workspace and run folder (preview first, for a confirmation); the folder's own run is untouched, and may go on while it is made. (params: ForkArgs; result: ForkResult) */
 export const FORK = "flower.fork";
 /** request, client->server. wake_state() plus what is running now. (params: StateParams; result: StateResult) */
 export const STATE = "flower/state";

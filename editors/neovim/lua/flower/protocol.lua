@@ -18,7 +18,7 @@ M.ANSWER = "flower.answer"
 M.ASIDE = "flower.aside"
 --- command, client->server. Back to the end of a judged round, files and conversation together (preview first, for a confirmation); refused while a run holds the folder.
 M.REWIND = "flower.rewind"
---- command, client->server. A new run from the end of a judged round, in a new workspace and run folder (preview first, for a confirmation); the folder's own run is untouched; refused while a run holds the folder.
+--- command, client->server. A new run from the end of a judged round, in a new workspace and run folder (preview first, for a confirmation); the folder's own run is untouched, and may go on while it is made.
 M.FORK = "flower.fork"
 --- request, client->server. wake_state() plus what is running now.
 M.STATE = "flower/state"
