@@ -217,7 +217,7 @@ async def test_malformed_documents_are_handled_with_clear_messages(use_sim, flow
 
 async def test_an_unparseable_verdict_counts_as_not_achieved(use_sim, flow):
     scenario = scenarios.starter_scenario()
-    scenario["scripts"]["judge"] = [{"text": "嗯,看起来还行吧"}, {"text": scenarios.VERDICTS["achieved"]}]
+    scenario["scripts"]["judge"] = [{"text": "嗯,看起来还行吧"}, *scenarios.judged("achieved")]
     sim = use_sim(scenario)
 
     ctx = await flow.run("写一个 hello.py")
