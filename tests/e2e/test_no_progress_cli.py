@@ -55,6 +55,9 @@ def children(child_processes: list[Child]) -> list[Child]:  # noqa: F811 (the im
 def ws(tmp_path: Path) -> Path:
     path = tmp_path / "proj"
     path.mkdir()
+    # the work was done before these rounds: what the judge's look reads (it changes no more)
+    (path / "hello.py").write_text('print("hello")\n', encoding="utf-8")
+    (path / "README.md").write_text("Run: python3 hello.py\n", encoding="utf-8")
     return path
 
 

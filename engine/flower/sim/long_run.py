@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from .scenarios import LOOK, starter_scenario
 from .scenarios import delegate as _delegate
+from .scenarios import proof, starter_scenario
 
 CHECKS = (
     "运行 `python3 hello.py` 输出 hello",
@@ -35,10 +35,10 @@ HANDOFF_REPLY = (
 HANDOFF_MARK = "写一份交接书"  # in the prompt a session gets when it must write its handoff
 
 
-# how the judge verified each check when it accepts: the files its look read (scenarios.LOOK)
-EVIDENCE = "\n\n## 证据\n" + "\n".join(
-    f"- {c} — 读了 {'README.md' if 'README' in c else 'hello.py'}" for c in CHECKS
-)
+# how the judge verified each check when it accepts: the one file the worker wrote, read by its look
+# (a scripted judge: its words need not be true, only backed by a call it really made)
+LOOK = {"tools": [{"name": "Read", "input": {"file_path": "hello.py"}}]}
+EVIDENCE = proof(list(CHECKS), "hello.py")
 
 
 def verdict_text(round_no: int, failed: str | None) -> str:
