@@ -207,6 +207,8 @@ def payload(history: History, folder_uri: str, revision: int) -> dict[str, Any]:
                 verdict = record["verdict"]
                 if verdict is not None:
                     verdict["failed"] = [{"text": f, "line": locate(f, checks)} for f in verdict["failed"]]
+                    for evidence in verdict["evidence"]:
+                        evidence["check_line"] = locate(evidence["check"], checks)
                 for handoff in record["handoffs"]:
                     handoff["uri"] = uri_of(handoff["path"]) if handoff["path"] else None
     data.update(

@@ -578,6 +578,7 @@ HISTORY_UPDATE = "flower/historyUpdate"
 # as flower.workflow.history spells them (tests/server/test_history.py holds the two together)
 RoundStatus = Literal["running", "done", "failed", "unfinished"]
 MarkKind = Literal["wake", "verdict", "handoff"]
+EvidenceKind = Literal["command", "read", "search", "unverifiable", "none"]  # flower.core.evidence's
 
 
 @dataclass
@@ -647,6 +648,46 @@ class FailedCheck:
 
 
 @dataclass
+class HistoryEvidence:
+    """How one checklist item was verified, linked to a call the judge really made (the engine's
+    ``flower.core.evidence.Evidence``)."""
+
+    check: str = _doc("the checklist item")
+    kind: EvidenceKind = _doc(
+        '"command" (a command ran), "read" (a file was read), "search" (a Grep/Glob), '
+        '"unverifiable" (marked [此环境无法验证:…]: never met) or "none" (nothing cited)'
+    )
+    command: str = _doc('the command, for "command"')
+    exit_code: int | None = _doc("its exit code; null when it never ran")
+    excerpt: str = _doc("a short head of the call's output, credentials masked")
+    path: str = _doc("the file read (the folder searched), relative to the workspace when inside it")
+    line: int | None = _doc("the first line read, 1-based")
+    end_line: int | None = _doc("the last line read, 1-based")
+    pattern: str = _doc('the search pattern, for "search"')
+    hits: int | None = _doc("how many hits the search reported")
+    backed: bool = _doc("linked to a tool call the judge made in its turn")
+    basis: str = _doc("the judge's own words for it (its line in the verdict's 证据 section)")
+    check_line: int | None = _doc("the check's 0-based line in 目标.md; null when it is not there")
+
+
+@dataclass
+class HistoryTrailCall:
+    """One tool call of the judge's turn with what came back (``flower.core.evidence.TrailCall``)."""
+
+    tool: str = _doc("the tool's name: Bash, Read, Grep, Glob ...")
+    summary: str = _doc("what the call was about")
+    command: str = _doc("a Bash call's command")
+    exit_code: int | None = _doc("a Bash call's exit code; null when it never ran")
+    excerpt: str = _doc("a short head of the output, credentials masked")
+    path: str = _doc("the file read or the folder searched")
+    line: int | None = _doc("the first line read, 1-based")
+    end_line: int | None = _doc("the last line read, 1-based")
+    pattern: str = _doc("a search's pattern")
+    hits: int | None = _doc("how many hits a search reported")
+    ran: bool = _doc("the tool really ran (false: refused, or no result came)")
+
+
+@dataclass
 class HistoryVerdict:
     """The judge's ruling on a round."""
 
@@ -660,6 +701,10 @@ class HistoryVerdict:
     cost_usd: float = _doc("the judge's own cost")
     num_turns: int = _doc("the judge's turns")
     duration_s: float = _doc("how long the judge took")
+    evidence: list[HistoryEvidence] = _doc("one entry per checklist item: how it was verified")
+    trail: list[HistoryTrailCall] = _doc("every tool call of the judge's turn, in order")
+    unproven: list[str] = _doc("checks the judge called achieved without evidence (so: not achieved)")
+    claimed: VerdictState = _doc('the judge\'s own conclusion when flower overruled it, else ""')
 
 
 @dataclass
@@ -815,6 +860,8 @@ PAYLOADS = (
     HistoryQuestion,
     HistoryHandoff,
     FailedCheck,
+    HistoryEvidence,
+    HistoryTrailCall,
     HistoryVerdict,
     HistoryRound,
     HistoryStep,
@@ -824,7 +871,13 @@ PAYLOADS = (
     HistoryResult,
     HistoryUpdateParams,
 )
-ALIASES = {**ALIASES, "AskState": AskState, "RoundStatus": RoundStatus, "MarkKind": MarkKind}
+ALIASES = {
+    **ALIASES,
+    "AskState": AskState,
+    "RoundStatus": RoundStatus,
+    "MarkKind": MarkKind,
+    "EvidenceKind": EvidenceKind,
+}
 
 
 # -- other editors: what a client declares, and what it gets when it does not -----------------------

@@ -85,7 +85,9 @@ def test_side_questions_are_answered_while_the_run_goes_on_and_never_touch_its_b
     counts = {
         a: len(sim.requests_for(a)) for a in ("clarifier", "goal_setter", "coordinator", "coder", "judge")
     }
-    assert counts == {"clarifier": 2, "goal_setter": 1, "coordinator": 2, "coder": 2, "judge": 1}
+    # (the judge's one round is two requests: its look at the files, then its verdict)
+    assert counts == {"clarifier": 2, "goal_setter": 1, "coordinator": 2, "coder": 2, "judge": 2}
+    assert len(sim.openings("judge")) == 1
     assert len(sim.requests_for("oracle")) == 3
     brief = (ws / ".flower" / "notes" / "需求.md").read_text(encoding="utf-8")
     assert "还有多久" not in brief and "现在到哪一步了" not in brief

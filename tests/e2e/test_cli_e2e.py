@@ -26,7 +26,7 @@ from flower.core.human import TIMEOUT
 from flower.core.lineage import Lineage
 from flower.sim.env import DUMMY_KEY, isolated_env
 from flower.sim.scenario import content_text
-from flower.sim.scenarios import BRIEF, VERDICTS, starter_scenario
+from flower.sim.scenarios import BRIEF, VERDICTS, judged, starter_scenario
 
 pytestmark = pytest.mark.e2e
 
@@ -158,9 +158,9 @@ def test_a_piped_request_runs_unattended_and_a_second_run_wakes_with_the_banner(
     scenario["scripts"]["judge"] = [
         touch("judge-ran-1"),
         {"text": VERDICTS["not_yet"]},
-        {"text": VERDICTS["achieved"]},
+        *judged("achieved"),
         touch("judge-ran-2"),
-        {"text": VERDICTS["achieved"]},
+        *judged("achieved"),
     ]
     sim = sim_factory(scenario)
     ws = tmp_path / "proj"
@@ -185,8 +185,8 @@ def test_a_piped_request_runs_unattended_and_a_second_run_wakes_with_the_banner(
     assert brief is not None and brief.complete() and goal is not None and goal.complete()
     assert (ws / "hello.py").is_file() and (ws / "README.md").is_file()
     # --judge-can-run: the judge's command really ran, on a view of the workspace thrown away after
-    judged = [content_text(r["content"]) for q in sim.requests_for("judge") for r in q.tool_results()]
-    assert any("judge-ran-1" in t for t in judged) and not (ws / "judge-ran-1").exists()
+    results = [content_text(r["content"]) for q in sim.requests_for("judge") for r in q.tool_results()]
+    assert any("judge-ran-1" in t for t in results) and not (ws / "judge-ran-1").exists()
     cost, manifest = closing(out)
     assert cost > 0 and manifest == ws / "runs" / "manifest.json"
     assert cost == pytest.approx(
@@ -297,7 +297,7 @@ def test_rounds_caps_the_judged_rounds_and_running_out_is_exit_1(sim_factory, cl
         "--rounds", "1", "--timeout", "0", "写一个 hello.py", cwd=tmp_path, env=cli_env(sim, claude_root)
     )
     assert done.returncode == 1, done.stdout + done.stderr
-    assert len(sim.requests_for("judge")) == 1  # one round, one verdict: the default would be three
+    assert len(sim.openings("judge")) == 1  # one round, one verdict: the default would be three
     assert (
         "在步骤 '干活' 中止" in done.stderr and "最后一轮判定:hello.py 能运行,但没有 README.md" in done.stderr
     )

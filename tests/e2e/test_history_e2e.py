@@ -96,6 +96,11 @@ async def test_the_history_on_disk_tells_what_the_events_told(use_sim, workspace
     assert [(v.state, v.reason, v.failed, v.round, v.session_id) for v in judged] == [
         (e.state, e.reason, e.failed, e.round, e.session_id) for e in given
     ]
+    # and their evidence, from the trail kept beside each judge's row
+    assert [(v.evidence, v.trail, v.unproven) for v in judged] == [
+        (e.evidence, e.trail, e.unproven) for e in given
+    ]
+    assert all(e.backed for e in judged[-1].evidence) and judged[-1].trail
     assert [v.state for v in judged] == ["not_yet", "not_yet", "achieved", "achieved"]
     assert judged[0].failed == [CHECKS[1]]
 

@@ -12,7 +12,7 @@ from test_cli_e2e import Child, child_processes, cli_env  # noqa: F401 (child_pr
 
 from flower.core.goal import Goal
 from flower.core.human import read_log
-from flower.sim.scenarios import BRIEF, GOAL, HANDOVER, STARTER_ACTORS, VERDICTS, _bash, delegate
+from flower.sim.scenarios import BRIEF, GOAL, HANDOVER, STARTER_ACTORS, _bash, delegate, judge_script
 from flower.workflow.goal import AMEND_QUESTION, STALL_AMEND, STALL_CONTINUE, STALL_STOP
 
 pytestmark = pytest.mark.e2e
@@ -33,7 +33,7 @@ def idle_rounds(verdicts: list[str], *, coordinator: list[dict[str, Any]] | None
             "clarifier": [{"text": BRIEF}],
             "goal_setter": [{"text": GOAL}],
             "coordinator": coordinator or [{"text": IDLE} for _ in verdicts],
-            "judge": [{"text": VERDICTS[v]} for v in verdicts],
+            "judge": judge_script(tuple(verdicts)),
         },
         "rules": [{"actor": "handover", "reply": {"text": HANDOVER}}],
         "default": {"text": "(flower.sim: this actor's script is used up)"},
@@ -55,6 +55,9 @@ def children(child_processes: list[Child]) -> list[Child]:  # noqa: F811 (the im
 def ws(tmp_path: Path) -> Path:
     path = tmp_path / "proj"
     path.mkdir()
+    # the work was done before these rounds: what the judge's look reads (it changes no more)
+    (path / "hello.py").write_text('print("hello")\n', encoding="utf-8")
+    (path / "README.md").write_text("Run: python3 hello.py\n", encoding="utf-8")
     return path
 
 
@@ -69,13 +72,13 @@ def test_continue_goes_on_and_counts_three_rounds_afresh(sim_factory, claude_roo
     children.append(run)
 
     run.wait_for(STALLED)
-    assert len(sim.requests_for("judge")) == 3  # asked after the third verdict, before a fourth round
+    assert len(sim.openings("judge")) == 3  # asked after the third verdict, before a fourth round
     assert f"- {FAILED}" in run.output
     run.wait_for(f"3) {STALL_STOP}")
     run.type("1")
 
     assert run.finish(240) == 1, run.output  # the five rounds ran out without the goal
-    assert len(sim.requests_for("judge")) == 5
+    assert len(sim.openings("judge")) == 5
     assert run.output.count(STALLED) == 1  # rounds 4 and 5 are two, not three, in a row
     ask = stall_question(ws)
     assert (ask.options, ask.state, ask.answer) == (
@@ -100,7 +103,7 @@ def test_changing_the_goal_amends_it_and_the_judge_rules_on_the_new_one(
     assert run.finish(240) == 0, run.output
     goal = Goal.load(ws / ".flower" / "notes" / "目标.md")
     assert goal is not None and NEW_GOAL in goal.statement and FAILED in goal.checks
-    judged = sim.requests_for("judge")
+    judged = sim.openings("judge")
     assert len(judged) == 4
     assert NEW_GOAL in judged[3].first_user_text and NEW_GOAL not in judged[2].first_user_text
 
@@ -114,7 +117,7 @@ def test_stop_ends_the_run_on_the_third_round_and_says_why(sim_factory, claude_r
     run.type("3")
 
     assert run.finish(240) == 1, run.output
-    assert len(sim.requests_for("judge")) == 3 and len(sim.requests_for("coordinator")) == 3
+    assert len(sim.openings("judge")) == 3 and len(sim.requests_for("coordinator")) == 3
     assert "在步骤 '干活' 中止:连续 3 轮没有进展(同样的判定项没通过,工作区没变),按你的选择停下" in run.output
     assert stall_question(ws).answer == STALL_STOP
 
@@ -140,7 +143,7 @@ def test_a_round_that_changes_the_workspace_is_progress_and_nothing_is_asked(
     children.append(run)
 
     assert run.finish(240) == 1, run.output
-    assert (ws / "notes.txt").is_file() and len(sim.requests_for("judge")) == 4
+    assert (ws / "notes.txt").is_file() and len(sim.openings("judge")) == 4
     assert STALLED not in run.output
 
 
@@ -150,4 +153,4 @@ def test_stall_rounds_from_the_flag_and_zero_never_asks(sim_factory, claude_root
     children.append(run)
 
     assert run.finish(240) == 1, run.output
-    assert len(sim.requests_for("judge")) == 4 and "轮判定没通过的都是同样这些条目" not in run.output
+    assert len(sim.openings("judge")) == 4 and "轮判定没通过的都是同样这些条目" not in run.output

@@ -20,7 +20,7 @@ from flower.core.checkpoints import Checkpoints
 from flower.core.lineage import Lineage
 from flower.core.rewind import JOURNAL, KILL_AFTER
 from flower.core.rundir import FlowLock
-from flower.sim.scenarios import HANDOVER, STARTER_ACTORS, VERDICTS, _bash, delegate
+from flower.sim.scenarios import BARE_VERDICTS, HANDOVER, STARTER_ACTORS, _bash, delegate, looked, proof
 from flower.workflow.history import read_history
 
 pytestmark = pytest.mark.e2e
@@ -60,9 +60,10 @@ def three_rounds(extra_coordinator: int = 1) -> dict[str, Any]:
                 report("c.txt"),
             ],
             "judge": [
-                {"text": VERDICTS["not_yet"]},
-                {"text": VERDICTS["not_yet"]},
-                *[{"text": VERDICTS["achieved"]} for _ in range(1 + extra_coordinator)],
+                {"text": BARE_VERDICTS["not_yet"]},
+                {"text": BARE_VERDICTS["not_yet"]},
+                # an accepting judge looks first: achieved needs proof (core/evidence.py)
+                *[turn for _ in range(1 + extra_coordinator) for turn in looked(ACCEPTED, "a.txt")],
             ],
         },
         "rules": [{"actor": "handover", "reply": {"text": HANDOVER}}],
@@ -75,6 +76,7 @@ BRIEF = (
     "## 边界\n只写文本。\n\n## 未知与假设\n无。"
 )
 GOAL = "## 目标\n三个文件。\n\n## 判定清单\n- 工作区根目录有 README.md,写了怎么运行\n"
+ACCEPTED = BARE_VERDICTS["achieved"] + proof(["工作区根目录有 README.md,写了怎么运行"], "a.txt")
 
 
 def tree(folder: Path) -> dict[str, str]:

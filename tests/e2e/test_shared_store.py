@@ -304,6 +304,17 @@ def test_a_starter_flow_killed_on_machine_a_is_continued_on_machine_b(
     assert local == {"workspace": str(b), "woke": 2, "steps": shared["steps"]}
     runs = {r["run"] for r in book.manifest(identity.key)}
     assert len(runs) == 2  # A's books (its in-flight row included) and B's, side by side
+    # the judge's trail is in the store's decisions of its session, beside the books
+    [judge_row] = [r for r in book.manifest(identity.key) if r["step"] == "干活·判定#1"]
+    import psycopg
+
+    with psycopg.connect(pg_url, autocommit=True) as conn:
+        kept = conn.execute(
+            "SELECT session_id, ref, detail FROM flower.decisions WHERE kind = 'evidence'"
+        ).fetchall()
+    [(session, label, detail)] = kept
+    assert (session, label) == (judge_row["session_id"], "干活·判定#1")
+    assert json.loads(detail)["state"] == "achieved" and json.loads(detail)["trail"]
 
     # a different piece of work never picks the run up: another branch, another repository
     other_branch = clone(origin, tmp_path / "machine-c" / "proj")

@@ -33,7 +33,7 @@ from claude_agent_sdk.types import HookEvent, PermissionResultDeny
 from flower import AgentSpec, HumanChannel, Runtime, Workbench, coordinator, judge, worker
 from flower.core.guard import allowlist_guard
 from flower.sim.env import isolated_env
-from flower.sim.scenarios import BRIEF, GOAL, STARTER_ACTORS, VERDICTS
+from flower.sim.scenarios import BRIEF, GOAL, STARTER_ACTORS, judged
 from flower.sim.server import SimServer
 
 pytestmark = pytest.mark.e2e
@@ -421,7 +421,7 @@ def test_flower_go_clarifier_goal_setter_coordinator_and_judge_run_nothing_hands
                 "clarifier": [*attack, BRIEF],
                 "goal_setter": [*attack, GOAL],
                 "coordinator": [*[t for t in attack if t["tool"]["name"] != "Agent"], "不动手了"],
-                "judge": [*attack, VERDICTS["achieved"]],
+                "judge": [*attack, *judged("achieved")],
             },
         }
     )

@@ -13,7 +13,7 @@ import pytest
 
 from flower.core.lineage import Lineage
 from flower.core.rundir import FlowLock
-from flower.sim.scenarios import HANDOVER, STARTER_ACTORS, VERDICTS, _bash, delegate
+from flower.sim.scenarios import BARE_VERDICTS, HANDOVER, STARTER_ACTORS, _bash, delegate, looked, proof
 
 pytestmark = pytest.mark.e2e
 
@@ -24,6 +24,7 @@ BRIEF = (
     "## 目标\n写两个文件。\n\n## 验收标准\na.txt、b.txt 都在。\n\n## 边界\n只写文本。\n\n## 未知与假设\n无。"
 )
 GOAL = "## 目标\n两个文件。\n\n## 判定清单\n- 工作区根目录有 README.md,写了怎么运行\n"
+ACCEPTED = BARE_VERDICTS["achieved"] + proof(["工作区根目录有 README.md,写了怎么运行"], "a.txt")
 
 
 def report(what: str) -> dict[str, Any]:
@@ -48,7 +49,8 @@ def two_rounds() -> dict[str, Any]:
                 _bash("printf 'v2\\n' > a.txt && printf 'b\\n' > b.txt"),
                 report("b.txt"),
             ],
-            "judge": [{"text": VERDICTS["not_yet"]}, {"text": VERDICTS["achieved"]}],
+            # an accepting judge looks first: achieved needs proof (core/evidence.py)
+            "judge": [{"text": BARE_VERDICTS["not_yet"]}, *looked(ACCEPTED, "a.txt")],
         },
         "rules": [{"actor": "handover", "reply": {"text": HANDOVER}}],
         "default": {"text": "(flower.sim: this actor's script is used up)"},

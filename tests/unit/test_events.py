@@ -49,6 +49,7 @@ from flower.core.events import (
     normalize,
     verdict_state,
 )
+from flower.core.evidence import Evidence, TrailCall
 
 USAGE = {
     "input_tokens": 12,
@@ -235,7 +236,16 @@ SHAPES = [
     ),
     pytest.param(
         VerdictGiven(
-            state="not_yet", reason="r", failed=["a"], round=1, goal_path="/n/目标.md", session_id="j1"
+            state="not_yet",
+            reason="r",
+            failed=["a"],
+            round=1,
+            goal_path="/n/目标.md",
+            session_id="j1",
+            evidence=[Evidence(check="a", kind="read", path="a.py", line=1, end_line=2)],
+            trail=[TrailCall(tool="Read", path="a.py", line=1, end_line=2, ran=True)],
+            unproven=["a"],
+            claimed="achieved",
         ),
         "task",
         {
@@ -246,6 +256,11 @@ SHAPES = [
             "round": 1,
             "goal_path": "/n/目标.md",
             "session_id": "j1",
+            # plain JSON: the typed values' to_json
+            "evidence": [Evidence(check="a", kind="read", path="a.py", line=1, end_line=2).to_json()],
+            "trail": [TrailCall(tool="Read", path="a.py", line=1, end_line=2, ran=True).to_json()],
+            "unproven": ["a"],
+            "claimed": "achieved",
         },
         id="verdict",
     ),

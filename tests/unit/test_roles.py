@@ -354,8 +354,9 @@ def test_judge_goal_template_parses_into_a_complete_goal() -> None:
 
 
 def test_judge_verdict_template_and_every_conclusion_word_parse() -> None:
-    names = _template_headings(JUDGE_RULES, "输出恰好三段")
-    assert names == ["结论", "理由", "未通过"]
+    names = _template_headings(JUDGE_RULES, "输出四段")
+    # the seeds' three sections, then the optional fourth: how each check was verified
+    assert names == ["结论", "理由", "未通过", "证据"]
     options = JUDGE_RULES[JUDGE_RULES.index("## 结论") :].splitlines()[1].split(",")[0]
     words = [w.strip() for w in options.split("/")]
     assert words == ["达成", "未达成", "无法达成"]

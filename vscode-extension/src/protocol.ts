@@ -15,6 +15,8 @@ export type RoundStatus = "running" | "done" | "failed" | "unfinished";
 
 export type MarkKind = "wake" | "verdict" | "handoff";
 
+export type EvidenceKind = "command" | "read" | "search" | "unverifiable" | "none";
+
 /** initializationOptions the server understands; every field is optional and a bad value is reported and replaced by its default, never a failed initialize. */
 export interface InitOptions {
   /** the run directory, relative to each workspace folder (the CLI's `-r`) */
@@ -409,6 +411,62 @@ export interface FailedCheck {
   line: number | null;
 }
 
+/** How one checklist item was verified, linked to a call the judge really made (the engine's ``flower.core.evidence.Evidence``). */
+export interface HistoryEvidence {
+  /** the checklist item */
+  check: string;
+  /** "command" (a command ran), "read" (a file was read), "search" (a Grep/Glob), "unverifiable" (marked [此环境无法验证:…]: never met) or "none" (nothing cited) */
+  kind: EvidenceKind;
+  /** the command, for "command" */
+  command: string;
+  /** its exit code; null when it never ran */
+  exit_code: number | null;
+  /** a short head of the call's output, credentials masked */
+  excerpt: string;
+  /** the file read (the folder searched), relative to the workspace when inside it */
+  path: string;
+  /** the first line read, 1-based */
+  line: number | null;
+  /** the last line read, 1-based */
+  end_line: number | null;
+  /** the search pattern, for "search" */
+  pattern: string;
+  /** how many hits the search reported */
+  hits: number | null;
+  /** linked to a tool call the judge made in its turn */
+  backed: boolean;
+  /** the judge's own words for it (its line in the verdict's 证据 section) */
+  basis: string;
+  /** the check's 0-based line in 目标.md; null when it is not there */
+  check_line: number | null;
+}
+
+/** One tool call of the judge's turn with what came back (``flower.core.evidence.TrailCall``). */
+export interface HistoryTrailCall {
+  /** the tool's name: Bash, Read, Grep, Glob ... */
+  tool: string;
+  /** what the call was about */
+  summary: string;
+  /** a Bash call's command */
+  command: string;
+  /** a Bash call's exit code; null when it never ran */
+  exit_code: number | null;
+  /** a short head of the output, credentials masked */
+  excerpt: string;
+  /** the file read or the folder searched */
+  path: string;
+  /** the first line read, 1-based */
+  line: number | null;
+  /** the last line read, 1-based */
+  end_line: number | null;
+  /** a search's pattern */
+  pattern: string;
+  /** how many hits a search reported */
+  hits: number | null;
+  /** the tool really ran (false: refused, or no result came) */
+  ran: boolean;
+}
+
 /** The judge's ruling on a round. */
 export interface HistoryVerdict {
   /** "achieved", "not_yet", "unreachable", or "" when none was recognised */
@@ -431,6 +489,14 @@ export interface HistoryVerdict {
   num_turns: number;
   /** how long the judge took */
   duration_s: number;
+  /** one entry per checklist item: how it was verified */
+  evidence: HistoryEvidence[];
+  /** every tool call of the judge's turn, in order */
+  trail: HistoryTrailCall[];
+  /** checks the judge called achieved without evidence (so: not achieved) */
+  unproven: string[];
+  /** the judge's own conclusion when flower overruled it, else "" */
+  claimed: VerdictState;
 }
 
 /** One manifest row of a step: its run, a judged round of work, or a retry. */

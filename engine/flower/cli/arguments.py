@@ -169,6 +169,15 @@ def build_parser() -> _Parser:
             "(默认:环境变量 FLOWER_STALL_ROUNDS,没有就是 3;0 = 不问)"
         ),
     )
+    go.add_argument(
+        "--evidence",
+        choices=("strict", "relaxed"),
+        default=None,
+        help=_(
+            "判定者说达成时要不要证据:strict = 每条判定项都要有它真跑过的命令或真读过的文件撑着,"
+            "否则按未达成处理;relaxed = 信它的话(默认:环境变量 FLOWER_EVIDENCE,没有就是 strict)"
+        ),
+    )
     go.add_argument("--no-goal", action="store_true", help=_("不设目标、不判定:干完就算完"))
     go.add_argument(
         "--isolate", action="store_true", help=_("每个 subagent 一份 git worktree;工作区必须是 git 仓库")

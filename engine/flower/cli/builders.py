@@ -44,6 +44,7 @@ def settings_of(args: argparse.Namespace, *, new: bool = False) -> RunSettings:
         goal=not args.no_goal,
         rounds=args.rounds,
         stall_rounds=getattr(args, "stall_rounds", None),
+        evidence=getattr(args, "evidence", None),
         judge_can_run=args.judge_can_run,
         max_asks=None if args.asks < 0 else args.asks,
         budget_usd=args.budget,

@@ -35,6 +35,7 @@ from ..core.events import (
     VerdictGiven,
     WindowNote,
 )
+from ..core.evidence import check_line
 from ..core.handoff import SECTIONS
 from .text import clean, format_duration
 
@@ -163,13 +164,17 @@ class Render:
 
     def _verdict(self, ev: VerdictGiven) -> list[str]:
         n = ev.round
-        failed = [f"     - {c}" for c in ev.failed]
+        # one line per check with its basis when the verdict carries evidence; else the failed ones
+        basis = [check_line(e) for e in ev.evidence]
+        failed = basis or [f"     - {c}" for c in ev.failed]
         reason = first_line(ev.reason, 200)
         if ev.state == "achieved":
-            return [_("  + 判定第 {n} 轮:达成").format(n=n) + (f" —— {reason}" if reason else "")]
+            return [_("  + 判定第 {n} 轮:达成").format(n=n) + (f" —— {reason}" if reason else ""), *basis]
         if ev.state == "unreachable":
             return [_("  ! 判定第 {n} 轮:这个环境里验证不了 —— {reason}").format(n=n, reason=reason), *failed]
         head = _("未达成") if ev.state == "not_yet" else _("没给出明确结论,按未达成处理")
+        if ev.unproven:
+            head = _("说达成,可没有证据")
         return [
             _("  ~ 判定第 {n} 轮:{head},打回去接着干").format(n=n, head=head)
             + (f" —— {reason}" if reason else ""),

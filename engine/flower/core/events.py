@@ -23,6 +23,7 @@ from typing import Any, ClassVar, Literal
 from ..base.i18n import _
 from ..base.secrets import redact_value
 from ..base.usage import context_tokens
+from .evidence import Evidence, TrailCall
 
 EventKind = Literal[
     "text",
@@ -434,6 +435,20 @@ class VerdictGiven(TypedEvent):
     round: int  # 1-based
     goal_path: str
     session_id: str | None = None  # the judge's own session
+    # how each check was verified, linked to the judge's recorded calls (core/evidence.py)
+    evidence: list[Evidence] = field(default_factory=list)
+    # what the judge did in its turn: every tool call with what came back
+    trail: list[TrailCall] = field(default_factory=list)
+    # the checks an achieved verdict claimed without evidence (then its state is not_yet)
+    unproven: list[str] = field(default_factory=list)
+    claimed: VerdictState = ""  # the judge's own conclusion when flower overruled it, else ""
+
+    def _payload(self) -> dict[str, Any]:
+        out = super()._payload()
+        # plain JSON in the payload, as every front end reads it; the typed values on the fields
+        out["evidence"] = [e.to_json() for e in self.evidence]
+        out["trail"] = [c.to_json() for c in self.trail]
+        return out
 
 
 # -- the person --------------------------------------------------------------------------------

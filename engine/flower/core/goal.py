@@ -17,6 +17,7 @@ from .brief import (
     strip_fences,
     write_document,
 )
+from .evidence import Evidence, Trail, link, unbacked
 
 ACHIEVED = "achieved"
 NOT_YET = "not_yet"
@@ -49,6 +50,8 @@ VERDICT_SECTIONS: tuple[tuple[str, str], ...] = (
     ("reason", "理由"),
     ("failed", "未通过"),
 )
+# the optional fourth section: one line per check, how it was verified (core/evidence.py)
+EVIDENCE_SECTION = ("evidence", "证据")
 
 VERDICT_ALIASES: dict[str, str] = {
     "结论": "state",
@@ -69,6 +72,13 @@ VERDICT_ALIASES: dict[str, str] = {
     "没通过的": "failed",
     "不通过": "failed",
     "failed": "failed",
+    "证据": "evidence",
+    "证据清单": "evidence",
+    "逐条证据": "evidence",
+    "验证方式": "evidence",
+    "怎么验证的": "evidence",
+    "evidence": "evidence",
+    "proof": "evidence",
 }
 
 # Conclusion words. Matched longest first at each position so "未达成" is never read as
@@ -218,11 +228,21 @@ def check_lines(markdown: str) -> list[tuple[int, str]]:
 
 @dataclass
 class Verdict:
-    """One round's judgement: exactly three sections, conclusion / reason / failed checks."""
+    """One round's judgement: the seeds' three sections, conclusion / reason / failed checks,
+    plus the optional fourth, how each check was verified (``## 证据``, one line per check).
+
+    ``basis``: the fourth section's lines as the judge wrote them; ``evidence``: one `Evidence`
+    per check once `prove` linked those lines to the judge's recorded calls; ``unproven``: the
+    checks an achieved verdict claimed without evidence (then it is not achieved); ``claimed``:
+    the judge's own conclusion when `prove` overruled it, else ""."""
 
     state: str = ""
     reason: str = ""
     failed: list[str] = field(default_factory=list)
+    basis: list[str] = field(default_factory=list)
+    evidence: list[Evidence] = field(default_factory=list)
+    unproven: list[str] = field(default_factory=list)
+    claimed: str = ""
 
     @property
     def achieved(self) -> bool:
@@ -239,7 +259,17 @@ class Verdict:
 
     @classmethod
     def parse(cls, text: str) -> Verdict:
-        text = text or ""
+        verdict = cls._parse(text or "")
+        found = split_sections(text or "", VERDICT_ALIASES)
+        verdict.basis = [
+            line.strip()
+            for line in found.get("evidence", "").splitlines()
+            if line.strip() and not is_placeholder(line)
+        ]
+        return verdict
+
+    @classmethod
+    def _parse(cls, text: str) -> Verdict:
         sections = scan_sections(text, VERDICT_ALIASES)
         found = split_sections(text, VERDICT_ALIASES)
         reason = found.get("reason", "")
@@ -271,13 +301,34 @@ class Verdict:
             return cls(NOT_YET, reason, failed)
         return cls("", reason, failed)
 
+    def prove(self, goal: Goal, trail: Trail, *, strict: bool = True) -> Verdict:
+        """Link the evidence lines to what the judge did (`trail`) and apply the rule: an
+        achieved verdict whose checks are not all backed by a recorded call is not achieved
+        (``strict``, the default), and a check marked ``[此环境无法验证:…]`` is never met, even
+        when not strict. Changes this verdict in place and returns it."""
+        checks = [c.strip() for c in goal.checks if c.strip()]
+        self.evidence = link(checks, self.basis, trail, unverifiable=goal.unverifiable)
+        if not self.achieved:
+            return self
+        never = [e.check for e in self.evidence if e.kind == "unverifiable"]
+        missing = unbacked(self.evidence) if strict else never
+        if missing:
+            self.claimed, self.state = self.state, NOT_YET
+            self.unproven = missing
+            self.failed = [*missing, *(c for c in self.failed if c not in missing)]
+        return self
+
     def feedback(self) -> str:
         """What goes back to the worker: where it falls short, never how to fix it."""
         lines = ["判定者复核了这一轮的产出,目标还没达成。下面只说差在哪,怎么补由你决定。"]
         if not self.ok:
             lines.append("判定者没给出明确结论,按未达成处理。")
-        if self.failed:
-            lines += ["", "没通过的判定项:"] + [f"- {c}" for c in self.failed]
+        if self.unproven:
+            lines += ["", "这些判定项没有证据(判定者没跑命令、没读文件就说通过了),不算通过:"]
+            lines += [f"- {c}" for c in self.unproven]
+        failed = [c for c in self.failed if c not in self.unproven]
+        if failed:
+            lines += ["", "没通过的判定项:"] + [f"- {c}" for c in failed]
         if self.reason.strip():
             lines += ["", "判定理由:", self.reason.strip()]
         lines += ["", "接着上一轮的进度补齐这些差距,不要重头来过;做完照常汇报。"]

@@ -39,6 +39,9 @@ class RunSettings:
     rounds: int = 3
     # rounds in a row without progress before the person is asked; None: $FLOWER_STALL_ROUNDS, else 3
     stall_rounds: int | None = None
+    # how an achieved verdict is taken: "strict" (every check backed by a call the judge made)
+    # or "relaxed" (the judge's word); None: $FLOWER_EVIDENCE, else strict (core/evidence.py)
+    evidence: str | None = None
     judge_can_run: bool = False
     max_asks: int | None = None
     # dollars the run, and each of its rounds, may spend; None: no ceiling (core/budget.py)

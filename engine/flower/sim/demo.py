@@ -18,6 +18,7 @@ from typing import Any, TextIO
 
 from ..base.i18n import N_, _
 from ..core.events import Event, Offline, Retry, StepStarted, ToolCall, VerdictGiven
+from ..core.evidence import READ_TOOLS, SEARCH_TOOLS, check_line
 from .env import isolated_env, scrub_host_model_vars
 from .scenarios import starter_scenario
 from .server import SimServer
@@ -31,6 +32,7 @@ CLARIFIER, JUDGE, COORDINATOR, WORKER, AGENT = (
     N_("执行者"),
     N_("agent"),
 )
+LOOKS = (*READ_TOOLS, *SEARCH_TOOLS)
 VERDICT_STATES = {"achieved": N_("达成"), "not_yet": N_("未达成"), "unreachable": N_("无法达成")}
 
 
@@ -59,6 +61,8 @@ def _narrate(out: TextIO) -> Callable[[Event], None]:
             line = step_line(event.text, event.index, event.total, resumed=event.resumed, woke=event.woke)
             out.write(f"\n{line}\n")
         elif isinstance(event, ToolCall):
+            if not event.subagent and event.tool in LOOKS and current[0] == COORDINATOR:
+                return  # the judge's look (the coordinator here never reads): under its verdict
             who = WORKER if event.subagent else current[0]
             out.write(f"  {_(who)} [{event.tool}] {event.text[:90]}\n")
         elif isinstance(event, VerdictGiven):
@@ -67,6 +71,8 @@ def _narrate(out: TextIO) -> Callable[[Event], None]:
             out.write(
                 _("  判定者,第 {n} 轮:{state}{missing}\n").format(n=event.round, state=state, missing=missing)
             )
+            # the verdict with its evidence: what backs each check, from what the judge really did
+            out.writelines(check_line(e) + "\n" for e in event.evidence)
         elif isinstance(event, (Retry, Offline)):
             out.write(f"  ~ {event.text}\n")
 

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .scenarios import delegate as _delegate
-from .scenarios import starter_scenario
+from .scenarios import proof, starter_scenario
 
 CHECKS = (
     "运行 `python3 hello.py` 输出 hello",
@@ -35,10 +35,22 @@ HANDOFF_REPLY = (
 HANDOFF_MARK = "写一份交接书"  # in the prompt a session gets when it must write its handoff
 
 
+# how the judge verified each check when it accepts: the one file the worker wrote, read by its look
+# (a scripted judge: its words need not be true, only backed by a call it really made)
+LOOK = {"tools": [{"name": "Read", "input": {"file_path": "hello.py"}}]}
+EVIDENCE = proof(list(CHECKS), "hello.py")
+
+
 def verdict_text(round_no: int, failed: str | None) -> str:
     if failed is None:
-        return f"## 结论\n达成\n\n## 理由\n第 {round_no} 轮:清单逐条满足。\n\n## 未通过\n无"
+        return f"## 结论\n达成\n\n## 理由\n第 {round_no} 轮:清单逐条满足。\n\n## 未通过\n无" + EVIDENCE
     return f"## 结论\n未达成\n\n## 理由\n第 {round_no} 轮:还差一条。\n\n## 未通过\n- {failed}"
+
+
+def _judged(round_no: int, failed: str | None) -> list[dict[str, Any]]:
+    """A judge's turn: an accepting one looks first (the real Read tool), as achieved needs proof."""
+    text = {"text": verdict_text(round_no, failed)}
+    return [text] if failed is not None else [dict(LOOK), text]
 
 
 def long_run_scenario(
@@ -116,10 +128,11 @@ def long_run_scenario(
         say(report(f"第 {w + 2} 次唤醒:上次的活已经做完,清单逐条满足。"))
 
     judge = [
-        {"text": verdict_text(r, CHECKS[r % len(CHECKS)] if r < rounds else None)}
+        turn
         for r in range(1, rounds + 1)
+        for turn in _judged(r, CHECKS[r % len(CHECKS)] if r < rounds else None)
     ]
-    judge += [{"text": verdict_text(1, None)} for _ in range(wakes)]
+    judge += [turn for _ in range(wakes) for turn in _judged(1, None)]
     base = starter_scenario()
     return {
         "actors": base["actors"],

@@ -24,7 +24,25 @@ GOAL = (
     "- 工作区根目录有 README.md,写了怎么运行\n"
     "- hello.py 只用标准库\n"
 )
-VERDICTS = {
+CHECKS = [line[2:] for line in GOAL.splitlines() if line.startswith("- ")]
+# the fourth section of a verdict: how each check was verified, citing what the judge's look did
+EVIDENCE = {
+    "not_yet": (
+        "\n\n## 证据\n"
+        f'- {CHECKS[0]} — 读了 hello.py 第 1 行:print("hello")\n'
+        f"- {CHECKS[1]} — 读 README.md:文件不存在\n"
+        f"- {CHECKS[2]} — 读了 hello.py,没有 import"
+    ),
+    "achieved": (
+        "\n\n## 证据\n"
+        f'- {CHECKS[0]} — 读了 hello.py 第 1 行:print("hello")\n'
+        f"- {CHECKS[1]} — 读了 README.md,写着 Run: python3 hello.py\n"
+        f"- {CHECKS[2]} — 读了 hello.py,没有 import"
+    ),
+    "unreachable": f"\n\n## 证据\n- {CHECKS[2]} — 读了 hello.py,但看不出来",
+}
+# the seeds' three sections, as a judge that looked at nothing would write them
+BARE_VERDICTS = {
     "not_yet": (
         "## 结论\n未达成\n\n## 理由\nhello.py 能运行,但没有 README.md。\n\n"
         "## 未通过\n- 工作区根目录有 README.md,写了怎么运行"
@@ -34,6 +52,38 @@ VERDICTS = {
         "## 结论\n无法验证\n\n## 理由\n这个环境里看不到问候语要给谁看。\n\n## 未通过\n- hello.py 只用标准库"
     ),
 }
+# what the scripted judge says after looking: the three sections and its evidence
+VERDICTS = {state: text + EVIDENCE[state] for state, text in BARE_VERDICTS.items()}
+
+
+def _read(path: str) -> dict[str, Any]:
+    return {"name": "Read", "input": {"file_path": path}}
+
+
+# the scripted judge's look before every verdict: the real Read tool on what the checks name
+LOOK: dict[str, Any] = {"tools": [_read("hello.py"), _read("README.md")]}
+
+
+def judged(verdict: str, *, look: dict[str, Any] | None = LOOK) -> list[dict[str, Any]]:
+    """One judge turn as a script: the look first (real tool calls), then the verdict `verdict`
+    (a state of VERDICTS, or a verdict's own text). ``look=None``: a judge that looks at nothing."""
+    text = VERDICTS.get(verdict, verdict)
+    return [look, {"text": text}] if look is not None else [{"text": text}]
+
+
+def proof(checks: list[str], path: str) -> str:
+    """A verdict's fourth section saying every one of `checks` was verified by reading `path`."""
+    return "\n\n## 证据\n" + "\n".join(f"- {c} — 读了 {path}" for c in checks)
+
+
+def looked(text: str, *paths: str) -> list[dict[str, Any]]:
+    """A judge's turn that reads `paths` (the real Read tool) before it says `text`."""
+    return [{"tools": [_read(p) for p in paths]}, {"text": text}]
+
+
+def judge_script(verdicts: tuple[str, ...], *, look: dict[str, Any] | None = LOOK) -> list[dict[str, Any]]:
+    """The judge's script for rounds ruled `verdicts` in order, each looked at first."""
+    return [turn for v in verdicts for turn in judged(v, look=look)]
 
 
 HANDOVER = (
@@ -106,7 +156,7 @@ def starter_scenario(
                 _bash("printf '# hello\\n\\nRun: python3 hello.py\\n' > README.md"),
                 {"text": "结论:README.md 写好了。\n依据:文件已创建。\n产物:README.md\n未验证:无"},
             ],
-            "judge": [{"text": VERDICTS[v]} for v in verdicts],
+            "judge": judge_script(verdicts),
         },
         # as often as they are asked: every run ends with a handover, any moment may get a side question
         "rules": [
@@ -141,7 +191,8 @@ def resumable_starter_scenario(*, bash_seconds: float = 1.0) -> dict[str, Any]:
             rule("coordinator", delegate("写 hello.py:运行时打印 hello。写完跑一次确认输出。")),
             rule("coder", {"text": report}, seen="printf"),
             rule("coder", _bash(command)),
-            rule("judge", {"text": VERDICTS["achieved"]}),
+            rule("judge", {"text": VERDICTS["achieved"]}, seen='"file_path"'),  # looked already
+            rule("judge", LOOK),
         ],
         "default": {"text": "(flower.sim: no rule for this request)"},
     }
@@ -178,9 +229,9 @@ def prying_scenario(*, echoed: tuple[str, ...] = (), judge_runs: bool = True) ->
             ],
             "judge": [
                 *(looks if judge_runs else []),
-                {"text": VERDICTS["not_yet"]},
+                *judged("not_yet"),
                 *([_bash("cat .env && printenv")] if judge_runs else []),
-                {"text": VERDICTS["achieved"]},
+                *judged("achieved"),
             ],
         },
         "default": {"text": "(flower.sim: this actor's script is used up)"},

@@ -206,6 +206,13 @@ class SimServer:
         with self._lock:
             return [r for r in self.requests if r.actor == actor]
 
+    def openings(self, actor: str) -> list[Recorded]:
+        """The requests of `actor` that begin a conversation (no model turn in them yet): one per
+        session, so a judge's rounds, however many tool calls each makes before its verdict."""
+        return [
+            r for r in self.requests_for(actor) if not any(m.get("role") == "assistant" for m in r.messages)
+        ]
+
     def last(self, actor: str = "main") -> Recorded:
         found = self.requests_for(actor)
         if not found:

@@ -62,6 +62,7 @@ def flow_of(ask: str, settings: RunSettings) -> Workflow:
         goal=settings.goal,
         rounds=settings.rounds,
         stall_rounds=settings.stall_rounds,
+        evidence=settings.evidence,
         judge_can_run=settings.judge_can_run,
         max_asks=settings.max_asks,
         timeout_s=settings.timeout_s,

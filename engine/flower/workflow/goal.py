@@ -2,17 +2,22 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
+import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from ..base.i18n import N_, _
 from ..core.events import Event, GoalUnverifiable, VerdictGiven, emitter, verdict_state
+from ..core.evidence import Trail, TrailRecorder, evidence_policy
 from ..core.goal import Goal, Verdict
 from ..core.labels import StepLabel
 from ..core.progress import NoProgress, round_fingerprints, stall_limit
 from ..core.resilience import classify
 from ..core.roles import judge
+from ..core.rundir import update_json
 from .base import BUDGET_KEY, CHECKPOINTS_KEY, FAULT_KEY, Ctx, Step, StepAbort
 from .notes import keep_before_rewrite
 
@@ -30,9 +35,12 @@ GOAL_PROMPT = (
 )
 VERIFY_PROMPT = (
     "判定这一轮。下面是目标与判定清单,以及干活方交回的汇报。看产物本身(文件、运行结果),"
-    "不要只看汇报或源码;按你的规则恰好三段:结论 / 理由 / 未通过。\n\n"
+    "不要只看汇报或源码;按你的规则写四段:结论 / 理由 / 未通过 / 证据(判定清单每条一行,"
+    "写明跑了什么命令或看了哪个文件的哪几行)。\n\n"
     "{goal}\n\n## 干活方的汇报\n{report}"
 )
+EVIDENCE_KIND = "evidence"  # the kind of a shared store's decision that holds a trail
+EVIDENCE_DIR = "evidence"  # under the run folder: one file per judge label (干活·判定#1.json)
 ACCEPT = "接受这个结果,就这样往下走"
 AMEND = "修改目标"
 WRONG = "你判断错了,继续做"
@@ -122,14 +130,21 @@ def with_goal(
     can_run: bool = False,
     name: str | None = None,
     stall_rounds: int | None = None,
+    evidence: str | None = None,
     **spec_kw: Any,
 ) -> Step:
     """Guard a step with the goal: an independent judge rules at the end of every round.
 
     ``stall_rounds``: after that many rounds in a row failing the same checks with the
     workspace unchanged, the person is asked whether to go on, change the goal or stop
-    (None: ``$FLOWER_STALL_ROUNDS``, else 3; 0: never asked)."""
+    (None: ``$FLOWER_STALL_ROUNDS``, else 3; 0: never asked).
+
+    ``evidence``: ``"strict"`` (the default) takes an achieved verdict only when every check
+    is backed by a tool call the judge made in its turn (core/evidence.py); ``"relaxed"``
+    takes the judge's word. None: ``$FLOWER_EVIDENCE``, else strict. Either way a check marked
+    ``[此环境无法验证:…]`` is never met."""
     stall_rounds = stall_limit(stall_rounds)
+    strict = evidence_policy(evidence) == "strict"
     label = name or f"{step.name}·判定"
     judger = spec or judge(label, channel, instructions=instructions, can_run=can_run, **spec_kw)
     goal_path = Path(goal_path)
@@ -150,11 +165,13 @@ def with_goal(
                     )
                 )
         # the judge is its own fresh session every round: never resumed, never in the lineage
+        recorder = TrailRecorder(getattr(runtime, "workspace", None))
+        label = str(StepLabel.verdict(step.name, round_no))  # whatever the judge is called
         verdict_run = await runtime.run(
             judger,
             VERIFY_PROMPT.format(goal=goal.prompt_block(), report=result.text or "(没有汇报)"),
-            step_name=str(StepLabel.verdict(step.name, round_no)),  # whatever the judge is called
-            on_event=ctx.get("_on_event"),
+            step_name=label,
+            on_event=_recording(recorder, ctx.get("_on_event")),
         )
         fault = getattr(runtime, "fault", None)
         if fault is not None:  # the disk refused the judge's books: the workflow stops on its line
@@ -166,10 +183,16 @@ def with_goal(
         if not verdict_run.ok and classify(verdict_run.error) == "fatal":
             ctx["_fatal"] = verdict_run.error  # no verdict can come; the workflow stops at once
             return False
-        verdict = Verdict.parse(verdict_run.text)
+        trail = recorder.trail()
+        verdict = Verdict.parse(verdict_run.text).prove(goal, trail, strict=strict)
         if not verdict.ok and not verdict.reason:
             verdict.reason = DEFAULT_REASON
+        if verdict.unproven:
+            # the person reads why; the next round hears it with the checks (Verdict.feedback)
+            why = _("没有证据:{checks}").format(checks=";".join(verdict.unproven))
+            verdict.reason = f"{why}\n{verdict.reason}".strip()
         ctx[VERDICT_KEY] = verdict
+        keep_trail(runtime, label, round_no, verdict_run.session_id, verdict, trail)
         _emit(
             ctx,
             VerdictGiven(
@@ -182,6 +205,10 @@ def with_goal(
                 round=round_no,
                 goal_path=str(goal_path),
                 session_id=verdict_run.session_id,
+                evidence=list(verdict.evidence),
+                trail=list(trail.calls),
+                unproven=list(verdict.unproven),
+                claimed=verdict_state(verdict.claimed),
             ),
         )
         stalled = _stalled(ctx, verdict, stall_rounds)
@@ -213,6 +240,71 @@ def with_goal(
 
     # replace(), not a rebuilt Step: a field forgotten in a rebuild fails silently
     return replace(step, retries=max(0, rounds - 1), gate=gate, on_reject=on_reject, checkpoints=True)
+
+
+def _recording(recorder: TrailRecorder, on_event: Any) -> Any:
+    """The judge's event callback: every event is recorded, then passed on as before."""
+
+    def seen(event: Event) -> None:
+        recorder.observe(event)
+        if on_event is not None:
+            on_event(event)
+
+    return seen
+
+
+def trail_path(run_dir: str | Path, label: str) -> Path:
+    """Where the trail of the judge `label` (干活·判定#2) is kept: named by step and round."""
+    safe = "".join(c if c not in '/\\:*?"<>|' else "_" for c in label) or "judge"
+    return Path(run_dir) / EVIDENCE_DIR / f"{safe}.json"
+
+
+def trail_entry(
+    label: str, round_no: int, session_id: str | None, verdict: Verdict, trail: Trail
+) -> dict[str, Any]:
+    """One judge turn's record as kept on disk and in a shared store's decisions: no clock, no
+    run id (two runs of the same work write the same entries but for the judge's session)."""
+    return {
+        "step": label,
+        "round": round_no,
+        "session_id": session_id,
+        "state": verdict.state,
+        "claimed": verdict.claimed,
+        "unproven": list(verdict.unproven),
+        "evidence": [e.to_json() for e in verdict.evidence],
+        "trail": trail.to_json(),
+    }
+
+
+def keep_trail(
+    runtime: Any, label: str, round_no: int, session_id: str | None, verdict: Verdict, trail: Trail
+) -> None:
+    """Persist the trail beside the round's manifest row: ``<run_dir>/evidence/<label>.json``
+    holds one entry per judge session of that label (a later wake's round 1 is another entry);
+    and, when the store is shared, in the store's decisions of the judge's session (kind
+    ``evidence``). Losing it never fails the round: the verdict itself stands on its own."""
+    entry = trail_entry(label, round_no, session_id, verdict, trail)
+    run_dir = getattr(runtime, "run_dir", None)
+    if isinstance(run_dir, Path):
+        path = trail_path(run_dir, label)
+
+        def merge(old: Any, repair: Any) -> list[Any]:
+            kept = [e for e in old if isinstance(e, dict)] if isinstance(old, list) else []
+            return [e for e in kept if e.get("session_id") != session_id or session_id is None] + [entry]
+
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            update_json(path, merge, check=lambda data: None if isinstance(data, list) else "not a list")
+        except OSError as exc:
+            faulted = getattr(runtime, "faulted", None)
+            if callable(faulted):
+                faulted(exc, path)
+    store = getattr(runtime, "store", None)
+    ledger = getattr(store, "ledger", None)
+    if getattr(runtime, "shared", None) is not None and ledger is not None and session_id:
+        key = {"project_key": runtime.project_key, "session_id": session_id}
+        with contextlib.suppress(Exception):  # the file above is the books' own copy
+            ledger.record(key, EVIDENCE_KIND, {label: json.dumps(entry, ensure_ascii=False)}, time.time())
 
 
 async def _amend_goal(channel: Any, ctx: Ctx, goal: Goal, goal_path: Path) -> bool:
@@ -270,6 +362,8 @@ async def _ask_on_no_progress(
 __all__ = [
     "ACCEPT",
     "AMEND",
+    "EVIDENCE_DIR",
+    "EVIDENCE_KIND",
     "GOAL_KEY",
     "NO_PROGRESS",
     "ROUND_KEY",
@@ -280,5 +374,8 @@ __all__ = [
     "VERDICT_KEY",
     "WRONG",
     "goal_step",
+    "keep_trail",
+    "trail_entry",
+    "trail_path",
     "with_goal",
 ]

@@ -25,8 +25,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from ..base.i18n import _ as _t
 from ..core.agent import HandoffPolicy
 from ..core.events import AskState, VerdictState, ask_state, verdict_state
+from ..core.evidence import Evidence, Trail, TrailCall
 from ..core.goal import Verdict, check_lines
 from ..core.handoff import HANDOFF_PROMPT, Handoff
 from ..core.human import Ask, HumanChannel, read_log
@@ -36,7 +38,7 @@ from ..core.recovery import read_manifest
 from ..core.resilience import classify
 from ..core.rundir import FlowLock
 from ..stores.usage import StoredMessage, UnreadableStore, read_messages
-from .goal import DEFAULT_REASON
+from .goal import DEFAULT_REASON, EVIDENCE_DIR
 from .starter import workbench_for
 
 RoundStatus = Literal["running", "done", "failed", "unfinished"]
@@ -103,7 +105,7 @@ class HandoffRecord:
 
 @dataclass
 class VerdictRecord:
-    state: VerdictState
+    state: VerdictState  # as the goal guard took it (an achieved verdict without evidence: not_yet)
     reason: str
     failed: list[str]
     round: int  # the judge's own count (restarts with every wake)
@@ -113,6 +115,12 @@ class VerdictRecord:
     cost_usd: float  # the judge's own books
     num_turns: int
     duration_s: float
+    # how each check was verified, from the trail kept beside the row (runs/evidence/<step>.json);
+    # empty when none was kept (a flower before evidence, or a judge that never finished)
+    evidence: list[Evidence] = field(default_factory=list)
+    trail: list[TrailCall] = field(default_factory=list)  # every tool call of the judge's turn
+    unproven: list[str] = field(default_factory=list)  # checks claimed achieved without evidence
+    claimed: VerdictState = ""  # the judge's own conclusion when flower overruled it
 
 
 @dataclass
@@ -251,6 +259,8 @@ class DiskRecord:
     elsewhere: str  # who holds the flow's lock, when another live process does
     problems: list[str]
     branches: list[BranchRecord] = field(default_factory=list)
+    # the judges' trails (runs/evidence/*.json), by the judge's session
+    trails: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 def read_disk(
@@ -310,7 +320,23 @@ def read_disk(
         elsewhere=_held_elsewhere(run_path, flow),
         problems=problems,
         branches=branches,
+        trails=_trails(run_path / EVIDENCE_DIR, problems),
     )
+
+
+def _trails(folder: Path, problems: list[str]) -> dict[str, dict[str, Any]]:
+    """Every kept judge trail by its session; a file that does not parse is said, not fatal."""
+    out: dict[str, dict[str, Any]] = {}
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        try:
+            entries = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            problems.append(f"{path}: {exc}")
+            continue
+        for entry in entries if isinstance(entries, list) else []:
+            if isinstance(entry, dict) and isinstance(entry.get("session_id"), str):
+                out[entry["session_id"]] = entry
+    return out
 
 
 def _held_elsewhere(run_dir: Path, flow: str) -> str:
@@ -344,7 +370,7 @@ def assemble(
     now = time.time() if now is None else now
     problems = list(disk.problems)
     elsewhere = "" if live is not None else disk.elsewhere
-    book = _Book(disk.rows, live, now, running_elsewhere=bool(elsewhere))
+    book = _Book(disk.rows, live, now, running_elsewhere=bool(elsewhere), trails=disk.trails)
     turns, calls = _turns(disk.stored, book, live)
     book.place_questions(_questions(disk.asks, live, calls))
     book.place_handoffs(turns, disk.documents, live)
@@ -438,9 +464,16 @@ class _Book:
     """The manifest rows of the current piece of work, arranged as wakes, steps and rounds."""
 
     def __init__(
-        self, rows: list[dict[str, Any]], live: LiveRun | None, now: float, *, running_elsewhere: bool = False
+        self,
+        rows: list[dict[str, Any]],
+        live: LiveRun | None,
+        now: float,
+        *,
+        running_elsewhere: bool = False,
+        trails: dict[str, dict[str, Any]] | None = None,
     ) -> None:
         self.live = live
+        self.trails = trails or {}
         self.now = now
         # the manifest's order, never the clocks': each process appends its rows as its steps
         # run, so a wake whose clock was behind (or jumped back) keeps its place
@@ -518,8 +551,7 @@ class _Book:
         steps = [s for s in wake.steps if s.name == base and s.rounds] or [s for s in wake.steps if s.rounds]
         return steps[-1].rounds[-1] if steps else None
 
-    @staticmethod
-    def _judge(target: RoundRecord, row: dict[str, Any]) -> None:
+    def _judge(self, target: RoundRecord, row: dict[str, Any]) -> None:
         """The verdict the goal guard read from this judge's text, as it read it."""
         ok, error = row.get("ok") is True, _str(row.get("error"))
         if not _float(row.get("ended_at")):
@@ -530,6 +562,22 @@ class _Book:
         verdict = Verdict.parse(str(row.get("text") or ""))
         reason = verdict.reason if (verdict.ok or verdict.reason) else DEFAULT_REASON
         name = str(row["step"])
+        sid = _str(row.get("session_id"))
+        kept = self.trails.get(sid or "")
+        evidence: list[Evidence] = []
+        trail: list[TrailCall] = []
+        unproven: list[str] = []
+        claimed: VerdictState = ""
+        if kept is not None and kept.get("step") == name:
+            evidence = [Evidence.from_json(e) for e in kept.get("evidence") or []]
+            trail = list(Trail.from_json(kept.get("trail")).calls)
+            unproven = [c for c in kept.get("unproven") or [] if isinstance(c, str)]
+            claimed = verdict_state(str(kept.get("claimed") or ""))
+            if claimed:  # the goal guard overruled the judge: the history tells what counted
+                verdict.state = str(kept.get("state") or verdict.state)
+                verdict.failed = _kept_failed(unproven, verdict.failed)
+                why = _t("没有证据:{checks}").format(checks=";".join(unproven))
+                reason = f"{why}\n{reason}".strip() if unproven else reason
         target.verdict = VerdictRecord(
             state=verdict_state(verdict.state),
             reason=reason,
@@ -541,6 +589,10 @@ class _Book:
             cost_usd=_float(row.get("cost_usd")),
             num_turns=_int(row.get("num_turns")),
             duration_s=max(0.0, _float(row.get("duration_s"))),  # an older flower wrote clock jumps
+            evidence=evidence,
+            trail=trail,
+            unproven=unproven,
+            claimed=claimed,
         )
 
     def _mark_live(self, wake: WakeRecord, live: LiveRun) -> None:
@@ -1020,3 +1072,8 @@ __all__ = [
     "WakeRecord",
     "read_history",
 ]
+
+
+def _kept_failed(unproven: list[str], failed: list[str]) -> list[str]:
+    """The failed checks of an overruled verdict, as the goal guard listed them: unproven first."""
+    return [*unproven, *(c for c in failed if c not in unproven)]

@@ -155,6 +155,7 @@ def starter_flow(
     goal: bool = True,
     rounds: int = 3,
     stall_rounds: int | None = None,
+    evidence: str | None = None,
     judge_can_run: bool = False,
     max_asks: int | None = None,
     timeout_s: float | None = 1800.0,
@@ -232,6 +233,7 @@ def starter_flow(
             rounds=rounds,
             can_run=judge_can_run,
             stall_rounds=stall_rounds,
+            evidence=evidence,
         )
     steps.append(work)
     return Workflow(steps, name="starter", channel=channel, workbench=wb)

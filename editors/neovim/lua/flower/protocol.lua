@@ -65,4 +65,7 @@ M.RoundStatus = { "running", "done", "failed", "unfinished" }
 --- The values of MarkKind.
 M.MarkKind = { "wake", "verdict", "handoff" }
 
+--- The values of EvidenceKind.
+M.EvidenceKind = { "command", "read", "search", "unverifiable", "none" }
+
 return M
