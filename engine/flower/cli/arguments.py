@@ -159,16 +159,6 @@ def build_parser() -> _Parser:
         "--asks", type=int, default=-1, metavar="N", help=_("提问额度:负数 = 不限(默认),0 = 不许问")
     )
     _add_run_options(go)
-    go.add_argument(
-        "--stall-rounds",
-        type=_whole_number("--stall-rounds"),
-        default=None,
-        metavar="N",
-        help=_(
-            "连续 N 轮没通过同样的判定项、工作区也没变,就停下来问你:接着做、修改目标还是停下"
-            "(默认:环境变量 FLOWER_STALL_ROUNDS,没有就是 3;0 = 不问)"
-        ),
-    )
     go.add_argument("--no-goal", action="store_true", help=_("不设目标、不判定:干完就算完"))
     go.add_argument(
         "--isolate", action="store_true", help=_("每个 subagent 一份 git worktree;工作区必须是 git 仓库")
@@ -299,6 +289,16 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
         default=None,
         metavar="USD",
         help=_("每一轮(干活加它的判定)最多花多少美元"),
+    )
+    parser.add_argument(
+        "--stall-rounds",
+        type=_whole_number("--stall-rounds"),
+        default=None,
+        metavar="N",
+        help=_(
+            "连续 N 轮没通过同样的判定项、工作区也没变,就停下来问你:接着做、修改目标还是停下"
+            "(默认:环境变量 FLOWER_STALL_ROUNDS,没有就是 3;0 = 不问)"
+        ),
     )
     _add_sandbox_flag(parser)
 
