@@ -95,6 +95,19 @@ class InitOptions:
         "null or 0 = no ceiling",
         default=None,
     )
+    stall_rounds: int | None = _doc(
+        "judged rounds in a row failing the same checks with the workspace unchanged before the run "
+        "stops and asks: go on, change the goal or stop (the CLI's `--stall-rounds`); 0 = never; "
+        "null = the server's $FLOWER_STALL_ROUNDS, else 3",
+        default=None,
+    )
+    notify: str | None = _doc(
+        "a command run for each notice (asked, finished, stopped, budget, limit_wait) with the notice "
+        "as JSON on stdin (the CLI's `--notify`): split into words as a shell would, run without a "
+        "shell, without credentials in its environment, bounded in time; null or empty = the "
+        "server's $FLOWER_NOTIFY, else none",
+        default=None,
+    )
     folders: dict[str, InitOptions] = _doc(
         "per workspace folder (keyed by its URI): that folder's own options, replacing these for it",
         default_factory=dict,

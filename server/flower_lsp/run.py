@@ -24,6 +24,7 @@ from .common import Folder
 
 if TYPE_CHECKING:
     from flower.core.human import HumanChannel
+    from flower.core.run_settings import RunSettings
     from flower.core.rundir import FlowLock
     from flower.workflow.outcome import Outcome
 
@@ -133,6 +134,7 @@ class Run:
         self.done = asyncio.Event()
         self.stop_reason = ""  # why it was stopped from outside, for the end line
         self.lock: FlowLock | None = None  # the folder's flow lock, held while the run lasts
+        self.settings: RunSettings | None = None  # what it started with (a change waits for the next)
         self._deliver = deliver
 
     @property

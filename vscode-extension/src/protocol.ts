@@ -29,6 +29,10 @@ export interface InitOptions {
   budget_usd?: number | null;
   /** dollars each round (the work and its verdict) may spend (the CLI's `--round-budget`); null or 0 = no ceiling */
   round_budget_usd?: number | null;
+  /** judged rounds in a row failing the same checks with the workspace unchanged before the run stops and asks: go on, change the goal or stop (the CLI's `--stall-rounds`); 0 = never; null = the server's $FLOWER_STALL_ROUNDS, else 3 */
+  stall_rounds?: number | null;
+  /** a command run for each notice (asked, finished, stopped, budget, limit_wait) with the notice as JSON on stdin (the CLI's `--notify`): split into words as a shell would, run without a shell, without credentials in its environment, bounded in time; null or empty = the server's $FLOWER_NOTIFY, else none */
+  notify?: string | null;
   /** per workspace folder (keyed by its URI): that folder's own options, replacing these for it */
   folders?: Record<string, InitOptions>;
   /** a shared session store's URL (postgresql://...), the editor's `flower.store`; null = the server's $FLOWER_STORE, else each run directory's sessions.db. Never logged: messages show it with the password masked */
