@@ -27,6 +27,9 @@ from flower.core.events import AskState, VerdictState
 # how Bash commands are confined: the engine's modes, the CLI's --sandbox
 from flower.core.sandbox import SandboxMode
 
+# how a wake stopped short of its end: stopped: budget, stopped: no progress
+from flower.core.stops import StopKind
+
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
@@ -329,7 +332,15 @@ class BannerParams:
     `<- 在 ~/proj 接上上次  需求已确认 · 目标 7 条 · 干活上下文 71.4K · 第 3 次唤醒`."""
 
     folder: str = _doc("URI of the workspace folder")
-    text: str = _doc("the banner line, ready to show")
+    text: str = _doc(
+        "the banner line, ready to show; when the last wake stopped short, a second line says "
+        "which stop it was and what continuing will do"
+    )
+    stopped: StopKind | None = _doc(
+        "how the last wake stopped: budget (stopped: budget) or no_progress (stopped: no progress); "
+        "null: it did not stop short",
+        default=None,
+    )
 
 
 @dataclass
@@ -673,6 +684,14 @@ class HistoryWake:
     duration_s: float = _doc("seconds of steps")
     live: bool = _doc("it is running now")
     steps: list[HistoryStep] = _doc("its steps in order")
+    stopped: str = _doc(
+        'how it stopped short of its end: budget, no_progress; "" when it did not', default=""
+    )
+    stop_line: str = _doc(
+        "that stop for a person: which stop it was (stopped: budget, stopped: no progress), why, "
+        'and what continuing will do; "" when it did not stop short',
+        default="",
+    )
 
 
 @dataclass

@@ -102,3 +102,36 @@ async def test_stall_rounds_and_notify_from_the_settings_reach_the_run(
         assert len(asked) == 1  # three idle rounds, no question
         assert len(sim.requests_for("judge")) == 1 + 3
         assert len(recorded(log)) == 2  # the cleared command ran no more
+
+
+async def test_a_stop_on_no_progress_reaches_the_banner_and_the_history_with_its_kind(
+    sim_factory, sim_lsp, workspace: Path
+):
+    sim = sim_factory(idle_runs(runs=1, rounds=3))
+    async with sim_lsp(sim, options={"timeout_s": 120, "stall_rounds": 1}) as s:
+
+        async def person(params: dict[str, Any]) -> Any:
+            return {"answer": params["options"][2]}  # stop
+
+        s.answer_ask = person
+        assert (await s.command("flower.start", {"ask": "写一个 hello.py"}))["ok"] is True
+        await s.until(lambda: len(ends(s)) >= 1, RUN_S, what="the run to end")
+        assert s.run_phase() == "stopped"
+
+        history = await s.request("flower/history", {})
+        [wake] = history["wakes"]
+        assert wake["stopped"] == "no_progress"
+        assert wake["stop_line"].startswith("stopped: no progress —— ")
+
+        # continued: the banner names the stop, in its text and as its kind
+        assert (await s.command("flower.continue", {}))["ok"] is True
+        await s.until(lambda: bool(s.banners), 60.0, what="the banner")
+        [banner] = s.banners
+        assert banner["stopped"] == "no_progress"
+        first, second = banner["text"].split("\n")
+        assert first.startswith("<- ") and " 2" in first  # the seeds' line: the second wake
+        assert "stopped: no progress" in second
+        await s.until(lambda: len(ends(s)) >= 2, RUN_S, what="the continued run to end")
+        history = await s.request("flower/history", {})
+        # the continued wake met the same no progress (the person said stop again): both are told
+        assert [w["stopped"] for w in history["wakes"]] == ["no_progress", "no_progress"]

@@ -251,8 +251,10 @@ export interface StateResult {
 export interface BannerParams {
   /** URI of the workspace folder */
   folder: string;
-  /** the banner line, ready to show */
+  /** the banner line, ready to show; when the last wake stopped short, a second line says which stop it was and what continuing will do */
   text: string;
+  /** how the last wake stopped: budget (stopped: budget) or no_progress (stopped: no progress); null: it did not stop short */
+  stopped?: "budget" | "no_progress" | null;
 }
 
 /** The context meter, sent after every model turn of the main thread and at handoffs. */
@@ -479,6 +481,10 @@ export interface HistoryWake {
   live: boolean;
   /** its steps in order */
   steps: HistoryStep[];
+  /** how it stopped short of its end: budget, no_progress; "" when it did not */
+  stopped?: string;
+  /** that stop for a person: which stop it was (stopped: budget, stopped: no progress), why, and what continuing will do; "" when it did not stop short */
+  stop_line?: string;
 }
 
 /** One item of the goal's checklist. */

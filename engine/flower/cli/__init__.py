@@ -173,6 +173,10 @@ def main(argv: list[str] | None = None) -> int:
             return once_command(args)
         if args.command == "run":
             return run_command(args)
+        if args.command == "history":
+            from .history import history_command
+
+            return history_command(args)
         if args.command in ("rewind", "fork"):
             from . import rewind
 

@@ -14,7 +14,7 @@ from typing import Any
 from .. import __version__
 from ..core.i18n import N_, _
 
-COMMANDS = ("go", "run", "once", "setup", "demo", "rewind", "fork", "submit", "worker", "fleet")
+COMMANDS = ("go", "run", "once", "setup", "demo", "history", "rewind", "fork", "submit", "worker", "fleet")
 PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
 WAIT_HELP = N_("同一个 run 目录里已经有 flower 在跑这个流程时,排队等它跑完再开始(默认:说一句是谁在跑,就退出)")
 SANDBOX_MODES = ("require", "auto", "off")  # flower.core.sandbox.MODES, kept import-free here
@@ -246,6 +246,13 @@ def build_parser() -> _Parser:
     demo = sub.add_parser("demo", help=_("离线跑一遍完整流程(flower.sim 扮演模型,不需要 API key)"))
     demo.add_argument("--keep", action="store_true", help=_("保留 demo 的临时目录并打印路径"))
     subs["demo"] = demo
+
+    history = sub.add_parser(
+        "history",
+        help=_("这个文件夹的工作经过:每次唤醒、每一步、每轮判定、花费,停下的是哪一种、接着跑会怎样"),
+    )
+    _add_global_flags(history, copy=True)
+    subs["history"] = history
 
     _add_rewind_commands(sub, subs)
     _add_fleet_commands(sub, subs)

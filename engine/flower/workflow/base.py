@@ -17,6 +17,7 @@ from ..core.lineage import Lineage
 from ..core.resilience import classify
 from ..core.rundir import claim_flow
 from ..core.shared import holding_shared
+from ..core.stops import begin_wake, end_wake
 
 if TYPE_CHECKING:
     from ..core.runtime import Runtime, StepResult
@@ -96,7 +97,10 @@ class Workflow:
         # one process per flow and run_dir (and, with a shared store, per piece of work on every
         # machine): two at once would resume the same sessions twice
         with claim_flow(run_dir, self.name), holding_shared(runtime, self.name):
-            return await self._run_steps(runtime, on_event=on_event, on_step=on_step)
+            begin_wake(run_dir)  # the wake before is no longer the latest
+            ctx = await self._run_steps(runtime, on_event=on_event, on_step=on_step)
+            _record_stop(run_dir, runtime, ctx)
+            return ctx
 
     async def _run_steps(
         self,
@@ -291,6 +295,16 @@ class Workflow:
             ctx[FAULT_KEY] = ctx["_fatal"] = fault.line()
             ctx["_failed_at"] = current
         return ctx
+
+
+def _record_stop(run_dir: Any, runtime: Runtime, ctx: Ctx) -> None:
+    """Which stop the wake ended in (stopped: budget, stopped: no progress), or none, in the run
+    folder's books: the next banner and the history say it."""
+    from .outcome import Outcome  # it reads the goal guard's keys, which import this module
+
+    stop = Outcome.of(ctx).stop
+    kind, line = stop if stop is not None else (None, "")
+    end_wake(run_dir, str(getattr(runtime, "run_id", "") or ""), kind, line)
 
 
 def _replay(store: Checkpoints) -> str | None:

@@ -7,8 +7,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.goal import Verdict
+from ..core.stops import StopKind
 from .base import BUDGET_KEY, FAULT_KEY
-from .goal import ROUND_KEY, STOPPED_KEY, VERDICT_KEY
+from .goal import NO_PROGRESS, ROUND_KEY, STOPPED_KEY, VERDICT_KEY
 
 # written by Workflow.run: the step that stopped the workflow, and why a gate aborted it
 FAILED_AT_KEY = "_failed_at"
@@ -39,6 +40,15 @@ class Outcome:
             budget=str(budget) if budget else None,
             stopped=str(ctx[STOPPED_KEY]) if ctx.get(STOPPED_KEY) else None,
         )
+
+    @property
+    def stop(self) -> tuple[StopKind, str] | None:
+        """The stop the run ended in, with its line: stopped: budget, stopped: no progress."""
+        if self.budget:
+            return "budget", self.budget
+        if self.stopped == NO_PROGRESS:
+            return "no_progress", self.aborted or ""
+        return None
 
     @property
     def ok(self) -> bool:
