@@ -14,6 +14,9 @@ from .common import Folder
 from .host import Feature
 
 if TYPE_CHECKING:
+    from flower.core.stops import StopKind
+    from flower.workflow.starter import WakeState
+
     from .run import Run
 
 log = logging.getLogger(__name__)
@@ -22,21 +25,29 @@ log = logging.getLogger(__name__)
 class Banner(Feature):
     async def on_initialized(self) -> None:
         for folder in self.server.folders():
+            settings = self.server.settings_for(folder)
             try:
-                text = await asyncio.to_thread(self.server.engine.banner, self.server.settings_for(folder))
+                text = await asyncio.to_thread(self.server.engine.banner, settings)
+                stopped = stop_kind(await asyncio.to_thread(self.server.engine.wake_state, settings))
             except Exception:
                 log.warning("no banner for %s", folder.path, exc_info=True)
                 continue
             if text:
-                self.announce(folder, text)
+                self.announce(folder, text, stopped)
 
     async def on_run_start(self, run: Run) -> None:
         if run.banner:
-            self.announce(run.folder, run.banner)
+            self.announce(run.folder, run.banner, run.stopped)
 
-    def announce(self, folder: Folder, text: str) -> None:
+    def announce(self, folder: Folder, text: str, stopped: StopKind | None = None) -> None:
         client = self.server.client
         if client.can.flower.banner:
-            client.send(p.BANNER, p.BannerParams(folder=folder.uri, text=text))
+            client.send(p.BANNER, p.BannerParams(folder=folder.uri, text=text, stopped=stopped))
         else:
             client.show(text)
+
+
+def stop_kind(wake: WakeState) -> StopKind | None:
+    """How the folder's last wake stopped short (stopped: budget / no progress), or None."""
+    stop = wake.get("stopped")
+    return stop.kind if stop is not None else None

@@ -118,6 +118,10 @@ class FlowerServer(LanguageServer):
             round_budget_usd=(
                 opts.round_budget_usd if opts.round_budget_usd and opts.round_budget_usd > 0 else None
             ),
+            stall_rounds=opts.stall_rounds
+            if opts.stall_rounds is not None and opts.stall_rounds >= 0
+            else None,
+            notify=opts.notify if opts.notify and opts.notify.strip() else None,
         )
 
     def folder(self, ref: str | None) -> Folder:

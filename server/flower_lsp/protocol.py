@@ -27,6 +27,9 @@ from flower.core.events import AskState, VerdictState
 # how Bash commands are confined: the engine's modes, the CLI's --sandbox
 from flower.core.sandbox import SandboxMode
 
+# how a wake stopped short of its end: stopped: budget, stopped: no progress
+from flower.core.stops import StopKind
+
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
@@ -94,6 +97,19 @@ class InitOptions:
     round_budget_usd: float | None = _doc(
         "dollars each round (the work and its verdict) may spend (the CLI's `--round-budget`); "
         "null or 0 = no ceiling",
+        default=None,
+    )
+    stall_rounds: int | None = _doc(
+        "judged rounds in a row failing the same checks with the workspace unchanged before the run "
+        "stops and asks: go on, change the goal or stop (the CLI's `--stall-rounds`); 0 = never; "
+        "null = the server's $FLOWER_STALL_ROUNDS, else 3",
+        default=None,
+    )
+    notify: str | None = _doc(
+        "a command run for each notice (asked, finished, stopped, budget, limit_wait) with the notice "
+        "as JSON on stdin (the CLI's `--notify`): split into words as a shell would, run without a "
+        "shell, without credentials in its environment, bounded in time; null or empty = the "
+        "server's $FLOWER_NOTIFY, else none",
         default=None,
     )
     folders: dict[str, InitOptions] = _doc(
@@ -356,7 +372,15 @@ class BannerParams:
     `<- 在 ~/proj 接上上次  需求已确认 · 目标 7 条 · 干活上下文 71.4K · 第 3 次唤醒`."""
 
     folder: str = _doc("URI of the workspace folder")
-    text: str = _doc("the banner line, ready to show")
+    text: str = _doc(
+        "the banner line, ready to show; when the last wake stopped short, a second line says "
+        "which stop it was and what continuing will do"
+    )
+    stopped: StopKind | None = _doc(
+        "how the last wake stopped: budget (stopped: budget) or no_progress (stopped: no progress); "
+        "null: it did not stop short",
+        default=None,
+    )
 
 
 @dataclass
@@ -757,6 +781,14 @@ class HistoryWake:
     duration_s: float = _doc("seconds of steps")
     live: bool = _doc("it is running now")
     steps: list[HistoryStep] = _doc("its steps in order")
+    stopped: str = _doc(
+        'how it stopped short of its end: budget, no_progress; "" when it did not', default=""
+    )
+    stop_line: str = _doc(
+        "that stop for a person: which stop it was (stopped: budget, stopped: no progress), why, "
+        'and what continuing will do; "" when it did not stop short',
+        default="",
+    )
 
 
 @dataclass

@@ -24,7 +24,9 @@ from .common import Folder
 
 if TYPE_CHECKING:
     from flower.core.human import HumanChannel
+    from flower.core.run_settings import RunSettings
     from flower.core.rundir import FlowLock
+    from flower.core.stops import StopKind
     from flower.workflow.outcome import Outcome
 
     from .engine import EngineRun, RunControl
@@ -133,6 +135,8 @@ class Run:
         self.done = asyncio.Event()
         self.stop_reason = ""  # why it was stopped from outside, for the end line
         self.lock: FlowLock | None = None  # the folder's flow lock, held while the run lasts
+        self.settings: RunSettings | None = None  # what it started with (a change waits for the next)
+        self.stopped: StopKind | None = None  # how the wake it continues stopped short, if it did
         self._deliver = deliver
 
     @property

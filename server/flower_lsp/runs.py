@@ -165,6 +165,9 @@ class Runs(Feature):
             folder, work, waking=waking, banner=banner, memory=self.memory_of(folder), deliver=self._deliver
         )
         run.lock = lock  # released when the run ends
+        run.settings = settings.but(new=new)
+        stop = wake.get("stopped") if waking else None
+        run.stopped = stop.kind if stop is not None else None
         try:
             work.runtime.on_stderr = lambda line: self.server.client.log(f"[{folder.name}] {line}")
             for notice in getattr(work.runtime, "warnings", []):  # no sandbox, a refused .env

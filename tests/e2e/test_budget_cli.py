@@ -61,11 +61,22 @@ def test_a_run_stops_at_its_budget_and_continues_with_a_new_one(sim_factory, cla
     held = Lineage.open(ws / "runs", ws).steps["干活"]
     assert held  # the work step's conversation is kept for the next run
 
+    # the history and the next banner say which stop it was and what continuing will do
+    told = flower("history", cwd=ws, env=env)
+    assert told.returncode == 0, told.stdout + told.stderr
+    [line] = [ln for ln in told.stdout.splitlines() if "stopped: budget" in ln]
+    assert "flower --budget" in line
+
     asked_before = len(sim.requests_for("coordinator"))
     again = flower("--timeout", "0", "--budget", "5", cwd=ws, env=env, stdin="")
+    lines = again.stdout.splitlines()
+    [banner] = [i for i, ln in enumerate(lines) if ln.startswith("<- 在 ")]
+    assert lines[banner + 1].startswith("   上次停在 stopped: budget —— ")
 
     assert again.returncode == 0, again.stdout + again.stderr
-    assert "stopped: budget" not in again.stdout + again.stderr
+    assert "stopped: budget" not in again.stderr  # not stopped again: only the banner recalls it
+    # the first wake's stop stays in the history, the second one ran to its end
+    assert flower("history", cwd=ws, env=env).stdout.count("stopped: budget") == 1
     assert "接上次" in again.stdout
     resumed = sim.requests_for("coordinator")[asked_before]
     assert resumed.headers.get("x-claude-code-session-id") == held  # the same conversation

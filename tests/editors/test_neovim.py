@@ -297,3 +297,13 @@ def test_flower_rewind_asks_with_the_files_then_puts_round_1_back(
         said[-1].startswith("Flower: usage: :FlowerRewind N")
         and seen["notifications"][-1]["level"] == LEVELS["WARN"]
     )
+
+
+def test_a_wake_that_stopped_short_says_which_stop_and_what_continuing_does(tmp_path):
+    lines = [line.strip() for line in nvim_pure("history_stopped.lua", tmp_path)["lines"]]
+    budget = next(i for i, line in enumerate(lines) if line.startswith("Wake 1"))
+    stalled = next(i for i, line in enumerate(lines) if line.startswith("Wake 2"))
+    assert lines[stalled].startswith("Wake 2 · stopped: no progress · ")
+    assert lines[stalled + 1] == "stopped: no progress —— run flower to go on, change the goal, or stop"
+    assert lines[budget].startswith("Wake 1 · stopped: budget · ")
+    assert lines[budget + 1] == "stopped: budget —— to go on, run flower again with a new budget"

@@ -174,7 +174,11 @@ async def test_stop_keeps_the_state_and_continue_wakes_it_with_the_banner(fake_l
         assert resumed["ok"] and resumed["message"] == "Continuing in ws."
         await s.until(lambda: s.run_phase() == "finished")
         assert s.banners == [
-            {"folder": s.folder, "text": f"<- 在 {workspace} 接上上次  需求已确认 · 第 2 次唤醒"}
+            {
+                "folder": s.folder,
+                "text": f"<- 在 {workspace} 接上上次  需求已确认 · 第 2 次唤醒",
+                "stopped": None,
+            }
         ]
         assert s.events_of("step")[-2]["text"] == "== 干活 ==  3/3  <- continued · wake 2"
         assert [e["started"] for e in read_log(s.run_dir) if "started" in e] == ["做个 X", ""]
@@ -254,7 +258,11 @@ async def test_the_banner_comes_on_initialized_when_there_is_something_to_contin
     async with fake_lsp() as s:
         await s.until(lambda: s.banners)
         assert s.banners == [
-            {"folder": s.folder, "text": f"<- 在 {workspace} 接上上次  需求已确认 · 第 1 次唤醒"}
+            {
+                "folder": s.folder,
+                "text": f"<- 在 {workspace} 接上上次  需求已确认 · 第 1 次唤醒",
+                "stopped": None,
+            }
         ]
 
 

@@ -139,3 +139,19 @@ def test_the_books_of_a_run_questions_answers_and_a_lost_execution(pg_url):
     # a cancelled run stays cancelled, whatever a worker says after
     book.set_state(run, "cancelled")
     assert not book.set_state(run, "finished")
+
+
+def test_submit_carries_the_stall_rounds_to_the_workers_flower_go(tmp_path):
+    args = parse_args(["submit", "/r.git", "写一个 hello.py", "--stall-rounds", "2"])
+    assert args.stall_rounds == 2
+    request = RunRequest("/r.git", "main", "写一个 hello.py", stall_rounds=args.stall_rounds)
+    # through the queue's JSON and back, as the worker reads it
+    again = RunRequest.of("/r.git", "main", "写一个 hello.py", request.options())
+    assert again.stall_rounds == 2
+    go = parse_args(go_argv(again, store="postgresql://u@/db", workspace=tmp_path, run_dir=tmp_path / "r"))
+    assert go.stall_rounds == 2
+    # not given: the worker's own $FLOWER_STALL_ROUNDS (else 3) decides, so no flag is passed
+    plain = RunRequest.of("/r.git", "main", "x", RunRequest("/r.git", "main", "x").options())
+    assert plain.stall_rounds is None
+    assert "--stall-rounds" not in go_argv(plain, store="s", workspace=tmp_path, run_dir=tmp_path / "r")
+    assert parse_args(["submit", "/r.git", "x", "--stall-rounds", "0"]).stall_rounds == 0

@@ -12,7 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from flower.cli.notify import Notifier, child_env, notify_argv
 from flower.cli.terminal import Screen
 from flower.core.events import (
     LimitWait,
@@ -24,6 +23,7 @@ from flower.core.events import (
     Text,
 )
 from flower.core.notices import Notice, NoticeKind, Notices
+from flower.core.notify import Notifier, child_env, notify_argv
 
 
 def asked(state: str = "asked", text: str = "要打印什么?") -> Question:

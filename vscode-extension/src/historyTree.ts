@@ -146,8 +146,9 @@ function chartNode(h: HistoryResult): Node {
 function wakeNode(h: HistoryResult, wake: HistoryWake, numbers: Map<HistoryRound, number>): Node {
   const id = `${h.folder}|w${wake.number}`;
   const elsewhere = h.elsewhere && wake.number === h.wakes.length ? h.elsewhere : '';
+  const stop = !wake.live && wake.stopped ? STOP_STATE[wake.stopped] : undefined;
   const state = wake.live ? 'running' : elsewhere ? 'elsewhere' : wake.ended_at ? undefined : 'unfinished';
-  const stateWord = state && WAKE_STATE[state]();
+  const stateWord = stop ? stop() : state && WAKE_STATE[state]();
   return {
     id,
     kind: 'wake',
@@ -159,14 +160,29 @@ function wakeNode(h: HistoryResult, wake: HistoryWake, numbers: Map<HistoryRound
       wake.ended_at ? l10n.t('Ended {0}', formatTime(wake.ended_at)) : undefined,
       state === 'unfinished' ? l10n.t('Its process ended inside a step: Continue picks it up.') : undefined,
       elsewhere ? l10n.t('Working on it now: {0}', elsewhere) : undefined,
+      stop && wake.stop_line ? wake.stop_line : undefined,
       l10n.t('{0} turns · run {1}', wake.num_turns, wake.run),
     ),
-    icon: wake.live || elsewhere ? LIVE_ICON : state ? { id: 'debug-pause' } : { id: 'history' },
+    icon:
+      wake.live || elsewhere
+        ? LIVE_ICON
+        : stop
+          ? STOP_ICON
+          : state
+            ? { id: 'debug-pause' }
+            : { id: 'history' },
     expanded: wake.live || wake.number === h.wakes.length,
     live: wake.live,
     children: wake.steps.map((step, i) => stepNode(h, wake, step, `${id}|s${i}`, numbers)),
   };
 }
+
+// how a wake stopped short of its end: the states' names, as the terminal and the banner say them
+const STOP_STATE: Record<string, (() => string) | undefined> = {
+  budget: () => l10n.t('stopped: budget'),
+  no_progress: () => l10n.t('stopped: no progress'),
+};
+const STOP_ICON = { id: 'debug-stop', color: 'list.warningForeground' };
 
 const WAKE_STATE = {
   running: () => l10n.t('running'),

@@ -31,6 +31,10 @@ export interface InitOptions {
   budget_usd?: number | null;
   /** dollars each round (the work and its verdict) may spend (the CLI's `--round-budget`); null or 0 = no ceiling */
   round_budget_usd?: number | null;
+  /** judged rounds in a row failing the same checks with the workspace unchanged before the run stops and asks: go on, change the goal or stop (the CLI's `--stall-rounds`); 0 = never; null = the server's $FLOWER_STALL_ROUNDS, else 3 */
+  stall_rounds?: number | null;
+  /** a command run for each notice (asked, finished, stopped, budget, limit_wait) with the notice as JSON on stdin (the CLI's `--notify`): split into words as a shell would, run without a shell, without credentials in its environment, bounded in time; null or empty = the server's $FLOWER_NOTIFY, else none */
+  notify?: string | null;
   /** per workspace folder (keyed by its URI): that folder's own options, replacing these for it */
   folders?: Record<string, InitOptions>;
   /** a shared session store's URL (postgresql://...), the editor's `flower.store`; null = the server's $FLOWER_STORE, else each run directory's sessions.db. Never logged: messages show it with the password masked */
@@ -285,8 +289,10 @@ export interface StateResult {
 export interface BannerParams {
   /** URI of the workspace folder */
   folder: string;
-  /** the banner line, ready to show */
+  /** the banner line, ready to show; when the last wake stopped short, a second line says which stop it was and what continuing will do */
   text: string;
+  /** how the last wake stopped: budget (stopped: budget) or no_progress (stopped: no progress); null: it did not stop short */
+  stopped?: "budget" | "no_progress" | null;
 }
 
 /** The context meter, sent after every model turn of the main thread and at handoffs. */
@@ -577,6 +583,10 @@ export interface HistoryWake {
   live: boolean;
   /** its steps in order */
   steps: HistoryStep[];
+  /** how it stopped short of its end: budget, no_progress; "" when it did not */
+  stopped?: string;
+  /** that stop for a person: which stop it was (stopped: budget, stopped: no progress), why, and what continuing will do; "" when it did not stop short */
+  stop_line?: string;
 }
 
 /** One item of the goal's checklist. */

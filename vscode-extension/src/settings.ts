@@ -29,6 +29,10 @@ export interface FlowerSettings {
   budget: number | null;
   /** flower.roundBudget: dollars each round may spend; null = no ceiling. */
   roundBudget: number | null;
+  /** flower.stallRounds: rounds without progress before the run stops and asks; 0 = never, null = the server's default (3). */
+  stallRounds: number | null;
+  /** flower.notify: a command run with each notice as JSON on stdin; '' = none. */
+  notify: string;
   /** flower.trace.server: the LSP trace; the language client applies it itself, live. */
   trace: Trace;
 }
@@ -40,6 +44,8 @@ export const DEFAULTS: FlowerSettings = {
   sandbox: 'auto',
   budget: null,
   roundBudget: null,
+  stallRounds: null,
+  notify: '',
   trace: 'off',
 };
 
@@ -51,6 +57,8 @@ export const SERVER_SETTINGS = [
   'sandbox',
   'budget',
   'roundBudget',
+  'stallRounds',
+  'notify',
 ] as const;
 /** The settings whose change restarts the server (another interpreter runs it then). */
 export const RESTART_SETTINGS = ['python', 'store'] as const;
@@ -86,6 +94,10 @@ const number = (value: unknown, fallback: number | null): number | null =>
       ? value
       : fallback;
 
+// a count of rounds: a whole number from 0, anything else the server's default
+const rounds = (value: unknown): number | null =>
+  typeof value === 'number' && Number.isInteger(value) && value >= 0 ? value : null;
+
 // a ceiling in dollars: a positive number, anything else (0, null, a string) none
 const dollars = (value: unknown): number | null =>
   typeof value === 'number' && Number.isFinite(value) && value > 0 ? value : null;
@@ -95,6 +107,7 @@ export function readSettings(config: Reader, folder: Folder | undefined): Flower
   const runDirectory = config.get<unknown>('runDirectory', DEFAULTS.runDirectory);
   const trace = config.get<unknown>('trace.server', DEFAULTS.trace);
   const sandbox = config.get<unknown>('sandbox', DEFAULTS.sandbox);
+  const notify = config.get<unknown>('notify', DEFAULTS.notify);
   return {
     runDirectory:
       typeof runDirectory === 'string' && runDirectory.trim()
@@ -105,6 +118,8 @@ export function readSettings(config: Reader, folder: Folder | undefined): Flower
     sandbox: SANDBOX_MODES.find((mode) => mode === sandbox) ?? DEFAULTS.sandbox,
     budget: dollars(config.get<unknown>('budget')),
     roundBudget: dollars(config.get<unknown>('roundBudget')),
+    stallRounds: rounds(config.get<unknown>('stallRounds')),
+    notify: typeof notify === 'string' ? notify.trim() : DEFAULTS.notify,
     trace: trace === 'messages' || trace === 'verbose' ? trace : 'off',
   };
 }
@@ -118,6 +133,8 @@ export function toOptions(s: FlowerSettings): InitOptions {
     sandbox: s.sandbox,
     budget_usd: s.budget,
     round_budget_usd: s.roundBudget,
+    stall_rounds: s.stallRounds,
+    notify: s.notify || null,
   };
 }
 

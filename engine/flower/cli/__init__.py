@@ -186,6 +186,10 @@ def main(argv: list[str] | None = None, upper: Mapping[str, UpperCommand] | None
             return once_command(args)
         if args.command == "run":
             return run_command(args)
+        if args.command == "history":
+            from .history import history_command
+
+            return history_command(args)
         if args.command in ("rewind", "fork"):
             from . import rewind
 

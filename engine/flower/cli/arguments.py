@@ -14,7 +14,7 @@ from typing import Any
 from .. import __version__
 from ..base.i18n import N_, _
 
-COMMANDS = ("go", "run", "once", "setup", "demo", "rewind", "fork", "submit", "worker", "fleet")
+COMMANDS = ("go", "run", "once", "setup", "demo", "history", "rewind", "fork", "submit", "worker", "fleet")
 PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
 WAIT_HELP = N_("同一个 run 目录里已经有 flower 在跑这个流程时,排队等它跑完再开始(默认:说一句是谁在跑,就退出)")
 SANDBOX_MODES = ("require", "auto", "off")  # flower.core.sandbox.MODES, kept import-free here
@@ -160,16 +160,6 @@ def build_parser() -> _Parser:
     )
     _add_run_options(go)
     go.add_argument(
-        "--stall-rounds",
-        type=_whole_number("--stall-rounds"),
-        default=None,
-        metavar="N",
-        help=_(
-            "连续 N 轮没通过同样的判定项、工作区也没变,就停下来问你:接着做、修改目标还是停下"
-            "(默认:环境变量 FLOWER_STALL_ROUNDS,没有就是 3;0 = 不问)"
-        ),
-    )
-    go.add_argument(
         "--evidence",
         choices=("strict", "relaxed"),
         default=None,
@@ -266,6 +256,13 @@ def build_parser() -> _Parser:
     demo.add_argument("--keep", action="store_true", help=_("保留 demo 的临时目录并打印路径"))
     subs["demo"] = demo
 
+    history = sub.add_parser(
+        "history",
+        help=_("这个文件夹的工作经过:每次唤醒、每一步、每轮判定、花费,停下的是哪一种、接着跑会怎样"),
+    )
+    _add_global_flags(history, copy=True)
+    subs["history"] = history
+
     _add_rewind_commands(sub, subs)
     _add_fleet_commands(sub, subs)
 
@@ -308,6 +305,16 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
         default=None,
         metavar="USD",
         help=_("每一轮(干活加它的判定)最多花多少美元"),
+    )
+    parser.add_argument(
+        "--stall-rounds",
+        type=_whole_number("--stall-rounds"),
+        default=None,
+        metavar="N",
+        help=_(
+            "连续 N 轮没通过同样的判定项、工作区也没变,就停下来问你:接着做、修改目标还是停下"
+            "(默认:环境变量 FLOWER_STALL_ROUNDS,没有就是 3;0 = 不问)"
+        ),
     )
     _add_sandbox_flag(parser)
 

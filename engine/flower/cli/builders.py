@@ -29,6 +29,7 @@ def settings_of(args: argparse.Namespace, *, new: bool = False) -> RunSettings:
         run_dir=Path(args.run_dir),
         store=store_of(args),
         sandbox=getattr(args, "sandbox", "auto"),
+        notify=getattr(args, "notify", None),
     )
     if args.command != "go":
         # a workflow of the person's own, or one agent: trimming only when asked (-T)

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any
 
 from ..base.i18n import N_, _
 from ..core.display import first_line
+from ..core.notify import Notifier, notifier_for
 from .builders import build_runtime, once_call, once_spec, settings_of, store_of, workspace_of
 from .credentials import credential_problem, describe_credentials, env_file_of, looks_like_auth
 from .driver import QUIT_NOTE, Driver, drive
-from .notify import NOTIFY_ENV, Notifier, notify_argv, timeout_s
 from .problems import EnvFileError, check_env_file, unwritable
 from .target import TargetError, load_target
 from .terminal import CANCELLED, LineSource, Screen, ask_for_request
@@ -220,15 +220,11 @@ def _runtime(
 
 def _notifier(args: argparse.Namespace, screen: Screen) -> Notifier:
     """The run's notices: the bell and title on a terminal, and `--notify` / $FLOWER_NOTIFY."""
-    import os
 
     def warn(line: str) -> None:
         screen.say(line, err=True)
 
-    setting = getattr(args, "notify", None) or os.environ.get(NOTIFY_ENV)
-    return Notifier(
-        notify_argv(setting, warn=warn), warn=warn, ring=screen.ring, timeout=timeout_s(os.environ)
-    )
+    return notifier_for(getattr(args, "notify", None), warn=warn, ring=screen.ring)
 
 
 def _end_text(ctx: Any, cost: float) -> str:

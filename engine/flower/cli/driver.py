@@ -30,8 +30,8 @@ from .text import step_label
 
 if TYPE_CHECKING:  # types only: `flower --help` must not pay for these imports
     from ..core.human import Ask, HumanChannel
+    from ..core.notify import Notifier
     from ..core.runtime import Runtime
-    from .notify import Notifier
 
 ANSWER_PROMPT = N_("你的回答 (回车=跳过,让它自己判断) > ")
 IDLE_PROMPT = N_("(直接说 = 加需求,下个检查点送达;? 开头 = 顺便问一句,不打扰它干活) > ")

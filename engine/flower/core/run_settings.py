@@ -47,6 +47,8 @@ class RunSettings:
     # dollars the run, and each of its rounds, may spend; None: no ceiling (core/budget.py)
     budget_usd: float | None = None
     round_budget_usd: float | None = None
+    # the user's command for notices (`--notify`, the editor's `flower.notify`); None: $FLOWER_NOTIFY
+    notify: str | None = None
 
     def __post_init__(self) -> None:
         # one spelling of each folder, whatever the front end handed over

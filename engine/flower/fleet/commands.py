@@ -78,6 +78,7 @@ def submit_command(args: argparse.Namespace, *, screen: Screen | None = None) ->
             timeout_s=max(0.0, args.timeout),
             budget_usd=args.budget,
             round_budget_usd=args.round_budget,
+            stall_rounds=args.stall_rounds,
         )
         run_id = fleet.submit(request)
     except FleetError as exc:

@@ -99,6 +99,8 @@ def go_argv(request: RunRequest, *, store: str, workspace: Path, run_dir: Path) 
         argv += ["--budget", repr(float(request.budget_usd))]
     if request.round_budget_usd is not None:
         argv += ["--round-budget", repr(float(request.round_budget_usd))]
+    if request.stall_rounds is not None:
+        argv += ["--stall-rounds", str(request.stall_rounds)]
     return [*argv, "--", request.request]
 
 

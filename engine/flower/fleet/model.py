@@ -98,6 +98,9 @@ class RunRequest:
     timeout_s: float = 1800.0  # how long a question waits for a person
     budget_usd: float | None = None  # the run's ceiling in dollars (flower go --budget)
     round_budget_usd: float | None = None  # each round's (flower go --round-budget)
+    # rounds without progress before the person is asked (flower go --stall-rounds); None: the
+    # worker's $FLOWER_STALL_ROUNDS, else 3; 0: never asked
+    stall_rounds: int | None = None
 
     def options(self) -> dict[str, Any]:
         return {
@@ -107,11 +110,13 @@ class RunRequest:
             "timeout_s": self.timeout_s,
             "budget_usd": self.budget_usd,
             "round_budget_usd": self.round_budget_usd,
+            "stall_rounds": self.stall_rounds,
         }
 
     @classmethod
     def of(cls, repository: str, ref: str, request: str, options: dict[str, Any]) -> RunRequest:
         budget, per_round = options.get("budget_usd"), options.get("round_budget_usd")
+        stall = options.get("stall_rounds")
         return cls(
             repository=repository,
             ref=ref,
@@ -122,6 +127,9 @@ class RunRequest:
             timeout_s=float(options.get("timeout_s", 1800.0)),
             budget_usd=float(budget) if isinstance(budget, (int, float)) else None,
             round_budget_usd=float(per_round) if isinstance(per_round, (int, float)) else None,
+            stall_rounds=stall
+            if isinstance(stall, int) and not isinstance(stall, bool) and stall >= 0
+            else None,
         )
 
 

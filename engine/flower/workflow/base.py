@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +17,7 @@ from ..core.lineage import Lineage
 from ..core.resilience import classify
 from ..core.rundir import claim_flow
 from ..core.shared import holding_shared
+from ..core.stops import StopKind, begin_wake, end_wake
 
 if TYPE_CHECKING:
     from ..core.runtime import Runtime, StepResult
@@ -25,6 +26,10 @@ Ctx = dict[str, Any]
 
 FAULT_KEY = "_fault"  # a write the disk refused (full, read-only, gone): its one line
 BUDGET_KEY = "_budget"  # a money ceiling was reached: the "stopped: budget" line
+FAILED_AT_KEY = "_failed_at"  # the step that stopped the workflow
+ABORTED_KEY = "_aborted"  # why a gate aborted it (StepAbort)
+STOPPED_KEY = "_stopped"  # why the run stopped on the person's word: NO_PROGRESS
+NO_PROGRESS = "no_progress"
 CHECKPOINTS_KEY = "_checkpoints"  # the run's checkpoints (a gate reads the round's start from them)
 
 
@@ -96,7 +101,10 @@ class Workflow:
         # one process per flow and run_dir (and, with a shared store, per piece of work on every
         # machine): two at once would resume the same sessions twice
         with claim_flow(run_dir, self.name), holding_shared(runtime, self.name):
-            return await self._run_steps(runtime, on_event=on_event, on_step=on_step)
+            begin_wake(run_dir)  # the wake before is no longer the latest
+            ctx = await self._run_steps(runtime, on_event=on_event, on_step=on_step)
+            _record_stop(run_dir, runtime, ctx)
+            return ctx
 
     async def _run_steps(
         self,
@@ -133,7 +141,7 @@ class Workflow:
                 replayed = _replay(store)  # a rewind killed half-way: finished before anything reads
             except (OSError, CheckpointError) as exc:
                 ctx["_fatal"] = str(exc)
-                ctx["_failed_at"] = self.steps[0].name if self.steps else self.name
+                ctx[FAILED_AT_KEY] = self.steps[0].name if self.steps else self.name
                 return ctx
             if replayed is not None:
                 emit(Recovery(text=replayed))
@@ -154,7 +162,7 @@ class Workflow:
             ctx["_woke"] = woke
             if lineage.fault is not None:  # the books refuse even the wake-up: stop before spending
                 ctx[FAULT_KEY] = ctx["_fatal"] = lineage.fault.line()
-                ctx["_failed_at"] = self.steps[0].name if self.steps else self.name
+                ctx[FAILED_AT_KEY] = self.steps[0].name if self.steps else self.name
                 return ctx
 
         total = len(self.steps)
@@ -249,7 +257,7 @@ class Workflow:
                             try:
                                 passed = bool(await _maybe_await(step.gate(result, ctx)))  # once per attempt
                             except StepAbort as exc:
-                                ctx["_aborted"] = str(exc)
+                                ctx[ABORTED_KEY] = str(exc)
                                 passed = False
                                 break
                             finally:
@@ -282,15 +290,33 @@ class Workflow:
                     ctx[step.name] = step.reduce(result, ctx) if step.reduce is not None else result.text
                     continue
                 if step.on_fail == "stop" or ctx.get("_fatal"):
-                    ctx["_failed_at"] = step.name
+                    ctx[FAILED_AT_KEY] = step.name
                     break
                 if step.on_fail == "continue":
                     ctx[step.name] = result.text
         except DiskFault as fault:
             # a document a step writes (需求.md, 目标.md) refused by the disk: the same stop
             ctx[FAULT_KEY] = ctx["_fatal"] = fault.line()
-            ctx["_failed_at"] = current
+            ctx[FAILED_AT_KEY] = current
         return ctx
+
+
+def wake_stop(ctx: Mapping[str, Any]) -> tuple[StopKind, str] | None:
+    """The stop a wake ended in, with its line (stopped: budget, stopped: no progress), or None."""
+    budget = ctx.get(BUDGET_KEY)
+    if budget:
+        return "budget", str(budget)
+    if ctx.get(STOPPED_KEY) == NO_PROGRESS:
+        return "no_progress", str(ctx.get(ABORTED_KEY) or "")
+    return None
+
+
+def _record_stop(run_dir: Any, runtime: Runtime, ctx: Ctx) -> None:
+    """Which stop the wake ended in, or none, in the run folder's books: the next banner and the
+    history say it."""
+    stop = wake_stop(ctx)
+    kind, line = stop if stop is not None else (None, "")
+    end_wake(run_dir, str(getattr(runtime, "run_id", "") or ""), kind, line)
 
 
 def _replay(store: Checkpoints) -> str | None:

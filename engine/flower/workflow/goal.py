@@ -18,15 +18,13 @@ from ..core.progress import NoProgress, round_fingerprints, stall_limit
 from ..core.resilience import classify
 from ..core.roles import judge
 from ..core.rundir import update_json
-from .base import BUDGET_KEY, CHECKPOINTS_KEY, FAULT_KEY, Ctx, Step, StepAbort
+from .base import BUDGET_KEY, CHECKPOINTS_KEY, FAULT_KEY, NO_PROGRESS, STOPPED_KEY, Ctx, Step, StepAbort
 from .notes import keep_before_rewrite
 
 GOAL_KEY = "_goal"
 VERDICT_KEY = "_verdict"
 ROUND_KEY = "_goal_rounds"
 STALL_KEY = "_no_progress"  # the rounds-without-progress count (core/progress.py)
-STOPPED_KEY = "_stopped"  # why the run stopped on the person's word: NO_PROGRESS
-NO_PROGRESS = "no_progress"
 
 NO_BRIEF = "(没有确认书)"
 GOAL_PROMPT = (

@@ -37,6 +37,7 @@ from ..core.lineage import Lineage
 from ..core.recovery import read_manifest
 from ..core.resilience import classify
 from ..core.rundir import FlowLock
+from ..core.stops import Stop, stops_by_run
 from ..stores.usage import StoredMessage, UnreadableStore, read_messages
 from .goal import DEFAULT_REASON, EVIDENCE_DIR
 from .starter import workbench_for
@@ -169,6 +170,10 @@ class WakeRecord:
     duration_s: float
     live: bool
     steps: list[StepRecord]
+    # how it stopped short of its end: budget / no_progress ("" otherwise), and that stop in one
+    # line: which stop it was, why, what continuing will do (stops.json)
+    stopped: str = ""
+    stop_line: str = ""
 
 
 @dataclass
@@ -261,6 +266,7 @@ class DiskRecord:
     branches: list[BranchRecord] = field(default_factory=list)
     # the judges' trails (runs/evidence/*.json), by the judge's session
     trails: dict[str, dict[str, Any]] = field(default_factory=dict)
+    stops: dict[str, Stop] = field(default_factory=dict)  # each wake's stop, by its run id
 
 
 def read_disk(
@@ -321,6 +327,7 @@ def read_disk(
         problems=problems,
         branches=branches,
         trails=_trails(run_path / EVIDENCE_DIR, problems),
+        stops=stops_by_run(run_path),
     )
 
 
@@ -381,6 +388,10 @@ def assemble(
         else (policy.window, policy.at, policy.warn_at)
     )
     wakes = book.wakes()
+    for wake in wakes:
+        stop = None if wake.live else disk.stops.get(wake.run)
+        if stop is not None:
+            wake.stopped, wake.stop_line = stop.kind, stop.summary()
     return History(
         workspace=str(disk.workspace),
         run_dir=str(disk.run_dir),

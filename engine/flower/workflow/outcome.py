@@ -7,12 +7,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..core.goal import Verdict
-from .base import BUDGET_KEY, FAULT_KEY
-from .goal import ROUND_KEY, STOPPED_KEY, VERDICT_KEY
-
-# written by Workflow.run: the step that stopped the workflow, and why a gate aborted it
-FAILED_AT_KEY = "_failed_at"
-ABORTED_KEY = "_aborted"
+from ..core.stops import StopKind
+from .base import ABORTED_KEY, BUDGET_KEY, FAILED_AT_KEY, FAULT_KEY, STOPPED_KEY, wake_stop
+from .goal import ROUND_KEY, VERDICT_KEY
 
 
 @dataclass(frozen=True)
@@ -24,6 +21,8 @@ class Outcome:
     fault: str | None = None  # the disk refused a write: what happened and what to do, one line
     budget: str | None = None  # stopped: budget (a money ceiling reached), its one line
     stopped: str | None = None  # stopped on the person's word: "no_progress"
+    # the stop it ended in with its line (stopped: budget, stopped: no progress): `wake_stop`
+    stop: tuple[StopKind, str] | None = None
 
     @classmethod
     def of(cls, ctx: Mapping[str, Any]) -> Outcome:
@@ -38,6 +37,7 @@ class Outcome:
             fault=str(fault) if fault else None,
             budget=str(budget) if budget else None,
             stopped=str(ctx[STOPPED_KEY]) if ctx.get(STOPPED_KEY) else None,
+            stop=wake_stop(ctx),
         )
 
     @property

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import subprocess
 from pathlib import Path
-from typing import TypedDict
+from typing import NotRequired, TypedDict
 
 from ..base.i18n import _, ngettext
 from ..core.brief import Brief
@@ -18,6 +18,7 @@ from ..core.human import HumanChannel
 from ..core.lineage import Lineage
 from ..core.roles import coordinator, worker
 from ..core.shared import SharedRun, shared_run, store_setting
+from ..core.stops import Stop, last_stop
 from ..core.workbench import Workbench
 from .base import Ctx, Step, Workflow
 from .clarify import clarify_step
@@ -57,6 +58,8 @@ class WakeState(TypedDict):
     checks: int  # items in the goal's checklist, 0 without a goal
     woke: int
     steps: dict[str, str]  # step name -> session id, from the lineage
+    # how the last wake stopped short of its end (stopped: budget / no progress); None otherwise
+    stopped: NotRequired[Stop | None]
 
 
 def wake_state(
@@ -85,20 +88,25 @@ def wake_state(
         "checks": len(goal.checks) if goal is not None and not goal.damage else 0,
         "woke": lineage.woke,
         "steps": dict(lineage.steps),
+        "stopped": last_stop(run_dir),
     }
 
 
 def banner_line(state: WakeState, *, workspace: str | Path, context: int | None = None) -> str:
-    """`<- 在 ~/proj 接上上次  需求已确认 · 目标 15 条 · 干活上下文 80.2K · 第 3 次唤醒`"""
+    """`<- 在 ~/proj 接上上次  需求已确认 · 目标 15 条 · 干活上下文 80.2K · 第 3 次唤醒`, and under it,
+    when the last wake stopped short (stopped: budget, stopped: no progress), which stop it was
+    and what continuing will do."""
     parts = [_("需求已确认")]
     if state["checks"]:
         parts.append(ngettext("目标 {n} 条", "目标 {n} 条", state["checks"]).format(n=state["checks"]))
     if context:
         parts.append(_("{step}上下文 {tokens}").format(step=WORK, tokens=format_tokens(context)))
     parts.append(_("第 {n} 次唤醒").format(n=state["woke"] + 1))
-    return _("<- 在 {workspace} 接上上次  ").format(workspace=_home_relative(Path(workspace))) + " · ".join(
+    line = _("<- 在 {workspace} 接上上次  ").format(workspace=_home_relative(Path(workspace))) + " · ".join(
         parts
     )
+    stop = state.get("stopped")
+    return f"{line}\n{stop.banner_line()}" if stop is not None else line
 
 
 def banner(

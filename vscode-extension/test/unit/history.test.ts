@@ -424,3 +424,19 @@ test('a judged round carries its checkpoint number: the rounds counted across wa
     ['Round 2', undefined], // never judged: nothing to go back to
   ]);
 });
+
+test('a wake that stopped short says which stop it was and what continuing will do', () => {
+  const h = history({ live: false });
+  h.wakes[1].live = false;
+  h.wakes[0].stopped = 'budget';
+  h.wakes[0].stop_line = 'stopped: budget —— spent $0.50 of $0.50; to go on, run again with a new budget';
+  h.wakes[1].stopped = 'no_progress';
+  h.wakes[1].stop_line =
+    'stopped: no progress —— 2 rounds without progress. Run flower to go on, change the goal, or stop';
+  const [, latest, earlier] = folderNodes(h);
+  assert.equal(latest.description?.split(' · ')[0], 'stopped: no progress');
+  assert.ok(latest.tooltip?.includes('change the goal'));
+  assert.equal(latest.icon?.id, 'debug-stop');
+  assert.equal(earlier.description?.split(' · ')[0], 'stopped: budget');
+  assert.ok(earlier.tooltip?.includes('a new budget'));
+});

@@ -47,6 +47,8 @@ test("a folder's settings are read, checked and expanded", () => {
         sandbox: 'require',
         budget: 2.5,
         roundBudget: 0.5,
+        stallRounds: 2,
+        notify: '  notify-send flower  ',
         'trace.server': 'verbose',
       }),
       ws,
@@ -58,6 +60,8 @@ test("a folder's settings are read, checked and expanded", () => {
       sandbox: 'require',
       budget: 2.5,
       roundBudget: 0.5,
+      stallRounds: 2,
+      notify: 'notify-send flower',
       trace: 'verbose',
     },
   );
@@ -75,12 +79,21 @@ test("a folder's settings are read, checked and expanded", () => {
         sandbox: 'maybe',
         budget: 0, // 0 is no ceiling, as a cleared number field gives
         roundBudget: -1,
+        stallRounds: 1.5, // a count of rounds is whole
+        notify: 42,
         'trace.server': 'x',
       }),
       ws,
     ),
     DEFAULTS,
   );
+});
+
+test('0 rounds without progress is a value of its own: never ask', () => {
+  const ws = folder('/work/proj');
+  assert.equal(readSettings(reader({ stallRounds: 0 }), ws).stallRounds, 0);
+  assert.equal(readSettings(reader({ stallRounds: -1 }), ws).stallRounds, null);
+  assert.equal(readSettings(reader({ stallRounds: null }), ws).stallRounds, null);
 });
 
 const DEFAULTS_WITH_NULLS = { ...DEFAULTS, questionTimeout: null, contextWindow: null };
@@ -90,7 +103,14 @@ test("initializationOptions carry every folder's own options, the first one's at
   const b = folder('/work/b');
   const settings: Record<string, Record<string, unknown>> = {
     '/work/a': { questionTimeout: 60 },
-    '/work/b': { questionTimeout: 2, runDirectory: '${workspaceFolder}/.runs', sandbox: 'off', budget: 3 },
+    '/work/b': {
+      questionTimeout: 2,
+      runDirectory: '${workspaceFolder}/.runs',
+      sandbox: 'off',
+      budget: 3,
+      stallRounds: 1,
+      notify: 'notify-send flower',
+    },
   };
   const options = initOptions([a, b], (f) => reader(f ? settings[f.uri.fsPath] : {}));
   assert.deepEqual(options, {
@@ -100,6 +120,8 @@ test("initializationOptions carry every folder's own options, the first one's at
     sandbox: 'auto',
     budget_usd: null,
     round_budget_usd: null,
+    stall_rounds: null,
+    notify: null,
     folders: {
       'file:///work/a': {
         run_dir: 'runs',
@@ -108,6 +130,8 @@ test("initializationOptions carry every folder's own options, the first one's at
         sandbox: 'auto',
         budget_usd: null,
         round_budget_usd: null,
+        stall_rounds: null,
+        notify: null,
       },
       'file:///work/b': {
         run_dir: '/work/b/.runs',
@@ -116,6 +140,8 @@ test("initializationOptions carry every folder's own options, the first one's at
         sandbox: 'off',
         budget_usd: 3,
         round_budget_usd: null,
+        stall_rounds: 1,
+        notify: 'notify-send flower',
       },
     },
   });
@@ -132,6 +158,8 @@ test('flower.python restarts the server, its options are sent to it, the trace i
   assert.equal(reaction(changed('flower.sandbox')), 'send');
   assert.equal(reaction(changed('flower.budget')), 'send');
   assert.equal(reaction(changed('flower.roundBudget')), 'send');
+  assert.equal(reaction(changed('flower.stallRounds')), 'send');
+  assert.equal(reaction(changed('flower.notify')), 'send');
   assert.equal(reaction(changed('flower.runDirectory', 'flower.python')), 'restart');
   assert.equal(reaction(changed('flower.trace.server')), 'none');
   assert.equal(reaction(changed('editor.fontSize')), 'none');

@@ -257,7 +257,9 @@ end
 
 local function wake_lines(out, h, wake)
   local elsewhere = (h.elsewhere or '') ~= '' and wake.number == #h.wakes and h.elsewhere or nil
-  local state = wake.live and 'running' or elsewhere and 'running elsewhere' or (wake.ended_at or 0) == 0
+  local stops = { budget = 'stopped: budget', no_progress = 'stopped: no progress' }
+  local stop = not wake.live and stops[wake.stopped or ''] or nil
+  local state = stop or wake.live and 'running' or elsewhere and 'running elsewhere' or (wake.ended_at or 0) == 0
     and 'unfinished' or nil
   out:add(
     0,
@@ -272,6 +274,8 @@ local function wake_lines(out, h, wake)
   )
   if elsewhere then
     out:add(1, 'Working on it now: ' .. elsewhere)
+  elseif stop and (wake.stop_line or '') ~= '' then
+    out:add(1, wake.stop_line)
   elseif state == 'unfinished' then
     out:add(1, 'Its process ended inside a step: :FlowerContinue picks it up.')
   end

@@ -1,4 +1,5 @@
-"""Delivering notices on the terminal: the bell and the title, and the user's `--notify` command.
+"""Delivering notices: the terminal's bell and title, and the user's notify command (the CLI's
+`--notify` / $FLOWER_NOTIFY, the editor's `flower.notify`: one runner for every front end).
 
 The command is the setting split as a shell would split words (shlex.split), then run without a
 shell: the notice goes to its stdin as one JSON object. It runs on its own thread, bounded in
@@ -16,8 +17,8 @@ from collections.abc import Callable, Mapping
 
 from ..base.i18n import N_, _
 from ..base.secrets import CREDENTIAL_ENV, is_secret_name
-from ..core.display import first_line
-from ..core.notices import Notice
+from .display import first_line
+from .notices import Notice
 
 NOTIFY_ENV = "FLOWER_NOTIFY"
 TIMEOUT_ENV = "FLOWER_NOTIFY_TIMEOUT_S"
@@ -49,6 +50,20 @@ def timeout_s(environ: Mapping[str, str]) -> float:
 def child_env(environ: Mapping[str, str]) -> dict[str, str]:
     """flower's environment without a credential: the user's command never needs the model's key."""
     return {k: v for k, v in environ.items() if k not in CREDENTIAL_ENV and not is_secret_name(k)}
+
+
+def notifier_for(
+    setting: str | None,
+    *,
+    warn: Callable[[str], None],
+    ring: Callable[[str], object] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Notifier:
+    """The notifier of a run: the command `setting` names (the CLI's `--notify`, the editor's
+    `flower.notify`), else $FLOWER_NOTIFY; bounded by $FLOWER_NOTIFY_TIMEOUT_S."""
+    environ = os.environ if environ is None else environ
+    chosen = setting if setting is not None and setting.strip() else environ.get(NOTIFY_ENV)
+    return Notifier(notify_argv(chosen, warn=warn), warn=warn, ring=ring, timeout=timeout_s(environ))
 
 
 class Notifier:
