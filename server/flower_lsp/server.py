@@ -20,6 +20,7 @@ from .engine import Engine
 from .events import EventLog
 from .history import RunHistory
 from .host import Feature, FlowerServer
+from .hover import EvidenceHover
 from .negotiation import Negotiated
 from .notices import NoticeMessages
 from .progress import Progress
@@ -42,6 +43,7 @@ FEATURES: tuple[type[Feature], ...] = (
     NoticeMessages,
     Questions,
     VerdictDiagnostics,
+    EvidenceHover,
     ContextMeter,
     State,
     Documents,

@@ -31,6 +31,8 @@ export interface InitOptions {
   budget_usd?: number | null;
   /** dollars each round (the work and its verdict) may spend (the CLI's `--round-budget`); null or 0 = no ceiling */
   round_budget_usd?: number | null;
+  /** the judge may run commands to check the work (the CLI's `--judge-can-run`): harder verdicts, at the price that it can also change the workspace */
+  judge_can_run?: boolean;
   /** per workspace folder (keyed by its URI): that folder's own options, replacing these for it */
   folders?: Record<string, InitOptions>;
   /** a shared session store's URL (postgresql://...), the editor's `flower.store`; null = the server's $FLOWER_STORE, else each run directory's sessions.db. Never logged: messages show it with the password masked */
