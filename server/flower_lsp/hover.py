@@ -154,6 +154,10 @@ class EvidenceHover(Feature):
         async def hover(ls: FlowerServer, params: types.HoverParams) -> types.Hover | None:
             return await self.hover(params)
 
+    async def on_run_start(self, run: Run) -> None:
+        if not run.waking:
+            self.last.pop(run.folder.uri, None)  # a fresh run: the last run's verdict judged another goal
+
     def on_event(self, run: Run, event: Event) -> None:
         if isinstance(event, VerdictGiven) and event.goal_path:
             goal = Path(event.goal_path).expanduser()
