@@ -1,7 +1,9 @@
 """Verdicts as diagnostics on 目标.md, and the code actions of an unreachable verdict.
 
 After each judge round: one diagnostic per failed check, on the line of that check (not_yet ->
-Warning, unreachable -> Error, no conclusion -> Warning); achieved clears them. Checks marked
+Warning, unreachable -> Error, no conclusion -> Warning); achieved clears them. Each carries the
+judge's evidence for that check as related information: the file and lines it read, the command
+it ran with its exit code; a check claimed achieved without evidence says so. Checks marked
 [此环境无法验证:…] are shown as Information as soon as the goal is set. On an unreachable verdict
 the code actions offer the three choices of the engine's question; choosing one answers it.
 """
@@ -12,6 +14,7 @@ import difflib
 import logging
 import re
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -29,6 +32,7 @@ from .host import Feature, FlowerServer
 from .run import verdict_info
 
 if TYPE_CHECKING:
+    from flower.core.evidence import Evidence
     from flower.core.human import Ask
 
     from .run import Run, RunEnded
@@ -109,10 +113,95 @@ def _read(path: Path) -> str:
         return ""
 
 
+EXCERPT_SHOWN = 160  # the longest excerpt of a command's output in a diagnostic's related information
+
+
+def short_excerpt(text: str, limit: int = EXCERPT_SHOWN) -> str:
+    """A command's output in one line for a person, bounded."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+def workspace_file(root: Path | None, name: str) -> Path | None:
+    """`name` (as the judge's trail records it: relative to the workspace, or absolute) as a
+    file inside the workspace `root`; None when it is outside it or not there."""
+    if root is None or not name.strip():
+        return None
+    try:
+        base = root.resolve()
+        path = Path(name).expanduser()
+        path = (path if path.is_absolute() else base / path).resolve()
+        path.relative_to(base)
+    except (OSError, ValueError):
+        return None
+    return path if path.is_file() else None
+
+
+def _named_file(root: Path | None, command: str) -> Path | None:
+    """The first file of the workspace a command names (`python3 hello.py` -> hello.py)."""
+    for word in command.split():
+        found = workspace_file(root, word.strip("'\"<>|;&()"))
+        if found is not None:
+            return found
+    return None
+
+
+def _lines_of(start: int | None, end: int | None) -> types.Range:
+    first = max(0, (start or 1) - 1)
+    last = max(first, (end or start or 1) - 1)
+    return types.Range(
+        start=types.Position(line=first, character=0), end=types.Position(line=last, character=0)
+    )
+
+
+def related(
+    evidence: Evidence, *, root: Path | None, goal: Path | None, goal_range: types.Range
+) -> list[types.DiagnosticRelatedInformation]:
+    """The evidence of one check as related information: where the judge looked, what it ran."""
+    from flower.core.evidence import describe
+
+    here = types.Location(uri=uri_of(goal), range=goal_range) if goal is not None else None
+    if evidence.kind == "read" and evidence.backed:
+        path = workspace_file(root, evidence.path)
+        if path is None:
+            return []
+        if evidence.line is not None and evidence.end_line is not None:
+            message = _("判定者读了第 {line}-{end} 行").format(line=evidence.line, end=evidence.end_line)
+        elif evidence.line is not None:
+            message = _("判定者读了第 {line} 行起").format(line=evidence.line)
+        else:
+            message = _("判定者读了这个文件")
+        where = types.Location(uri=uri_of(path), range=_lines_of(evidence.line, evidence.end_line))
+        return [types.DiagnosticRelatedInformation(location=where, message=message)]
+    if evidence.kind == "command" and evidence.backed:
+        named = _named_file(root, evidence.command)
+        at = types.Location(uri=uri_of(named), range=_lines_of(1, 1)) if named is not None else here
+        if at is None:
+            return []
+        code = "?" if evidence.exit_code is None else str(evidence.exit_code)
+        message = _("判定者跑了 `{command}` → 退出码 {code}").format(command=evidence.command, code=code)
+        if evidence.excerpt.strip():
+            message += _(":{excerpt}").format(excerpt=short_excerpt(evidence.excerpt))
+        return [types.DiagnosticRelatedInformation(location=at, message=message)]
+    if evidence.kind in ("unverifiable", "none") or here is None:
+        return []  # unverifiable: its own diagnostic says so; none: the message says no evidence
+    return [types.DiagnosticRelatedInformation(location=here, message=describe(evidence))]
+
+
 def verdict_diagnostics(
-    verdict: p.VerdictInfo, markdown: str, *, folder: str, encoding: str = "utf-16"
+    verdict: p.VerdictInfo,
+    markdown: str,
+    *,
+    folder: str,
+    encoding: str = "utf-16",
+    evidence: Sequence[Evidence] = (),
+    unproven: Sequence[str] = (),
+    root: Path | None = None,
+    goal: Path | None = None,
 ) -> list[types.Diagnostic]:
-    """One diagnostic per failed check of a verdict that is not achieved."""
+    """One diagnostic per failed check of a verdict that is not achieved, with the judge's
+    evidence for it (`evidence`, files resolved against the workspace `root`) as related
+    information; a check in `unproven` (claimed achieved without evidence) says so."""
     from flower.core.goal import check_lines
 
     if verdict.state == "achieved":
@@ -127,22 +216,36 @@ def verdict_diagnostics(
     }[verdict.state]
     reason = _("\n判定者:{reason}").format(reason=verdict.reason.strip()) if verdict.reason.strip() else ""
     data = {"folder": folder, "state": verdict.state, "round": verdict.round}
+    by_line: dict[int, Evidence] = {}
+    for e in evidence:
+        found_at = locate(e.check, checks)
+        if found_at is not None:
+            by_line.setdefault(found_at, e)
+    unproven_lines = {locate(u, checks) for u in unproven} - {None}
     out = []
     for item in verdict.failed or [""]:
         line = locate(item, checks) if item else None
         where = line if line is not None else _heading_line(lines, checks)
         what = item or _("目标")
         suffix = "" if line is not None or not item else _("(判定清单里找不到)")
+        bare = item in unproven or (line is not None and line in unproven_lines)
+        said = _("没有证据") if bare else label
+        found = by_line.get(line) if line is not None else None
+        at = _line_range(lines, where, encoding)
+        info = related(found, root=root, goal=goal, goal_range=at) if found is not None else []
+        if bare and found is not None and found.kind == "none":
+            suffix += _("(判定者说通过了,可没跑命令、没读文件)")
         out.append(
             types.Diagnostic(
-                range=_line_range(lines, where, encoding),
+                range=at,
                 message=_("判定第 {round} 轮,{label}:{what}{suffix}{reason}").format(
-                    round=verdict.round, label=label, what=what, suffix=suffix, reason=reason
+                    round=verdict.round, label=said, what=what, suffix=suffix, reason=reason
                 ),
                 severity=severity,
                 code=verdict.state or "unclear",
                 source=SOURCE,
                 data=data,
+                related_information=info or None,
             )
         )
     return out
@@ -198,7 +301,7 @@ class VerdictDiagnostics(Feature):
 
     def on_event(self, run: Run, event: Event) -> None:
         if isinstance(event, VerdictGiven):
-            self.on_verdict(run, verdict_info(event))
+            self.on_verdict(run, verdict_info(event), evidence=event.evidence, unproven=event.unproven)
         elif isinstance(event, GoalUnverifiable):
             self.on_goal_set(run, event)
 
@@ -242,13 +345,27 @@ class VerdictDiagnostics(Feature):
             pub.verdict, pub.unverifiable = [], []
             self._publish(pub)
 
-    def on_verdict(self, run: Run, verdict: p.VerdictInfo) -> None:
+    def on_verdict(
+        self,
+        run: Run,
+        verdict: p.VerdictInfo,
+        *,
+        evidence: Sequence[Evidence] = (),
+        unproven: Sequence[str] = (),
+    ) -> None:
         path = self._goal_path(run.folder, verdict.goal_path)
         if path is None:
             return
         pub = self._switch(run.folder, path)
         pub.verdict = verdict_diagnostics(
-            verdict, _read(path), folder=run.folder.uri, encoding=self._encoding()
+            verdict,
+            _read(path),
+            folder=run.folder.uri,
+            encoding=self._encoding(),
+            evidence=evidence,
+            unproven=unproven,
+            root=run.folder.path,
+            goal=path,
         )
         self._publish(pub)
 

@@ -113,6 +113,7 @@ class FlowerServer(LanguageServer):
             sandbox=opts.sandbox,
             timeout_s=opts.timeout_s,
             window=opts.window,
+            judge_can_run=opts.judge_can_run,
             # 0 is "no ceiling" as a settings UI can only clear a number to 0
             budget_usd=opts.budget_usd if opts.budget_usd and opts.budget_usd > 0 else None,
             round_budget_usd=(

@@ -112,6 +112,11 @@ class InitOptions:
         "server's $FLOWER_NOTIFY, else none",
         default=None,
     )
+    judge_can_run: bool = _doc(
+        "the judge may run commands to check the work (the CLI's `--judge-can-run`): harder "
+        "verdicts, at the price that it can also change the workspace",
+        default=False,
+    )
     folders: dict[str, InitOptions] = _doc(
         "per workspace folder (keyed by its URI): that folder's own options, replacing these for it",
         default_factory=dict,

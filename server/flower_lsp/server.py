@@ -21,6 +21,7 @@ from .events import EventLog
 from .fork import Forks
 from .history import RunHistory
 from .host import Feature, FlowerServer
+from .hover import EvidenceHover
 from .negotiation import Negotiated
 from .notices import NoticeMessages
 from .progress import Progress
@@ -43,6 +44,7 @@ FEATURES: tuple[type[Feature], ...] = (
     NoticeMessages,
     Questions,
     VerdictDiagnostics,
+    EvidenceHover,
     ContextMeter,
     State,
     Documents,

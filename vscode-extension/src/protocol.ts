@@ -35,6 +35,8 @@ export interface InitOptions {
   stall_rounds?: number | null;
   /** a command run for each notice (asked, finished, stopped, budget, limit_wait) with the notice as JSON on stdin (the CLI's `--notify`): split into words as a shell would, run without a shell, without credentials in its environment, bounded in time; null or empty = the server's $FLOWER_NOTIFY, else none */
   notify?: string | null;
+  /** the judge may run commands to check the work (the CLI's `--judge-can-run`): harder verdicts, at the price that it can also change the workspace */
+  judge_can_run?: boolean;
   /** per workspace folder (keyed by its URI): that folder's own options, replacing these for it */
   folders?: Record<string, InitOptions>;
   /** a shared session store's URL (postgresql://...), the editor's `flower.store`; null = the server's $FLOWER_STORE, else each run directory's sessions.db. Never logged: messages show it with the password masked */

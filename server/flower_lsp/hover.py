@@ -1,0 +1,194 @@
+"""A hover on a checklist line of 目标.md: how the last verdict judged that check.
+
+It says whether the check passed, failed, had no evidence or cannot be verified here, the
+judge's own words for it, and what backs it: the command with its exit code and a head of its
+output, or the file and lines read (a link into the workspace). The last verdict is the one this
+server saw in a run (VerdictGiven), else the last one the folder's history on disk holds (a
+restarted editor still hovers over the last run's checks).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+from pygls.uris import to_fs_path
+
+from flower.base.i18n import _
+from flower.core.events import Event, VerdictGiven
+
+from .common import Folder
+from .diagnostics import locate, workspace_file
+from .documents import same_document, uri_of
+from .host import Feature, FlowerServer
+
+if TYPE_CHECKING:
+    from flower.core.evidence import Evidence
+
+    from .run import Run
+
+log = logging.getLogger(__name__)
+
+EXCERPT_LINES = 12  # the most lines of a command's output a hover shows
+
+
+@dataclass
+class LastVerdict:
+    """What a hover needs of one verdict."""
+
+    goal: Path
+    round: int
+    state: str
+    failed: list[str] = field(default_factory=list)
+    unproven: list[str] = field(default_factory=list)
+    evidence: list[Evidence] = field(default_factory=list)
+
+
+def last_on_disk(folder: Folder) -> LastVerdict | None:
+    """The folder's last verdict as its history on disk tells it (slow: reads the run files)."""
+    from flower.workflow.history import read_history
+
+    history = read_history(folder.path, run_dir=folder.run_dir)
+    verdicts = [r.verdict for w in history.wakes for s in w.steps for r in s.rounds if r.verdict is not None]
+    if not verdicts or not history.goal:
+        return None
+    v = verdicts[-1]
+    return LastVerdict(
+        goal=Path(history.goal),
+        round=v.round,
+        state=v.state,
+        failed=list(v.failed),
+        unproven=list(v.unproven),
+        evidence=list(v.evidence),
+    )
+
+
+def status(verdict: LastVerdict, evidence: Evidence, line: int, checks: list[tuple[int, str]]) -> str:
+    """How the verdict judged one check, in a word."""
+    if evidence.kind == "unverifiable":
+        return _("这个环境里验证不了")
+    if any(locate(u, checks) == line for u in verdict.unproven):
+        return _("没有证据")
+    if verdict.state != "achieved" and any(locate(f, checks) == line for f in verdict.failed):
+        return _("未通过")
+    if not evidence.backed:
+        return _("通过了,但没有证据")
+    return _("通过")
+
+
+def _fence(text: str) -> str:
+    lines = text.strip().splitlines()
+    if len(lines) > EXCERPT_LINES:
+        lines = [*lines[:EXCERPT_LINES], "…"]
+    body = "\n".join(lines)
+    fence = "```"
+    while fence in body:
+        fence += "`"  # a fence longer than any run of backticks in the output
+    return f"{fence}text\n{body}\n{fence}"
+
+
+def backing(evidence: Evidence, root: Path | None) -> list[str]:
+    """The Markdown lines saying what backs a check."""
+    from flower.core.evidence import describe
+
+    if evidence.kind == "command" and evidence.backed:
+        code = "?" if evidence.exit_code is None else str(evidence.exit_code)
+        out = [_("跑了 `{command}`,退出码 {code}").format(command=evidence.command, code=code)]
+        if evidence.excerpt.strip():
+            out += ["", _fence(evidence.excerpt)]
+        return out
+    if evidence.kind == "read" and evidence.backed:
+        path = workspace_file(root, evidence.path)
+        name = (
+            f"[{evidence.path}]({uri_of(path)}#L{evidence.line or 1})" if path is not None else evidence.path
+        )
+        if evidence.line is not None and evidence.end_line is not None:
+            return [
+                _("读了 {path} 第 {line}-{end} 行").format(
+                    path=name, line=evidence.line, end=evidence.end_line
+                )
+            ]
+        return [_("读了 {path}").format(path=name)]
+    return [describe(evidence)]
+
+
+def hover_markdown(
+    verdict: LastVerdict, line: int, checks: list[tuple[int, str]], root: Path | None
+) -> str | None:
+    """The hover of the checklist line `line` (0-based), or None when it is no check's line."""
+    if not any(at == line for at, _c in checks):
+        return None
+    found = next((e for e in verdict.evidence if locate(e.check, checks) == line), None)
+    if found is None:
+        return (
+            _("**Flower** · 判定第 {round} 轮").format(round=verdict.round)
+            + "\n\n"
+            + _("这一轮的判定没有这一条的记录。")
+        )
+    said = status(verdict, found, line, checks)
+    out = [_("**Flower** · 判定第 {round} 轮:**{status}**").format(round=verdict.round, status=said), ""]
+    if found.basis.strip():
+        out += [_("判定者的依据:{basis}").format(basis=found.basis.strip()), ""]
+    out += backing(found, root)
+    return "\n".join(out)
+
+
+def _inside(uri: str, root: Path) -> bool:
+    fs = to_fs_path(uri)
+    return fs is not None and Path(fs).resolve().is_relative_to(root.resolve())
+
+
+class EvidenceHover(Feature):
+    """Hovers on 目标.md from the last verdict of each folder."""
+
+    def __init__(self, server: FlowerServer) -> None:
+        super().__init__(server)
+        self.last: dict[str, LastVerdict] = {}  # folder URI -> its last verdict seen in a run
+
+    def register(self) -> None:
+        @self.server.feature(types.TEXT_DOCUMENT_HOVER, types.HoverOptions())
+        async def hover(ls: FlowerServer, params: types.HoverParams) -> types.Hover | None:
+            return await self.hover(params)
+
+    async def on_run_start(self, run: Run) -> None:
+        if not run.waking:
+            self.last.pop(run.folder.uri, None)  # a fresh run: the last run's verdict judged another goal
+
+    def on_event(self, run: Run, event: Event) -> None:
+        if isinstance(event, VerdictGiven) and event.goal_path:
+            goal = Path(event.goal_path).expanduser()
+            self.last[run.folder.uri] = LastVerdict(
+                goal=goal if goal.is_absolute() else run.folder.path / goal,
+                round=event.round,
+                state=event.state,
+                failed=list(event.failed),
+                unproven=list(event.unproven),
+                evidence=list(event.evidence),
+            )
+
+    async def hover(self, params: types.HoverParams) -> types.Hover | None:
+        from flower.core.goal import check_lines
+
+        uri = params.text_document.uri
+        for folder in self.server.folders():
+            verdict = self.last.get(folder.uri)
+            if verdict is None:
+                if not _inside(uri, folder.path):
+                    continue
+                try:
+                    verdict = await asyncio.to_thread(last_on_disk, folder)
+                except Exception:
+                    log.warning("could not read the history of %s", folder.path, exc_info=True)
+                    continue
+            if verdict is None or not same_document(uri, verdict.goal):
+                continue
+            text = self.server.workspace.get_text_document(uri).source
+            markdown = hover_markdown(verdict, params.position.line, check_lines(text), folder.path)
+            if markdown is None:
+                return None
+            return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=markdown))
+        return None

@@ -1,0 +1,205 @@
+"""The judge's evidence in the editor (issue 25), through the real engine, the real Claude Code CLI
+(which runs the judge's tools) and flower.sim as the model: a failed check's diagnostic on
+目标.md links to the file and line the judge read, a hover on a checklist line shows how the last
+verdict judged it (the command and its exit code, the file and lines read), and a 达成 without
+evidence is marked as such."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from clients import vscode_capabilities
+from lsprotocol import types
+
+from flower.sim.scenarios import (
+    BARE_VERDICTS,
+    BRIEF,
+    CHECKS,
+    HANDOVER,
+    STARTER_ACTORS,
+    _bash,
+    delegate,
+    judged,
+)
+
+RUN_S = 180.0
+DASH = "\u2013"  # the en dash of a line range, as the English messages write it
+OPTIONS = {"timeout_s": 60, "judge_can_run": True}
+GOAL = "## 目标\n交付能运行的 hello.py,并写明用法。\n\n## 判定清单\n" + "".join(f"- {c}\n" for c in CHECKS)
+WRITE = (
+    "printf 'print(\"hello\")\\n' > hello.py && printf '# hello\\n\\nRun: python3 hello.py\\n' > README.md"
+)
+REPORT = (
+    "结论:hello.py 和 README.md 写好了。\n依据:python3 hello.py 输出 hello。\n"
+    "产物:hello.py README.md\n未验证:无"
+)
+# the judge's look: it runs the program, reads README.md and hello.py (real tools, real results)
+RUN_AND_READ = {
+    "tools": [
+        {"name": "Bash", "input": {"command": "python3 hello.py", "description": "run it"}},
+        {"name": "Read", "input": {"file_path": "README.md"}},
+        {"name": "Read", "input": {"file_path": "hello.py"}},
+    ]
+}
+EVIDENCE = (
+    "\n\n## 证据\n"
+    f"- {CHECKS[0]} — 跑了 `python3 hello.py`,退出码 0,输出 hello\n"
+    f"- {CHECKS[1]} — 读了 README.md 第 1-4 行:{{readme}}\n"
+    f"- {CHECKS[2]} — 读了 hello.py,没有 import\n"
+)
+NOT_YET = (
+    "## 结论\n未达成\n\n## 理由\nREADME.md 的运行说明不够。\n\n## 未通过\n- "
+    + CHECKS[1]
+    + EVIDENCE.format(readme="只写了一行命令,没说要 Python 3")
+)
+ACHIEVED = BARE_VERDICTS["achieved"] + EVIDENCE.format(readme="写着 Run: python3 hello.py")
+
+
+def scenario(judge: list[dict[str, Any]]) -> dict[str, Any]:
+    """The worker writes both files in round 1 and only reports in round 2; `judge` rules."""
+    return {
+        "actors": dict(STARTER_ACTORS),
+        "scripts": {
+            "clarifier": [{"text": BRIEF}],
+            "goal_setter": [{"text": GOAL}],
+            "coordinator": [
+                delegate("写 hello.py 和 README.md"),
+                {"text": "这一轮做完了:hello.py 和 README.md 都写好了。"},
+                {"text": "按判定者的反馈复核了一遍,文件都在。"},
+            ],
+            "coder": [_bash(WRITE), {"text": REPORT}],
+            "judge": judge,
+        },
+        "rules": [{"actor": "handover", "reply": {"text": HANDOVER}}],
+        "default": {"text": "(flower.sim: this actor's script is used up)"},
+    }
+
+
+def goal_of(workspace: Path) -> Path:
+    return workspace / ".flower" / "notes" / "目标.md"
+
+
+def line_of(goal: Path, check: str) -> int:
+    return goal.read_text(encoding="utf-8").splitlines().index(f"- {check}")
+
+
+async def run_to_end(s: Any) -> None:
+    assert (await s.command("flower.start", {"ask": "写一个 hello.py"}))["ok"] is True
+    await s.until(lambda: s.run_phase() in ("finished", "failed", "stopped"), RUN_S, what="the run to end")
+    assert s.run_phase() == "finished", s.events_of("run")[-1]
+
+
+async def hover(s: Any, path: Path, line: int) -> str | None:
+    params = types.HoverParams(
+        text_document=types.TextDocumentIdentifier(uri=path.as_uri()),
+        position=types.Position(line=line, character=3),
+    )
+    got = await s.client.text_document_hover_async(params)
+    if got is None:
+        return None
+    assert isinstance(got.contents, types.MarkupContent) and got.contents.kind == types.MarkupKind.Markdown
+    return got.contents.value
+
+
+@pytest.mark.e2e
+async def test_a_failed_checks_diagnostic_links_to_what_the_judge_read_and_a_hover_shows_its_command(
+    sim_factory, sim_lsp, workspace
+):
+    sim = sim_factory(scenario([RUN_AND_READ, {"text": NOT_YET}, RUN_AND_READ, {"text": ACHIEVED}]))
+    async with sim_lsp(sim, options=OPTIONS) as s:
+        await run_to_end(s)
+        goal = goal_of(workspace)
+        readme = workspace / "README.md"
+        [rejected] = [d for d in s.history(goal) if any(x.code == "not_yet" for x in d)]
+        [failed] = [d for d in rejected if d.code == "not_yet"]
+        assert failed.range.start.line == line_of(goal, CHECKS[1])
+        assert failed.message.startswith(f"Judge round 1, not passed: {CHECKS[1]}")
+        # the evidence, one click away: the file and lines the judge read
+        [read] = failed.related_information or []
+        assert read.location.uri == readme.as_uri()
+        # README.md is three lines and a newline: the CLI's Read counts the empty fourth
+        assert (read.location.range.start.line, read.location.range.end.line) == (0, 3)
+        assert read.message == f"judge read lines 1{DASH}4"
+        assert s.history(goal)[-1] == []  # round 2 achieved: the marks are gone
+
+        # the hover on the first check: the command the last verdict ran, its exit code, its output
+        text = await hover(s, goal, line_of(goal, CHECKS[0]))
+        assert text is not None
+        assert text.startswith("**Flower** · judge round 2: **passed**")
+        assert "ran `python3 hello.py`, exit code 0" in text and "```text\nhello\n```" in text
+        assert "The judge's basis: 跑了 `python3 hello.py`" in text
+        # on the second: the file and the lines read, linked
+        text = await hover(s, goal, line_of(goal, CHECKS[1]))
+        assert text is not None and f"read [README.md]({readme.as_uri()}#L1), lines 1{DASH}4" in text
+        # a line that is no check has no hover
+        assert await hover(s, goal, 1) is None
+
+    # a restarted server reads the last verdict from the folder's history
+    async with sim_lsp(sim, options=OPTIONS) as again:
+        text = await hover(again, goal, line_of(goal, CHECKS[0]))
+        assert text is not None and "ran `python3 hello.py`, exit code 0" in text
+
+
+@pytest.mark.e2e
+async def test_an_achieved_verdict_without_evidence_is_marked_no_evidence_on_every_check(
+    sim_factory, sim_lsp, workspace
+):
+    # round 1: 达成 with nothing run and nothing read; round 2: the judge reads first
+    sim = sim_factory(scenario([{"text": BARE_VERDICTS["achieved"]}, *judged("achieved")]))
+    async with sim_lsp(sim, options={"timeout_s": 60}) as s:
+        await run_to_end(s)
+        goal = goal_of(workspace)
+        [first, *_] = [d for d in s.history(goal) if d]
+        assert sorted(d.range.start.line for d in first) == [line_of(goal, c) for c in CHECKS]
+        for d in first:
+            assert d.severity == types.DiagnosticSeverity.Warning
+            assert d.message.startswith("Judge round 1, no evidence: ")
+            assert "ran no command and read no file" in d.message
+            assert not d.related_information  # nothing to point at
+        # the last verdict read hello.py: the hover says so, with the file linked
+        text = await hover(s, goal, line_of(goal, CHECKS[0]))
+        hello = workspace / "hello.py"
+        assert text is not None and text.startswith("**Flower** · judge round 2: **passed**")
+        assert f"read [hello.py]({hello.as_uri()}#L1), lines 1{DASH}" in text
+
+
+async def test_the_server_declares_hover(fake_lsp, workspace):
+    async with fake_lsp(initialize=False) as s:
+        result = await s.client.initialize_session(
+            types.InitializeParams(
+                capabilities=vscode_capabilities(),
+                root_uri=workspace.as_uri(),
+                workspace_folders=[types.WorkspaceFolder(uri=workspace.as_uri(), name=workspace.name)],
+            )
+        )
+        assert result.capabilities.hover_provider
+        await s.client.shutdown_session()
+
+
+def test_a_commands_evidence_points_at_the_file_it_names_else_at_the_check(english, tmp_path):
+    from flower.core.evidence import Evidence
+    from flower_lsp import protocol as p
+    from flower_lsp.diagnostics import verdict_diagnostics
+
+    (tmp_path / "hello.py").write_text('print("hello")\n', encoding="utf-8")
+    goal = tmp_path / "目标.md"
+    goal.write_text(GOAL, encoding="utf-8")
+    verdict = p.VerdictInfo(state="not_yet", reason="", failed=list(CHECKS), round=2, goal_path=str(goal))
+    evidence = [
+        Evidence(CHECKS[0], "command", "python3 hello.py", 1, "Traceback …", backed=True),
+        Evidence(CHECKS[1], "command", "grep -c Run README.md", 1, "", backed=True),  # no such file here
+        Evidence(CHECKS[2], "command", "python3 -c 'import ast'"),  # cited, never run
+    ]
+    ran, grep, cited = verdict_diagnostics(
+        verdict, GOAL, folder="f", evidence=evidence, root=tmp_path, goal=goal
+    )
+    [at_file] = ran.related_information or []
+    assert at_file.location.uri == (tmp_path / "hello.py").as_uri() and at_file.location.range.start.line == 0
+    assert at_file.message == "judge ran `python3 hello.py` → exit 1: Traceback …"
+    [at_check] = grep.related_information or []
+    assert at_check.location.uri == goal.resolve().as_uri() and at_check.location.range == grep.range
+    assert at_check.message == "judge ran `grep -c Run README.md` → exit 1"
+    [unbacked] = cited.related_information or []
+    assert unbacked.location.range == cited.range and "never" in unbacked.message
