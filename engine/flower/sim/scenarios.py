@@ -223,6 +223,11 @@ def prying_scenario(*, echoed: tuple[str, ...] = (), judge_runs: bool = True) ->
             "coder": [
                 *looks,
                 _bash("env; seq 1 1500"),  # long enough to be spilled to the workbench
+                # the work the judge's look reads: its 达成 needs evidence it really saw
+                _bash(
+                    "printf 'print(\"hello\")\\n' > hello.py && "
+                    "printf '# hello\\n\\nRun: python3 hello.py\\n' > README.md"
+                ),
                 {"text": f"结论:看完了\n依据:printenv 打印了 {said}\n产物:无\n未验证:无"},
                 _bash("cat .env; printenv"),
                 {"text": "结论:又看了一遍\n依据:无\n产物:无\n未验证:无"},
