@@ -60,6 +60,10 @@ const verdict = (state: HistoryVerdict['state'], failed: string[] = []): History
   cost_usd: 0.02,
   num_turns: 1,
   duration_s: 1,
+  evidence: [],
+  trail: [],
+  unproven: [],
+  claimed: state,
 });
 
 const step = (name: string, rounds: HistoryRound[], live = false): HistoryStep => ({
