@@ -39,7 +39,7 @@ def test_a_stop_on_no_progress_is_told_by_the_history_and_the_next_banner(
     run.wait_for(f"3) {STALL_STOP}")
     run.type("3")
     assert run.finish(240) == 1, run.output
-    assert len(sim.requests_for("judge")) == 2  # stopped after round 2, no third round
+    assert len(sim.openings("judge")) == 2  # stopped after round 2, no third round (a round: a session)
     stop = last_stop(ws / "runs")
     assert stop is not None and stop.kind == "no_progress", (ws / "runs" / STOPS_FILE).read_text()
 

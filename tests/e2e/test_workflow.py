@@ -191,6 +191,7 @@ async def test_wake_state_writes_not_one_byte(use_sim, flow, workspace, tmp_path
         "checks": 0,
         "woke": 0,
         "steps": {},
+        "stopped": None,  # the last wake did not stop short (there was none)
     }
     assert tree(empty) == before
     use_sim(scenarios.starter_scenario())
