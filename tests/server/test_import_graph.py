@@ -8,6 +8,7 @@ import ast
 from pathlib import Path
 
 import flower_lsp
+from cycles import a_cycle
 
 PACKAGE = Path(flower_lsp.__file__).parent
 MODULES = {path.stem for path in PACKAGE.glob("*.py")}
@@ -33,28 +34,6 @@ def imports_of(module: str) -> set[str]:
 
 def graph() -> dict[str, set[str]]:
     return {module: imports_of(module) for module in MODULES}
-
-
-def a_cycle(edges: dict[str, set[str]]) -> list[str] | None:
-    done: set[str] = set()
-
-    def visit(module: str, path: list[str]) -> list[str] | None:
-        if module in path:
-            return [*path[path.index(module) :], module]
-        if module in done:
-            return None
-        for dep in sorted(edges.get(module, ())):
-            cycle = visit(dep, [*path, module])
-            if cycle:
-                return cycle
-        done.add(module)
-        return None
-
-    for module in sorted(edges):
-        cycle = visit(module, [])
-        if cycle:
-            return cycle
-    return None
 
 
 def test_the_import_graph_of_the_language_server_has_no_cycle() -> None:

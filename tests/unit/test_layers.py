@@ -17,6 +17,7 @@ import functools
 from pathlib import Path
 
 import flower
+from cycles import a_cycle
 
 ENGINE = Path(flower.__file__).parent
 # lowest first; a layer may import any layer before it in this list
@@ -106,28 +107,6 @@ def test_layers_import_downward_only() -> None:
             if RANK[there] > RANK[here]:
                 upward.append(f"{module} -> {dep}")
     assert upward == []
-
-
-def a_cycle(edges: dict[str, set[str]]) -> list[str] | None:
-    done: set[str] = set()
-
-    def visit(module: str, path: list[str]) -> list[str] | None:
-        if module in path:
-            return [*path[path.index(module) :], module]
-        if module in done:
-            return None
-        for dep in sorted(edges.get(module, ())):
-            cycle = visit(dep, [*path, module])
-            if cycle:
-                return cycle
-        done.add(module)
-        return None
-
-    for module in sorted(edges):
-        cycle = visit(module, [])
-        if cycle:
-            return cycle
-    return None
 
 
 def test_no_module_of_the_engine_imports_itself_back() -> None:
