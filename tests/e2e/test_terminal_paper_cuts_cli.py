@@ -26,7 +26,7 @@ from vt import screen_rows
 
 from flower.core.display import AMBIGUOUS_ENV
 from flower.sim.scenario import content_text
-from flower.sim.scenarios import BRIEF, GOAL, HANDOVER, STARTER_ACTORS, delegate, judged
+from flower.sim.scenarios import BRIEF, GOAL, HANDOVER, STARTER_ACTORS, WRITE_HELLO, delegate, judged
 
 pytestmark = pytest.mark.e2e
 
@@ -35,11 +35,6 @@ IDLE_PROMPT = "(直接说 = 加需求,下个检查点送达;? 开头 = 顺便问
 
 
 # -- two flowers, one terminal ---------------------------------------------------------------------
-
-# the work, and what the judge's look reads: its 达成 needs evidence it really saw
-WRITE = (
-    "printf 'print(\"hello\")\\n' > hello.py && printf '# hello\\n\\nRun: python3 hello.py\\n' > README.md"
-)
 
 
 def test_two_processes_writing_to_one_terminal_never_mix_their_lines(tmp_path: Path) -> None:
@@ -151,7 +146,7 @@ def inbox_scenario() -> dict[str, Any]:
             ],
             "coder": [
                 {"tool": {"name": "Bash", "input": {"command": WAITING, "description": "wait"}}},
-                {"tool": {"name": "Bash", "input": {"command": WRITE}}},
+                {"tool": {"name": "Bash", "input": {"command": WRITE_HELLO}}},  # what the judge's look reads
                 {"text": "结论:hello.py 写好了。\n依据:文件已创建。\n产物:hello.py\n未验证:无"},
             ],
             "judge": judged("achieved"),  # it reads hello.py and README.md before it rules

@@ -24,6 +24,10 @@ GOAL = (
     "- 工作区根目录有 README.md,写了怎么运行\n"
     "- hello.py 只用标准库\n"
 )
+# the scripted workers' shell lines: the files the starter goal's checklist asks for
+HELLO_PY = "printf 'print(\"hello\")\\n' > hello.py"
+README_MD = "printf '# hello\\n\\nRun: python3 hello.py\\n' > README.md"
+WRITE_HELLO = f"{HELLO_PY} && {README_MD}"
 CHECKS = [line[2:] for line in GOAL.splitlines() if line.startswith("- ")]
 # the fourth section of a verdict: how each check was verified, citing what the judge's look did
 EVIDENCE = {
@@ -147,13 +151,13 @@ def starter_scenario(
                 {"text": "上次的活已经做完:hello.py 和 README.md 都在,判定清单逐条满足。"},
             ],
             "coder": [
-                _bash("printf 'print(\"hello\")\\n' > hello.py && python3 hello.py"),
+                _bash(f"{HELLO_PY} && python3 hello.py"),
                 {
                     "text": (
                         "结论:hello.py 写好了。\n依据:python3 hello.py 输出 hello。\n产物:hello.py\n未验证:无"
                     )
                 },
-                _bash("printf '# hello\\n\\nRun: python3 hello.py\\n' > README.md"),
+                _bash(README_MD),
                 {"text": "结论:README.md 写好了。\n依据:文件已创建。\n产物:README.md\n未验证:无"},
             ],
             "judge": judge_script(verdicts),
@@ -174,7 +178,7 @@ def resumable_starter_scenario(*, bash_seconds: float = 1.0) -> dict[str, Any]:
     The coder's command sleeps `bash_seconds` first, so a kill can land while a tool runs.
     """
     base = starter_scenario(verdicts=("achieved",))
-    command = f"sleep {bash_seconds:g} && printf 'print(\"hello\")\\n' > hello.py && python3 hello.py"
+    command = f"sleep {bash_seconds:g} && {HELLO_PY} && python3 hello.py"
     report = "结论:hello.py 写好了。\n依据:python3 hello.py 输出 hello。\n产物:hello.py\n未验证:无"
 
     def rule(actor: str, reply: dict[str, Any], seen: str | None = None) -> dict[str, Any]:
@@ -224,10 +228,7 @@ def prying_scenario(*, echoed: tuple[str, ...] = (), judge_runs: bool = True) ->
                 *looks,
                 _bash("env; seq 1 1500"),  # long enough to be spilled to the workbench
                 # the work the judge's look reads: its 达成 needs evidence it really saw
-                _bash(
-                    "printf 'print(\"hello\")\\n' > hello.py && "
-                    "printf '# hello\\n\\nRun: python3 hello.py\\n' > README.md"
-                ),
+                _bash(WRITE_HELLO),
                 {"text": f"结论:看完了\n依据:printenv 打印了 {said}\n产物:无\n未验证:无"},
                 _bash("cat .env; printenv"),
                 {"text": "结论:又看了一遍\n依据:无\n产物:无\n未验证:无"},
