@@ -694,6 +694,48 @@ def test_at_a_terminal_slash_new_starts_over_and_ctrl_c_at_the_prompt_cancels(
     assert "<- 在" not in term.text
 
 
+# when the Ctrl-C lands, in seconds after the launch prompt's header showed: at once (while
+# the prompt is being set up), and spread over the moments after
+CTRL_C_DELAYS = [0.0, 0.0, 0.0, 0.001, 0.002, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5]
+
+
+@pytest.mark.parametrize("delay", CTRL_C_DELAYS, ids=[f"{i}:{d:g}s" for i, d in enumerate(CTRL_C_DELAYS)])
+def test_at_a_terminal_ctrl_c_at_the_launch_prompt_cancels_whenever_it_lands(
+    sim_factory, claude_root, tmp_path, terminals, delay
+):
+    # a Ctrl-C that lands while the prompt is being set up must not be lost: the process ends
+    # with 已取消 whatever the moment (a lost SIGINT left input() waiting for a key forever)
+    sim = sim_factory(clarify_only_scenario())
+    ws = tmp_path / "proj"
+    ws.mkdir()
+    term = Terminal("--clarify-only", cwd=ws, env=cli_env(sim, claude_root))
+    terminals.append(term)
+    term.wait_for("要做什么? 一句话就够")
+    time.sleep(delay)  # where the key lands is the parameter; nothing waits on it
+    term.type("\x03")
+    assert term.finish() == 1, term.text
+    assert "已取消" in term.text
+    assert not (notes(ws) / "需求.md").exists()  # nothing was started
+    assert sim.requests_for("clarifier") == []
+
+
+def test_at_a_terminal_lines_typed_ahead_at_the_launch_prompt_are_each_read_once(
+    sim_factory, claude_root, tmp_path, terminals
+):
+    sim = sim_factory(clarify_only_scenario())
+    ws = tmp_path / "proj"
+    ws.mkdir()
+    env = cli_env(sim, claude_root)
+    assert flower("--clarify-only", "--timeout", "0", "写 hello.py", cwd=ws, env=env).returncode == 0
+    term = Terminal("--clarify-only", "--timeout", "0", cwd=ws, env=env)
+    terminals.append(term)
+    term.wait_for("接着上次?")
+    term.type("/new\r写 bye.py\r")  # both lines in one write, before the second prompt is up
+    assert term.finish() == 0, term.text
+    assert "bye.py" in (notes(ws) / "需求.md").read_text(encoding="utf-8")
+    assert "写 bye.py" in sim.requests_for("clarifier")[-1].last_user_text
+
+
 def test_at_a_terminal_ctrl_c_is_a_key_the_claude_child_never_sees(
     sim_factory, claude_root, tmp_path, terminals
 ):

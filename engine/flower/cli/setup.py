@@ -13,7 +13,7 @@ from ..core import probe
 from .builders import workspace_of
 from .credentials import CREDENTIAL_KEYS, mask
 from .problems import EnvFileError, check_env_file, unwritable
-from .terminal import CANCELLED, LineSource, Screen
+from .terminal import CANCELLED, LineSource, Screen, read_typed_line
 
 ENV_HEADER = "# flower 的凭证(由 `flower setup` 写)。别提交进版本库。"
 NOT_SAVED = N_(
@@ -157,9 +157,12 @@ def _ask_credentials(source: LineSource, screen: Screen, current: dict[str, str]
         try:
             token = getpass.getpass("   > ")
             screen.say(_("\n2. 网关地址 ({keep_url})").format(keep_url=keep_url))
-            base_url = input("   > ")
         except (KeyboardInterrupt, EOFError):
             return None, ""
+        typed = read_typed_line(source, screen, "   > ")
+        if typed is None:
+            return None, ""
+        base_url = typed
     else:
         token = source.read_line() or ""
         screen.say(_("\n2. 网关地址 ({keep_url})").format(keep_url=keep_url))

@@ -17,6 +17,7 @@ from typing import Any, TextIO
 
 from ..base.i18n import N_, _
 from ..core.display import columns
+from .lineedit import Edited, EndOfInput, Interrupted, LineEditor, Submitted
 from .text import fit, fit_tail, line_width, sanitize, wrap
 
 # flower's own colours: the only escape codes that reach a screen
@@ -355,6 +356,10 @@ class LineSource:
             return data
         return None if self.closed else b""
 
+    def unread(self, data: bytes) -> None:
+        """Put bytes read too early back in front: the next read starts with them."""
+        self._buf = data + self._buf
+
     def _readable(self, wait: float) -> bool:
         assert self.fd is not None
         try:
@@ -411,6 +416,56 @@ class RawTerminal:
             pass
 
 
+def read_typed_line(source: LineSource, screen: Screen, label: str, *, header: str = "") -> str | None:
+    """One line typed at the terminal after `header` (said first) and `label`; None when the
+    person pressed Ctrl-C or ended the input.
+
+    Key by key in non-canonical mode with the run's own line editor, entered before anything is
+    shown, so a Ctrl-C pressed once the question is on screen is a byte, never a signal: with
+    `input()` a SIGINT could land before its read began (the key lost, the read waiting
+    forever) or outside its handler. Bytes typed past the Enter stay in `source` for whoever
+    reads next. Without a live screen (stderr is not the terminal) the terminal's own line mode
+    echoes, and the read polls, so a SIGINT is seen at once."""
+    raw = RawTerminal(source.fd) if source.fd is not None and screen.live else None
+    try:
+        if raw is None or not raw.enter():
+            try:
+                if header:
+                    screen.say(header)
+                screen.open_prompt(label)
+                line = source.read_line()
+            except KeyboardInterrupt:
+                line = None
+            screen.close_prompt()
+            return line
+        if header:
+            screen.say(header)
+        screen.open_prompt(label)
+        editor = LineEditor()
+        while True:
+            data = source.read_bytes(0.2)
+            if data is None:
+                screen.close_prompt()
+                return None
+            for at in range(len(data)):
+                for action in editor.feed(data[at : at + 1]):
+                    if isinstance(action, Submitted):
+                        rest = data[at + 1 :]
+                        if data[at : at + 1] == b"\r" and rest[:1] == b"\n":
+                            rest = rest[1:]  # CR LF: one Enter
+                        source.unread(rest)
+                        screen.close_prompt(keep=action.text)
+                        return action.text
+                    if isinstance(action, Edited):
+                        screen.typed(action.text, action.cursor)
+                    elif isinstance(action, (Interrupted, EndOfInput)):
+                        screen.close_prompt()
+                        return None
+    finally:
+        if raw is not None:
+            raw.restore()
+
+
 def ask_for_request(source: LineSource, screen: Screen, *, waking: bool) -> tuple[str, bool] | None:
     """The launch prompt. Returns (request, typed /new), or None when the person cancelled.
 
@@ -419,12 +474,11 @@ def ask_for_request(source: LineSource, screen: Screen, *, waking: bool) -> tupl
     new = False
     while True:
         if source.tty:
-            try:
-                screen.say(header)
-                line = input("> ")
-            except (KeyboardInterrupt, EOFError):  # also a Ctrl-C between the header and the prompt
+            typed = read_typed_line(source, screen, "> ", header=header)
+            if typed is None:
                 screen.say("")
                 return None
+            line = typed
         else:
             # a pipe: no header, just the first line
             piped = source.read_line()
