@@ -662,14 +662,20 @@ def test_at_a_terminal_it_asks_what_to_do_and_questions_are_answered_by_number(
     assert "标准输入不是终端" not in term.text
 
 
-def test_at_a_terminal_slash_new_starts_over_and_ctrl_c_at_the_prompt_cancels(
-    sim_factory, claude_root, tmp_path, terminals
-):
+def clarified_once(sim_factory, claude_root, tmp_path: Path) -> tuple[Any, Path, dict[str, str]]:
+    """A folder whose brief for hello.py is settled: the next flower there asks 接着上次?"""
     sim = sim_factory(clarify_only_scenario())
     ws = tmp_path / "proj"
     ws.mkdir()
     env = cli_env(sim, claude_root)
     assert flower("--clarify-only", "--timeout", "0", "写 hello.py", cwd=ws, env=env).returncode == 0
+    return sim, ws, env
+
+
+def test_at_a_terminal_slash_new_starts_over_and_ctrl_c_at_the_prompt_cancels(
+    sim_factory, claude_root, tmp_path, terminals
+):
+    _, ws, env = clarified_once(sim_factory, claude_root, tmp_path)
 
     cancel = Terminal("--clarify-only", cwd=ws, env=env)
     terminals.append(cancel)
@@ -722,11 +728,7 @@ def test_at_a_terminal_ctrl_c_at_the_launch_prompt_cancels_whenever_it_lands(
 def test_at_a_terminal_lines_typed_ahead_at_the_launch_prompt_are_each_read_once(
     sim_factory, claude_root, tmp_path, terminals
 ):
-    sim = sim_factory(clarify_only_scenario())
-    ws = tmp_path / "proj"
-    ws.mkdir()
-    env = cli_env(sim, claude_root)
-    assert flower("--clarify-only", "--timeout", "0", "写 hello.py", cwd=ws, env=env).returncode == 0
+    sim, ws, env = clarified_once(sim_factory, claude_root, tmp_path)
     term = Terminal("--clarify-only", "--timeout", "0", cwd=ws, env=env)
     terminals.append(term)
     term.wait_for("接着上次?")
