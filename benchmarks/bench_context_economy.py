@@ -210,7 +210,7 @@ def make_plan(rounds: int, seed: int, judge: tuple[float, float], ws: Path) -> P
 
 def make_store(
     kind: str, db: Path, ws: Path, clock: Callable[[], float]
-) -> SqliteSessionStore | TrimmingSessionStore:
+) -> SqliteSessionStore | TrimmingSessionStore | PruningSessionStore:
     if kind == "sqlite":
         return SqliteSessionStore(db)
     if kind == "trim":

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .ephemeral import EphemeralPolicy
+from .layer import StoreLayer, open_inner
 from .transcript import (
     SYNTHETIC_MODEL,
     Entry,
@@ -48,7 +49,7 @@ if TYPE_CHECKING:
     import os
     from collections.abc import Callable
 
-    from claude_agent_sdk.types import SessionKey, SessionStore
+    from claude_agent_sdk.types import SessionKey, SessionStore, SessionStoreEntry
 
 __all__ = ["PrunePolicy", "PruningSessionStore"]
 
@@ -203,12 +204,14 @@ def _api_error_sent(entry: Entry) -> bool:
     return _is_api_error(entry) and not is_api_error_the_cli_drops(entry)
 
 
-class PruningSessionStore(TrimmingSessionStore):
-    """``TrimmingSessionStore`` that also prunes denials, API errors and interrupt leftovers.
+class PruningSessionStore(StoreLayer):
+    """A layer that prunes denials, API errors and interrupt leftovers, composed with trimming.
 
-    The 4th positional parameter is ``prune``, not ``ephemeral`` as in the parent: pass
-    policies by keyword. ``path`` is where a ``SqliteSessionStore`` is opened, or a
-    ``SessionStore`` to wrap.
+    It wraps the store underneath (``inner``) and holds a ``TrimmingSessionStore`` over the
+    same store (``trimming``): a load is trimmed first, then pruned, and both share the one
+    ledger. The 4th positional parameter is ``prune``, not ``ephemeral`` as in
+    ``TrimmingSessionStore``: pass policies by keyword. ``path`` is where a
+    ``SqliteSessionStore`` is opened, or a ``SessionStore`` to wrap.
     """
 
     def __init__(
@@ -222,17 +225,103 @@ class PruningSessionStore(TrimmingSessionStore):
         clock: Callable[[], float] | None = None,
         monotonic: Callable[[], float] | None = None,
     ) -> None:
-        super().__init__(
-            path, workspace, policy=policy, ephemeral=ephemeral, clock=clock, monotonic=monotonic
-        )
+        inner, opened = open_inner(path)
+        try:
+            trimming = TrimmingSessionStore(
+                inner, workspace, policy=policy, ephemeral=ephemeral, clock=clock, monotonic=monotonic
+            )
+        except ValueError:
+            close = getattr(inner, "close", None)
+            if opened and callable(close):
+                close()
+            raise
+        super().__init__(inner)
+        self.trimming = trimming
+        self.ledger = trimming.ledger  # one ledger, even over a store that keeps none
+        trimming.then.append(self._rework)
         self.prune_policy = prune if prune is not None else PrunePolicy()
         self.pruned = 0
         self.denials_dropped = 0
 
-    def _rework(self, key: SessionKey, entries: list[Entry], cold: bool) -> list[Entry]:
+    # -- what callers read of the trimming underneath -------------------------------------
+
+    @property
+    def workspace(self) -> Path:
+        return self.trimming.workspace
+
+    @property
+    def policy(self) -> TrimPolicy:
+        return self.trimming.policy
+
+    @policy.setter
+    def policy(self, policy: TrimPolicy) -> None:
+        self.trimming.policy = policy
+
+    @property
+    def ephemeral(self) -> EphemeralPolicy:
+        return self.trimming.ephemeral
+
+    @ephemeral.setter
+    def ephemeral(self, ephemeral: EphemeralPolicy) -> None:
+        self.trimming.ephemeral = ephemeral
+
+    @property
+    def last_report(self) -> dict[str, int]:
+        return self.trimming.last_report
+
+    @last_report.setter
+    def last_report(self, report: dict[str, int]) -> None:
+        self.trimming.last_report = report
+
+    @property
+    def last_boundary(self) -> str:
+        return self.trimming.last_boundary
+
+    @property
+    def clock(self) -> Callable[[], float]:
+        return self.trimming.clock
+
+    @clock.setter
+    def clock(self, clock: Callable[[], float]) -> None:
+        self.trimming.clock = clock
+
+    def expire(self, entries: list[Entry]) -> list[Entry]:
+        return self.trimming.expire(entries)
+
+    def __getattr__(self, name: str) -> object:
+        """Anything else of ``TrimmingSessionStore`` (its planning helpers) is the trimming's."""
+        if name == "trimming" or name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self.trimming, name)
+
+    # -- SessionStore protocol: through the trimming, which then calls _rework -------------
+
+    async def append(self, key: SessionKey, entries: list[SessionStoreEntry]) -> None:
+        await self.trimming.append(key, entries)
+
+    def add(self, key: SessionKey, entries: list[SessionStoreEntry]) -> None:
+        self.trimming.add(key, entries)
+
+    async def delete(self, key: SessionKey) -> None:
+        await self.trimming.delete(key)
+
+    async def load(self, key: SessionKey) -> list[SessionStoreEntry] | None:
         self.pruned = 0
         self.denials_dropped = 0
-        trimmed = super()._rework(key, entries, cold)
+        return await self.trimming.load(key)
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self.trimming.close()  # closes the store underneath
+        self._closed = True
+        if self._executor is not None:
+            self._executor.shutdown(wait=True)
+
+    def _rework(self, key: SessionKey, trimmed: list[Entry], cold: bool) -> list[Entry]:
+        """Prune the trimmed copy: new denials are dropped only when the prompt is written anyway."""
+        self.pruned = 0
+        self.denials_dropped = 0
         denials = self._denials(trimmed)
         decided = set(self.ledger.decided(key).get(DROP, {}))
         if cold or self.last_boundary == "rebase":  # the prompt is written again anyway

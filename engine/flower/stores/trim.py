@@ -33,7 +33,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from ..base.files import spill
 from ..base.i18n import _
@@ -137,6 +137,8 @@ class TrimmingSessionStore(StoreLayer):
         # Why the last load made new decisions: "cold", "pays at once", "rebase" or "".
         self.last_boundary = ""
         self._warm_loads = 0
+        # Further steps a composing layer adds to every load: (key, copy, cold) -> copy.
+        self.then: list[Callable[[SessionKey, list[Entry], bool], list[Entry]]] = []
         # The time the API's cache lives in; injectable so tests can let it expire. The ledger
         # keeps wall-clock stamps (another process reads them); this process also keeps a
         # monotonic reading of its own appends, so a wall clock that jumps between an append
@@ -194,6 +196,8 @@ class TrimmingSessionStore(StoreLayer):
             last = next((t for t in stamps if t is not None), None)
         cold = last is None or self._idle(key, last) >= self.policy.cache_ttl
         out = self._rework(key, entries, cold)
+        for step in self.then:  # layers composed over this one (prune.py) rework the copy too
+            out = step(key, out, cold)
         self.ledger.count_warm_load(key, boundary=cold or bool(self.last_boundary))
         return out
 
@@ -519,7 +523,14 @@ class TrimmingSessionStore(StoreLayer):
             return None  # the result stays whole in the prompt: nothing points at a missing file
 
 
-def trim_report(store: TrimmingSessionStore) -> str:
+class _Reporting(Protocol):
+    """A store that says what its last ``load()`` trimmed (a trimming layer, or one composing it)."""
+
+    @property
+    def last_report(self) -> dict[str, int]: ...
+
+
+def trim_report(store: _Reporting) -> str:
     """One line for the UI log describing the last ``load()``, in the language flower speaks."""
     report = store.last_report
     cleared = report.get("cleared", 0)
