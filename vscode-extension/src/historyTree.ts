@@ -6,6 +6,7 @@ import * as l10n from '@vscode/l10n';
 import { formatTokens } from './format';
 import { firstLine, formatCost, formatDuration, formatTime, questionWord, verdictWord } from './history';
 import type {
+  HistoryEvidence,
   HistoryHandoff,
   HistoryQuestion,
   HistoryResult,
@@ -23,6 +24,7 @@ export type NodeKind =
   | 'round'
   | 'verdict'
   | 'failed'
+  | 'evidence'
   | 'question'
   | 'handoff'
   | 'retries'
@@ -332,21 +334,98 @@ function verdictNode(h: HistoryResult, verdict: HistoryVerdict, id: string): Nod
     ),
     icon: JUDGED_ICON[verdict.state] ?? JUDGED_ICON[''],
     expanded: verdict.failed.length > 0,
-    children: verdict.failed.map((failed, i) => ({
-      id: `${id}|f${i}`,
-      kind: 'failed',
-      folder: h.folder,
-      label: failed.text,
-      description: failed.line != null ? `目标.md:${failed.line + 1}` : undefined,
-      tooltip: `${l10n.t('Not passed: {0}', failed.text)}\n${
-        failed.line != null
-          ? l10n.t('Click to open {0} at line {1}.', '目标.md', failed.line + 1)
-          : l10n.t('Click to open {0}.', '目标.md')
-      }`,
-      icon: { id: 'close', color: 'list.errorForeground' },
-      open: { path: h.goal, line: failed.line ?? undefined },
-      children: [],
-    })),
+    children: verdict.failed
+      .map(
+        (failed, i): Node => ({
+          id: `${id}|f${i}`,
+          kind: 'failed',
+          folder: h.folder,
+          label: failed.text,
+          description: failed.line != null ? `目标.md:${failed.line + 1}` : undefined,
+          tooltip: `${l10n.t('Not passed: {0}', failed.text)}\n${
+            failed.line != null
+              ? l10n.t('Click to open {0} at line {1}.', '目标.md', failed.line + 1)
+              : l10n.t('Click to open {0}.', '目标.md')
+          }`,
+          icon: { id: 'close', color: 'list.errorForeground' },
+          open: { path: h.goal, line: failed.line ?? undefined },
+          children: [],
+        }),
+      )
+      .concat(verdict.evidence.map((e, i) => evidenceNode(h, verdict, e, `${id}|c${i}`))),
+  };
+}
+
+/** How the verdict judged one check, in a word (as the hover on 目标.md says it). */
+export function checkState(
+  verdict: HistoryVerdict,
+  e: HistoryEvidence,
+): 'passed' | 'failed' | 'none' | 'unverifiable' {
+  if (e.kind === 'unverifiable') return 'unverifiable';
+  if (verdict.unproven.includes(e.check)) return 'none';
+  const failed = verdict.failed.some(
+    (f) => f.text === e.check || (f.line != null && f.line === e.check_line),
+  );
+  if (verdict.state !== 'achieved' && failed) return 'failed';
+  if (!e.backed || e.kind === 'none') return 'none';
+  return 'passed';
+}
+
+const CHECK_STATE = {
+  passed: { word: () => l10n.t('passed'), icon: { id: 'pass', color: 'testing.iconPassed' } },
+  failed: { word: () => l10n.t('not passed'), icon: { id: 'close', color: 'list.errorForeground' } },
+  none: { word: () => l10n.t('no evidence'), icon: { id: 'question', color: 'list.warningForeground' } },
+  unverifiable: { word: () => l10n.t('cannot be verified here'), icon: { id: 'circle-slash' } },
+};
+
+/** What backs a check: the command and its exit code, the file and lines read, or the search. */
+export function evidenceBasis(e: HistoryEvidence): string | undefined {
+  if (e.kind === 'command' && e.command)
+    return l10n.t('ran {0}, exit code {1}', e.command, e.exit_code == null ? '?' : e.exit_code);
+  if (e.kind === 'read' && e.path)
+    return e.line != null
+      ? e.end_line != null && e.end_line !== e.line
+        ? l10n.t('read {0}:{1}-{2}', e.path, e.line, e.end_line)
+        : l10n.t('read {0}:{1}', e.path, e.line)
+      : l10n.t('read {0}', e.path);
+  if (e.kind === 'search' && (e.pattern || e.path))
+    return e.hits != null
+      ? l10n.t('searched {0} in {1}: {2} hits', e.pattern, e.path || '.', e.hits)
+      : l10n.t('searched {0} in {1}', e.pattern, e.path || '.');
+  return undefined;
+}
+
+/** A read file's absolute path: evidence paths are relative to the workspace folder when inside it. */
+function evidencePath(h: HistoryResult, p: string): string {
+  if (p.startsWith('/')) return p;
+  const root = decodeURIComponent(new URL(h.folder).pathname).replace(/\/+$/, '');
+  return `${root}/${p.replace(/^\.\//, '')}`;
+}
+
+function evidenceNode(h: HistoryResult, verdict: HistoryVerdict, e: HistoryEvidence, id: string): Node {
+  const state = CHECK_STATE[checkState(verdict, e)];
+  const basis = evidenceBasis(e);
+  const opens = e.kind === 'read' && e.backed && e.path;
+  return {
+    id,
+    kind: 'evidence',
+    folder: h.folder,
+    label: e.check,
+    description: join(state.word(), basis),
+    tooltip: lines(
+      `${state.word()}: ${e.check}`,
+      basis,
+      e.basis ? l10n.t("The judge's basis: {0}", e.basis.trim()) : undefined,
+      e.excerpt.trim() ? e.excerpt.trim() : undefined,
+      opens ? l10n.t('Click to open {0}', e.path) : undefined,
+    ),
+    icon: state.icon,
+    open: opens
+      ? { path: evidencePath(h, e.path), line: e.line != null ? e.line - 1 : undefined }
+      : e.check_line != null
+        ? { path: h.goal, line: e.check_line }
+        : undefined,
+    children: [],
   };
 }
 

@@ -6,6 +6,7 @@ import { chartSvg, seriesOf, summary, turnTooltip, yTicks } from '../../src/char
 import { applyUpdate, formatCost, formatDuration, newer } from '../../src/history';
 import { folderNodes, type Node, workspaceNodes } from '../../src/historyTree';
 import type {
+  HistoryEvidence,
   HistoryResult,
   HistoryRound,
   HistoryStep,
@@ -443,4 +444,67 @@ test('a wake that stopped short says which stop it was and what continuing will 
   assert.equal(latest.icon?.id, 'debug-stop');
   assert.equal(earlier.description?.split(' · ')[0], 'stopped: budget');
   assert.ok(earlier.tooltip?.includes('a new budget'));
+});
+
+const evidence = (over: Partial<HistoryEvidence>): HistoryEvidence => ({
+  check: '',
+  kind: 'none',
+  command: '',
+  exit_code: null,
+  excerpt: '',
+  path: '',
+  line: null,
+  end_line: null,
+  pattern: '',
+  hits: null,
+  backed: false,
+  basis: '',
+  check_line: null,
+  ...over,
+});
+
+test('a verdict shows every check: its state and what backs it; a read file opens at its line', () => {
+  const v: HistoryVerdict = {
+    ...verdict('not_yet', ['hello.py 只用标准库']),
+    evidence: [
+      evidence({
+        check: 'pytest 全绿',
+        kind: 'command',
+        command: 'pytest -q',
+        exit_code: 0,
+        backed: true,
+        excerpt: '3 passed',
+        check_line: 3,
+      }),
+      evidence({
+        check: 'hello.py 只用标准库',
+        kind: 'read',
+        path: 'hello.py',
+        line: 1,
+        end_line: 12,
+        backed: true,
+        check_line: 4,
+      }),
+      evidence({ check: '有 README', kind: 'search', pattern: 'README', path: '.', hits: 1, backed: true }),
+      evidence({ check: '文档写清楚', kind: 'none', check_line: 6 }),
+      evidence({ check: '在 Windows 上能跑', kind: 'unverifiable', basis: '[此环境无法验证:没有 Windows]' }),
+    ],
+  };
+  const nodes = folderNodes(history({ wakes: [wake(1, [step('干活', [round({ verdict: v })])])] }));
+  const judged = find(nodes, (n) => n.kind === 'verdict');
+  const checks = judged.children.filter((n) => n.kind === 'evidence');
+  assert.deepEqual(
+    checks.map((n) => [n.label, n.description]),
+    [
+      ['pytest 全绿', 'passed · ran pytest -q, exit code 0'],
+      ['hello.py 只用标准库', 'not passed · read hello.py:1-12'],
+      ['有 README', 'passed · searched README in .: 1 hits'],
+      ['文档写清楚', 'no evidence'],
+      ['在 Windows 上能跑', 'cannot be verified here'],
+    ],
+  );
+  assert.deepEqual(checks[1].open, { path: '/w/hello.py', line: 0 });
+  assert.deepEqual(checks[0].open, { path: GOAL, line: 3 });
+  assert.match(checks[0].tooltip ?? '', /3 passed/);
+  assert.match(checks[4].tooltip ?? '', /此环境无法验证/);
 });
