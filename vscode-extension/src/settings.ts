@@ -33,6 +33,8 @@ export interface FlowerSettings {
   stallRounds: number | null;
   /** flower.notify: a command run with each notice as JSON on stdin; '' = none. */
   notify: string;
+  /** flower.judgeCanRun: the judge may run commands to check the work (it can then change the workspace too). */
+  judgeCanRun: boolean;
   /** flower.trace.server: the LSP trace; the language client applies it itself, live. */
   trace: Trace;
 }
@@ -46,6 +48,7 @@ export const DEFAULTS: FlowerSettings = {
   roundBudget: null,
   stallRounds: null,
   notify: '',
+  judgeCanRun: false,
   trace: 'off',
 };
 
@@ -59,6 +62,7 @@ export const SERVER_SETTINGS = [
   'roundBudget',
   'stallRounds',
   'notify',
+  'judgeCanRun',
 ] as const;
 /** The settings whose change restarts the server (another interpreter runs it then). */
 export const RESTART_SETTINGS = ['python', 'store'] as const;
@@ -120,6 +124,7 @@ export function readSettings(config: Reader, folder: Folder | undefined): Flower
     roundBudget: dollars(config.get<unknown>('roundBudget')),
     stallRounds: rounds(config.get<unknown>('stallRounds')),
     notify: typeof notify === 'string' ? notify.trim() : DEFAULTS.notify,
+    judgeCanRun: config.get<unknown>('judgeCanRun') === true,
     trace: trace === 'messages' || trace === 'verbose' ? trace : 'off',
   };
 }
@@ -135,6 +140,7 @@ export function toOptions(s: FlowerSettings): InitOptions {
     round_budget_usd: s.roundBudget,
     stall_rounds: s.stallRounds,
     notify: s.notify || null,
+    judge_can_run: s.judgeCanRun,
   };
 }
 

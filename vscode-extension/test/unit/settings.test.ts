@@ -49,6 +49,7 @@ test("a folder's settings are read, checked and expanded", () => {
         roundBudget: 0.5,
         stallRounds: 2,
         notify: '  notify-send flower  ',
+        judgeCanRun: true,
         'trace.server': 'verbose',
       }),
       ws,
@@ -62,6 +63,7 @@ test("a folder's settings are read, checked and expanded", () => {
       roundBudget: 0.5,
       stallRounds: 2,
       notify: 'notify-send flower',
+      judgeCanRun: true,
       trace: 'verbose',
     },
   );
@@ -81,6 +83,7 @@ test("a folder's settings are read, checked and expanded", () => {
         roundBudget: -1,
         stallRounds: 1.5, // a count of rounds is whole
         notify: 42,
+        judgeCanRun: 'yes', // only true turns it on
         'trace.server': 'x',
       }),
       ws,
@@ -110,6 +113,7 @@ test("initializationOptions carry every folder's own options, the first one's at
       budget: 3,
       stallRounds: 1,
       notify: 'notify-send flower',
+      judgeCanRun: true,
     },
   };
   const options = initOptions([a, b], (f) => reader(f ? settings[f.uri.fsPath] : {}));
@@ -122,6 +126,7 @@ test("initializationOptions carry every folder's own options, the first one's at
     round_budget_usd: null,
     stall_rounds: null,
     notify: null,
+    judge_can_run: false,
     folders: {
       'file:///work/a': {
         run_dir: 'runs',
@@ -132,6 +137,7 @@ test("initializationOptions carry every folder's own options, the first one's at
         round_budget_usd: null,
         stall_rounds: null,
         notify: null,
+        judge_can_run: false,
       },
       'file:///work/b': {
         run_dir: '/work/b/.runs',
@@ -142,6 +148,7 @@ test("initializationOptions carry every folder's own options, the first one's at
         round_budget_usd: null,
         stall_rounds: 1,
         notify: 'notify-send flower',
+        judge_can_run: true,
       },
     },
   });
@@ -160,6 +167,7 @@ test('flower.python restarts the server, its options are sent to it, the trace i
   assert.equal(reaction(changed('flower.roundBudget')), 'send');
   assert.equal(reaction(changed('flower.stallRounds')), 'send');
   assert.equal(reaction(changed('flower.notify')), 'send');
+  assert.equal(reaction(changed('flower.judgeCanRun')), 'send');
   assert.equal(reaction(changed('flower.runDirectory', 'flower.python')), 'restart');
   assert.equal(reaction(changed('flower.trace.server')), 'none');
   assert.equal(reaction(changed('editor.fontSize')), 'none');
