@@ -1,6 +1,6 @@
 -- :FlowerHistory through a whole run: the buffer is opened before the run starts, follows it through
 -- flower/historyUpdate alone (never read again), ends where a fresh flower/history says the story
--- is, and <CR> on a failed check and on a handoff opens what they are about.
+-- is, and <CR> on a failed check, on a check's evidence and on a handoff opens what they are about.
 local H = dofile(os.getenv('FLOWER_TEST_DIR') .. '/harness.lua')
 
 H.run(function()
@@ -92,5 +92,6 @@ H.run(function()
     error('no line with ' .. pattern)
   end
   H.seen.check = enter_on('✗ ')
+  H.seen.evidence = enter_on('✓ ')
   H.seen.handoff = enter_on('Handoff → ')
 end)

@@ -239,6 +239,11 @@ def test_the_history_buffer_follows_a_run_and_opens_checks_and_handoffs(
     check = seen["check"]
     assert check["name"] == str(goal.resolve()) or check["name"] == str(goal)
     assert check["cursor"] == text.index(f"- {CHECKS[1]}") + 1
+    # the accepting verdict's evidence: each check backed by the read of hello.py; <CR> opens it
+    backed = [line.strip() for line in final if line.strip().startswith("✓ ")]
+    assert backed and all(re.fullmatch(r"✓ .+  \(read hello\.py(:\d+(-\d+)?)?\)", b) for b in backed), backed
+    assert {b[2:].rsplit("  (", 1)[0] for b in backed} == set(CHECKS)
+    assert Path(seen["evidence"]["name"]).resolve() == (workspace / "hello.py").resolve()
     assert Path(seen["handoff"]["name"]).name == "交接-干活#round3.md"
     assert Path(seen["handoff"]["name"]).is_file()
 

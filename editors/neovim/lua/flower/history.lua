@@ -130,16 +130,76 @@ local function error_lines(out, depth, label, text)
   out:add(depth, label .. format.first_line(text))
 end
 
+--- What backs a check: the command and its exit code, the file and lines read, the search.
+function M.evidence_basis(e)
+  if e.kind == 'command' and some(e.command) then
+    local code = some(e.exit_code)
+    return string.format('ran %s, exit code %s', e.command, code ~= nil and code or '?')
+  elseif e.kind == 'read' and some(e.path) then
+    local first, last = some(e.line), some(e.end_line)
+    if first and last and last ~= first then
+      return string.format('read %s:%d-%d', e.path, first, last)
+    end
+    return first and string.format('read %s:%d', e.path, first) or ('read ' .. e.path)
+  elseif e.kind == 'search' and (some(e.pattern) or some(e.path)) then
+    local hits = some(e.hits)
+    return string.format('searched %s in %s', e.pattern or '', some(e.path) or '.')
+      .. (hits and string.format(': %d hits', hits) or '')
+  end
+  return nil
+end
+
+-- one check of a verdict that its failed lines do not cover: passed with what backs it, without
+-- evidence, or not verifiable here; <CR> opens the file read (else the check in 目标.md)
+local function evidence_line(out, h, e, unproven, depth)
+  local basis = M.evidence_basis(e)
+  local mark, said
+  if e.kind == 'unverifiable' then
+    mark, said = '–', 'cannot be verified here'
+  elseif unproven or not e.backed or e.kind == 'none' or not basis then
+    mark, said = '?', 'no evidence'
+  else
+    mark, said = '✓', basis
+  end
+  local target
+  local path = some(e.path)
+  if e.kind == 'read' and e.backed and path then
+    if path:sub(1, 1) ~= '/' then
+      path = vim.uri_to_fname(h.folder) .. '/' .. path:gsub('^%./', '')
+    end
+    local first = some(e.line)
+    target = { path = path, line = first and first - 1 or nil }
+  elseif some(e.check_line) then
+    target = { path = h.goal, line = e.check_line }
+  end
+  out:add(depth, string.format('%s %s  (%s)', mark, e.check, said), target)
+end
+
 local function verdict_lines(out, h, verdict, depth)
   out:add(
     depth,
     join('Judged: ' .. M.verdict_word(verdict.state), format.first_line(verdict.reason, 100))
       .. string.format(' (%s, %s)', verdict.step, format.cost(verdict.cost_usd))
   )
+  local failed_lines, failed_texts = {}, {}
   for _, failed in ipairs(verdict.failed or {}) do
     local line = some(failed.line)
     local where = line and string.format('目标.md:%d', line + 1) or '目标.md'
     out:add(depth + 1, string.format('✗ %s  (%s)', failed.text, where), { path = h.goal, line = line })
+    failed_texts[failed.text] = true
+    if line then
+      failed_lines[line] = true
+    end
+  end
+  local unproven = {}
+  for _, check in ipairs(verdict.unproven or {}) do
+    unproven[check] = true
+  end
+  for _, e in ipairs(verdict.evidence or {}) do
+    local line = some(e.check_line)
+    if not (failed_texts[e.check] or (line and failed_lines[line])) then -- its ✗ line says it
+      evidence_line(out, h, e, unproven[e.check], depth + 1)
+    end
   end
 end
 
@@ -292,7 +352,7 @@ function M.render(h)
     return out.lines, out.targets
   end
   out:add(0, 'Flower history: ' .. (h.workspace or '?'))
-  out:add(0, '<CR> on a failed check opens 目标.md at its line, on a handoff its document; R reads it again.')
+  out:add(0, '<CR> on a check opens 目标.md at its line (a check backed by a file read: that file), on a handoff its document; R reads it again.')
   for _, problem in ipairs(h.problems or {}) do
     out:add(0, '! ' .. problem)
   end
