@@ -799,6 +799,24 @@ async function runUiMain() {
         },
       ],
       [
+        'a hover on a checklist line of 目标.md says how the last verdict judged it and what backs it',
+        async () => {
+          // the pointer on the check's own text (past the end of a line Monaco hovers nothing)
+          await page
+            .locator('.editor-instance .view-line span span', { hasText: 'README.md' })
+            .first()
+            .hover();
+          const hover = page.locator('.monaco-hover', { hasText: 'judge round' }).first();
+          await hover.waitFor({ timeout: 30_000 });
+          // biome-ignore lint/performance/useDomNodeTextContent: the lines as rendered, one per line
+          const said = (await hover.innerText()).replace(/\u00a0/g, ' ');
+          for (const want of ['judge round 2: passed', 'read README.md'])
+            if (!said.includes(want)) throw new Error(`the hover has no "${want}":\n${said}`);
+          await page.keyboard.press('Escape');
+          await hover.waitFor({ state: 'hidden', timeout: 10_000 });
+        },
+      ],
+      [
         'F1 "Flower: Continue" wakes the run: the banner notification and the meter',
         async () => {
           await palette('Flower: Continue');
