@@ -31,6 +31,16 @@ const arg = (name, fallback) => {
 const TURNS = argv.includes('--smoke') ? 5 : Number(arg('--turns', '200'));
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
+// how a verdict verified its three checks: a command, a read, and (while it fails) the failed one
+function evidenceOf(failing) {
+  const none = { command: '', exit_code: null, excerpt: '', path: '', line: null, end_line: null, pattern: '', hits: null };
+  return [
+    { ...none, check: 'python3 hello.py 输出 hello', kind: 'command', command: 'python3 hello.py', exit_code: 0, excerpt: 'hello', backed: true, basis: '跑了 python3 hello.py', check_line: 5 },
+    { ...none, check: 'hello.py 只用标准库', kind: 'read', path: 'hello.py', line: 1, end_line: 3, backed: true, basis: '读了 hello.py', check_line: 6 },
+    { ...none, check: 'README.md 写明了 Python 的最低版本', kind: 'read', path: 'README.md', line: 1, end_line: 9, backed: !failing, basis: '读了 README.md', check_line: 7 },
+  ];
+}
+
 function ht001() {
   const t0 = 1_800_000_000;
   const turns = [];
@@ -50,7 +60,8 @@ function ht001() {
       started_at: t0 + r * 90, ended_at: t0 + r * 90 + 60, duration_s: 60, cost_usd: 0.3, num_turns: 2,
       attempts: 1, errors: [], error: null, resumed: false, judge_error: null, handoffs: [], questions: [],
       verdict: { state: r < 70 ? 'not_yet' : 'achieved', reason: `第 ${r} 轮:还差一条。`, failed: r < 70 ? [{ text: 'README.md 写明了 Python 的最低版本', line: 7 }] : [],
-        round: r, step: `干活·判定#${r}`, session_id: `judge-${r}`, at: t0 + r * 90 + 70, cost_usd: 0.02, num_turns: 1, duration_s: 10 },
+        round: r, step: `干活·判定#${r}`, session_id: `judge-${r}`, at: t0 + r * 90 + 70, cost_usd: 0.02, num_turns: 1, duration_s: 10,
+        evidence: evidenceOf(r < 70), trail: [], unproven: [], claimed: r < 70 ? 'not_yet' : 'achieved' },
     });
   }
   const work = { name: '干活', rounds, sessions: ['work'], cost_usd: 22.4, num_turns: 210, duration_s: 4900, live: true };
