@@ -427,43 +427,45 @@ def read_typed_line(source: LineSource, screen: Screen, label: str, *, header: s
     reads next. Without a live screen (stderr is not the terminal) the terminal's own line mode
     echoes, and the read polls, so a SIGINT is seen at once."""
     raw = RawTerminal(source.fd) if source.fd is not None and screen.live else None
+    keyed = raw is not None and raw.enter()
     try:
-        if raw is None or not raw.enter():
-            try:
-                if header:
-                    screen.say(header)
-                screen.open_prompt(label)
-                line = source.read_line()
-            except KeyboardInterrupt:
-                line = None
-            screen.close_prompt()
-            return line
         if header:
             screen.say(header)
         screen.open_prompt(label)
-        editor = LineEditor()
-        while True:
-            data = source.read_bytes(0.2)
-            if data is None:
-                screen.close_prompt()
-                return None
-            for at in range(len(data)):
-                for action in editor.feed(data[at : at + 1]):
-                    if isinstance(action, Submitted):
-                        rest = data[at + 1 :]
-                        if data[at : at + 1] == b"\r" and rest[:1] == b"\n":
-                            rest = rest[1:]  # CR LF: one Enter
-                        source.unread(rest)
-                        screen.close_prompt(keep=action.text)
-                        return action.text
-                    if isinstance(action, Edited):
-                        screen.typed(action.text, action.cursor)
-                    elif isinstance(action, (Interrupted, EndOfInput)):
-                        screen.close_prompt()
-                        return None
+        if keyed:
+            return _edited_line(source, screen)
+        line = source.read_line()
+    except KeyboardInterrupt:  # line mode only: in raw mode Ctrl-C is a byte
+        line = None
     finally:
-        if raw is not None:
+        if keyed and raw is not None:
             raw.restore()
+    screen.close_prompt()
+    return line
+
+
+def _edited_line(source: LineSource, screen: Screen) -> str | None:
+    """The line editor's line, drawn on `screen` as it is typed; it closes the prompt."""
+    editor = LineEditor()
+    while True:
+        data = source.read_bytes(0.2)
+        if data is None:
+            screen.close_prompt()
+            return None
+        for at in range(len(data)):
+            for action in editor.feed(data[at : at + 1]):
+                if isinstance(action, Submitted):
+                    rest = data[at + 1 :]
+                    if data[at : at + 1] == b"\r" and rest[:1] == b"\n":
+                        rest = rest[1:]  # CR LF: one Enter
+                    source.unread(rest)
+                    screen.close_prompt(keep=action.text)
+                    return action.text
+                if isinstance(action, Edited):
+                    screen.typed(action.text, action.cursor)
+                elif isinstance(action, (Interrupted, EndOfInput)):
+                    screen.close_prompt()
+                    return None
 
 
 def ask_for_request(source: LineSource, screen: Screen, *, waking: bool) -> tuple[str, bool] | None:
