@@ -35,9 +35,9 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 function evidenceOf(failing) {
   const none = { command: '', exit_code: null, excerpt: '', path: '', line: null, end_line: null, pattern: '', hits: null };
   return [
-    { ...none, check: 'python3 hello.py 输出 hello', kind: 'command', command: 'python3 hello.py', exit_code: 0, excerpt: 'hello', backed: true, basis: '跑了 python3 hello.py', check_line: 5 },
-    { ...none, check: 'hello.py 只用标准库', kind: 'read', path: 'hello.py', line: 1, end_line: 3, backed: true, basis: '读了 hello.py', check_line: 6 },
-    { ...none, check: 'README.md 写明了 Python 的最低版本', kind: 'read', path: 'README.md', line: 1, end_line: 9, backed: !failing, basis: '读了 README.md', check_line: 7 },
+    { ...none, check: 'python3 hello.py 输出 hello', kind: 'command', command: 'python3 hello.py', exit_code: 0, excerpt: 'hello', backed: true, basis: '跑了 python3 hello.py', check_line: 5, state: 'passed' },
+    { ...none, check: 'hello.py 只用标准库', kind: 'read', path: 'hello.py', line: 1, end_line: 3, backed: true, basis: '读了 hello.py', check_line: 6, state: 'passed' },
+    { ...none, check: 'README.md 写明了 Python 的最低版本', kind: 'read', path: 'README.md', line: 1, end_line: 9, backed: !failing, basis: '读了 README.md', check_line: 7, state: failing ? 'failed' : 'passed' },
   ];
 }
 

@@ -10,10 +10,7 @@ the code actions offer the three choices of the engine's question; choosing one 
 
 from __future__ import annotations
 
-import difflib
 import logging
-import re
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +20,7 @@ from lsprotocol import types
 
 from flower.base.i18n import _
 from flower.core.events import Event, GoalUnverifiable, VerdictGiven
+from flower.core.goal import locate_check
 
 from . import protocol as p
 from . import wire
@@ -45,8 +43,6 @@ SEVERITY = {
     "unreachable": types.DiagnosticSeverity.Error,
     "": types.DiagnosticSeverity.Warning,
 }
-_NUMBERED = re.compile(r"(?:第\s*(\d{1,3})\s*[条项个])|(?:判定项\s*(\d{1,3}))|(?:^\s*#?(\d{1,3})\s*$)")
-_SIMILAR = 0.6
 
 
 @dataclass
@@ -56,36 +52,6 @@ class Published:
     path: Path | None = None
     verdict: list[types.Diagnostic] = field(default_factory=list)
     unverifiable: list[types.Diagnostic] = field(default_factory=list)
-
-
-def _normal(text: str) -> str:
-    from flower.core.goal import check_item  # the engine's documents load on the first verdict, not at start
-
-    # NFKC folds full-width letters and punctuation: judges quote checks in either width
-    item = unicodedata.normalize("NFKC", check_item(text) or text)
-    return " ".join(item.split()).lower().rstrip("。.;")
-
-
-def locate(item: str, checks: list[tuple[int, str]]) -> int | None:
-    """The line of the check a verdict's failed item names, or None if it names none."""
-    if not checks:
-        return None
-    want = _normal(item)
-    normal = [(line, _normal(c)) for line, c in checks]
-    for line, c in normal:
-        if c == want:
-            return line
-    contained = [(line, len(c)) for line, c in normal if c and want and (c in want or want in c)]
-    if contained:
-        return max(contained, key=lambda lc: lc[1])[0]
-    m = _NUMBERED.search(want)
-    if m:
-        n = int(next(g for g in m.groups() if g))
-        if 1 <= n <= len(checks):
-            return checks[n - 1][0]
-    scored = [(difflib.SequenceMatcher(None, want, c).ratio(), line) for line, c in normal]
-    best = max(scored)
-    return best[1] if best[0] >= _SIMILAR else None
 
 
 def _heading_line(lines: list[str], checks: list[tuple[int, str]]) -> int:
@@ -218,13 +184,13 @@ def verdict_diagnostics(
     data = {"folder": folder, "state": verdict.state, "round": verdict.round}
     by_line: dict[int, Evidence] = {}
     for e in evidence:
-        found_at = locate(e.check, checks)
+        found_at = locate_check(e.check, checks)
         if found_at is not None:
             by_line.setdefault(found_at, e)
-    unproven_lines = {locate(u, checks) for u in unproven} - {None}
+    unproven_lines = {locate_check(u, checks) for u in unproven} - {None}
     out = []
     for item in verdict.failed or [""]:
-        line = locate(item, checks) if item else None
+        line = locate_check(item, checks) if item else None
         where = line if line is not None else _heading_line(lines, checks)
         what = item or _("目标")
         suffix = "" if line is not None or not item else _("(判定清单里找不到)")
@@ -262,7 +228,7 @@ def unverifiable_diagnostics(
     wanted = items if items else Goal.parse(markdown).unverifiable
     out = []
     for item in wanted:
-        line = locate(item, checks)
+        line = locate_check(item, checks)
         if line is None:
             continue
         out.append(

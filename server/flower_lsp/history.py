@@ -28,6 +28,7 @@ from flower.core.events import (
     StepStarted,
     VerdictGiven,
 )
+from flower.core.goal import check_states, locate_check
 
 # The engine's history loads with the server (about 20 ms, no SDK), not on the first request:
 # then it would race the thread that warms the engine up, and two threads importing the
@@ -46,7 +47,6 @@ from flower.workflow.history import (
 from . import protocol as p
 from . import wire
 from .common import Folder, parse_params
-from .diagnostics import locate
 from .documents import uri_of
 from .host import Feature, FlowerServer
 
@@ -201,16 +201,19 @@ def payload(history: History, folder_uri: str, revision: int) -> dict[str, Any]:
     update of a long run."""
     data: dict[str, Any] = dataclasses.asdict(history)
     checks = [(c.line, c.text) for c in history.checks]
-    for wake in data["wakes"]:
-        for step in wake["steps"]:
-            for record in step["rounds"]:
-                verdict = record["verdict"]
-                if verdict is not None:
-                    verdict["failed"] = [{"text": f, "line": locate(f, checks)} for f in verdict["failed"]]
-                    for evidence in verdict["evidence"]:
-                        evidence["check_line"] = locate(evidence["check"], checks)
-                for handoff in record["handoffs"]:
-                    handoff["uri"] = uri_of(handoff["path"]) if handoff["path"] else None
+    rounds = [r for w in history.wakes for s in w.steps for r in s.rounds]
+    records = [r for w in data["wakes"] for s in w["steps"] for r in s["rounds"]]
+    for round_, record in zip(rounds, records, strict=True):
+        verdict = record["verdict"]
+        if round_.verdict is not None:
+            v = round_.verdict
+            states = check_states(v.state, v.failed, v.unproven, v.evidence)
+            verdict["failed"] = [{"text": f, "line": locate_check(f, checks)} for f in verdict["failed"]]
+            for evidence, state in zip(verdict["evidence"], states, strict=True):
+                evidence["check_line"] = locate_check(evidence["check"], checks)
+                evidence["state"] = state
+        for handoff in record["handoffs"]:
+            handoff["uri"] = uri_of(handoff["path"]) if handoff["path"] else None
     data.update(
         folder=folder_uri,
         revision=revision,

@@ -20,14 +20,16 @@ from pygls.uris import to_fs_path
 
 from flower.base.i18n import _
 from flower.core.events import Event, VerdictGiven
+from flower.core.evidence import CHECK_WORDS
+from flower.core.goal import check_states, locate_check
 
 from .common import Folder
-from .diagnostics import locate, workspace_file
+from .diagnostics import workspace_file
 from .documents import same_document, uri_of
 from .host import Feature, FlowerServer
 
 if TYPE_CHECKING:
-    from flower.core.evidence import Evidence
+    from flower.core.evidence import CheckState, Evidence
 
     from .run import Run
 
@@ -47,6 +49,9 @@ class LastVerdict:
     unproven: list[str] = field(default_factory=list)
     evidence: list[Evidence] = field(default_factory=list)
 
+    def states(self) -> list[CheckState]:
+        return check_states(self.state, self.failed, self.unproven, self.evidence)
+
 
 def last_on_disk(folder: Folder) -> LastVerdict | None:
     """The folder's last verdict as its history on disk tells it (slow: reads the run files)."""
@@ -65,19 +70,6 @@ def last_on_disk(folder: Folder) -> LastVerdict | None:
         unproven=list(v.unproven),
         evidence=list(v.evidence),
     )
-
-
-def status(verdict: LastVerdict, evidence: Evidence, line: int, checks: list[tuple[int, str]]) -> str:
-    """How the verdict judged one check, in a word."""
-    if evidence.kind == "unverifiable":
-        return _("这个环境里验证不了")
-    if any(locate(u, checks) == line for u in verdict.unproven):
-        return _("没有证据")
-    if verdict.state != "achieved" and any(locate(f, checks) == line for f in verdict.failed):
-        return _("未通过")
-    if not evidence.backed:
-        return _("通过了,但没有证据")
-    return _("通过")
 
 
 def _fence(text: str) -> str:
@@ -122,14 +114,15 @@ def hover_markdown(
     """The hover of the checklist line `line` (0-based), or None when it is no check's line."""
     if not any(at == line for at, _c in checks):
         return None
-    found = next((e for e in verdict.evidence if locate(e.check, checks) == line), None)
-    if found is None:
+    at = next((i for i, e in enumerate(verdict.evidence) if locate_check(e.check, checks) == line), None)
+    if at is None:
         return (
             _("**Flower** · 判定第 {round} 轮").format(round=verdict.round)
             + "\n\n"
             + _("这一轮的判定没有这一条的记录。")
         )
-    said = status(verdict, found, line, checks)
+    found = verdict.evidence[at]
+    said = _(CHECK_WORDS[verdict.states()[at]])
     out = [_("**Flower** · 判定第 {round} 轮:**{status}**").format(round=verdict.round, status=said), ""]
     if found.basis.strip():
         out += [_("判定者的依据:{basis}").format(basis=found.basis.strip()), ""]

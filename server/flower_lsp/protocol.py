@@ -24,6 +24,9 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 # the judge's conclusions are the engine's: one definition for the engine, the wire and TypeScript
 from flower.core.events import AskState, VerdictState
 
+# what backs a judge's check and how the verdict judged it: the engine's (flower.core.evidence)
+from flower.core.evidence import CheckState, EvidenceKind
+
 # how Bash commands are confined: the engine's modes, the CLI's --sandbox
 from flower.core.sandbox import SandboxMode
 
@@ -607,7 +610,6 @@ HISTORY_UPDATE = "flower/historyUpdate"
 # as flower.workflow.history spells them (tests/server/test_history.py holds the two together)
 RoundStatus = Literal["running", "done", "failed", "unfinished"]
 MarkKind = Literal["wake", "verdict", "handoff"]
-EvidenceKind = Literal["command", "read", "search", "unverifiable", "none"]  # flower.core.evidence's
 
 
 @dataclass
@@ -697,6 +699,10 @@ class HistoryEvidence:
     backed: bool = _doc("linked to a tool call the judge made in its turn")
     basis: str = _doc("the judge's own words for it (its line in the verdict's 证据 section)")
     check_line: int | None = _doc("the check's 0-based line in 目标.md; null when it is not there")
+    state: CheckState = _doc(
+        'how the verdict judged it: "passed", "failed", "no_evidence" (claimed without evidence, '
+        'or nothing backs it) or "unverifiable" (never met); one rule for every front end'
+    )
 
 
 @dataclass
@@ -914,6 +920,7 @@ ALIASES = {
     "RoundStatus": RoundStatus,
     "MarkKind": MarkKind,
     "EvidenceKind": EvidenceKind,
+    "CheckState": CheckState,
 }
 
 

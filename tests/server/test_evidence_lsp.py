@@ -91,6 +91,12 @@ async def run_to_end(s: Any) -> None:
     assert s.run_phase() == "finished", s.events_of("run")[-1]
 
 
+async def verdicts_of(s: Any) -> list[dict[str, Any]]:
+    """Every verdict of the folder's history (flower/history), in order."""
+    h = await s.request("flower/history", {})
+    return [r["verdict"] for w in h["wakes"] for st in w["steps"] for r in st["rounds"] if r["verdict"]]
+
+
 async def hover(s: Any, path: Path, line: int) -> str | None:
     params = types.HoverParams(
         text_document=types.TextDocumentIdentifier(uri=path.as_uri()),
@@ -136,6 +142,13 @@ async def test_a_failed_checks_diagnostic_links_to_what_the_judge_read_and_a_hov
         # a line that is no check has no hover
         assert await hover(s, goal, 1) is None
 
+        # the history says per check how each verdict judged it: one rule, the server's
+        states = [[(e["check"], e["state"]) for e in v["evidence"]] for v in await verdicts_of(s)]
+        assert states == [
+            [(CHECKS[0], "passed"), (CHECKS[1], "failed"), (CHECKS[2], "passed")],
+            [(c, "passed") for c in CHECKS],
+        ]
+
     # a restarted server reads the last verdict from the folder's history
     async with sim_lsp(sim, options=OPTIONS) as again:
         text = await hover(again, goal, line_of(goal, CHECKS[0]))
@@ -152,6 +165,9 @@ async def test_an_achieved_verdict_without_evidence_is_marked_no_evidence_on_eve
         await run_to_end(s)
         goal = goal_of(workspace)
         [first, *_] = [d for d in s.history(goal) if d]
+        [bare, proven] = await verdicts_of(s)
+        assert [e["state"] for e in bare["evidence"]] == ["no_evidence"] * len(CHECKS)
+        assert [e["state"] for e in proven["evidence"]] == ["passed"] * len(CHECKS)
         assert sorted(d.range.start.line for d in first) == [line_of(goal, c) for c in CHECKS]
         for d in first:
             assert d.severity == types.DiagnosticSeverity.Warning

@@ -24,10 +24,10 @@ from flower.core.events import (
     VerdictGiven,
     WindowNote,
 )
-from flower.core.goal import Verdict
+from flower.core.goal import Verdict, locate_check
 from flower.workflow.outcome import Outcome
 from flower_lsp import protocol as p
-from flower_lsp.diagnostics import locate, unverifiable_diagnostics, verdict_diagnostics
+from flower_lsp.diagnostics import unverifiable_diagnostics, verdict_diagnostics
 from flower_lsp.documents import same_document, uri_of
 from flower_lsp.events import json_safe, to_params
 from flower_lsp.run import RunEnded
@@ -65,7 +65,7 @@ CHECKS = [
     ],
 )
 def test_a_failed_item_finds_the_line_of_its_check(item: str, line: int | None) -> None:
-    assert locate(item, CHECKS) == line
+    assert locate_check(item, CHECKS) == line
 
 
 def test_not_yet_warns_on_each_failed_line_unreachable_is_an_error(english: None) -> None:

@@ -3,6 +3,7 @@ rule that an achieved verdict needs every check backed (core/evidence.py, core/g
 
 from __future__ import annotations
 
+import random
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -12,6 +13,7 @@ from flower.base.secrets import MASK
 from flower.core.evidence import (
     EXCERPT_CHARS,
     Evidence,
+    EvidenceKind,
     Trail,
     TrailCall,
     TrailRecorder,
@@ -19,7 +21,7 @@ from flower.core.evidence import (
     evidence_policy,
     link,
 )
-from flower.core.goal import ACHIEVED, NOT_YET, Goal, Verdict
+from flower.core.goal import ACHIEVED, NOT_YET, Goal, Verdict, check_states
 
 CHECKS = [
     "运行 `python3 hello.py` 输出 hello",
@@ -32,6 +34,10 @@ READ = TrailCall(tool="Read", path="README.md", line=1, end_line=3, excerpt="Run
 READ_PY = TrailCall(tool="Read", path="hello.py", line=1, end_line=1, excerpt='print("hello")', ran=True)
 TRAIL = Trail((RAN, READ, READ_PY))
 THREE = "## 结论\n达成\n\n## 理由\nhello.py 输出 hello。\n\n## 未通过\n无"
+NOT_YET_WITH_EVIDENCE = (
+    f"## 结论\n未达成\n\n## 理由\nREADME.md 没写怎么运行。\n\n## 未通过\n- {CHECKS[1]}\n\n## 证据\n"
+    "1. 跑了 `python3 hello.py`(退出码 0)\n2. 读了 README.md\n3. 读了 hello.py\n"
+)
 
 
 def test_the_seeds_three_sections_parse_as_before_with_no_evidence() -> None:
@@ -210,3 +216,70 @@ def test_the_policy_is_strict_unless_relaxed(monkeypatch) -> None:
     assert evidence_policy() == "relaxed" and evidence_policy("strict") == "strict"
     monkeypatch.setenv("FLOWER_EVIDENCE", "maybe")
     assert evidence_policy() == "strict"
+
+
+# -- how a verdict judged each check: the one rule every front end shows ---------------------------
+
+
+def test_each_checks_state_follows_the_verdict_and_its_evidence() -> None:
+    verdict = Verdict.parse(NOT_YET_WITH_EVIDENCE).prove(GOAL, TRAIL)
+    assert verdict.check_states() == ["passed", "failed", "passed"]
+    # the same verdict achieved: a failed line no longer fails anything
+    assert check_states(ACHIEVED, verdict.failed, [], verdict.evidence) == ["passed"] * 3
+
+
+def test_a_check_claimed_without_evidence_or_never_backed_has_no_evidence() -> None:
+    bare = Verdict.parse(THREE).prove(GOAL, Trail(()))
+    assert bare.state == NOT_YET and bare.check_states() == ["no_evidence"] * 3
+    # judged not achieved for another reason: a check nothing backs still has no evidence
+    half = link(CHECKS, ["跑了 `python3 hello.py`"], TRAIL)
+    assert check_states(NOT_YET, [CHECKS[2]], [], half) == ["passed", "no_evidence", "failed"]
+
+
+def test_an_unverifiable_check_is_that_whatever_else_is_said_of_it() -> None:
+    marked = Evidence(check=CHECKS[0], kind="unverifiable", backed=True)
+    for state, failed, unproven in ((ACHIEVED, [], []), (NOT_YET, [CHECKS[0]], [CHECKS[0]])):
+        assert check_states(state, failed, unproven, [marked]) == ["unverifiable"]
+
+
+@pytest.mark.parametrize(
+    "named",
+    ["第 2 条", "判定项 2", "2", "工作区根目录有 README.md", "工作区根目录有ＲＥＡＤＭＥ.md,写了怎么运行"],
+)
+def test_a_failed_line_names_its_check_as_the_diagnostics_locate_it(named: str) -> None:
+    evidence = link(CHECKS, ["跑了 `python3 hello.py`", "读了 README.md", "读了 hello.py"], TRAIL)
+    assert check_states(NOT_YET, [named], [], evidence) == ["passed", "failed", "passed"]
+
+
+def test_check_states_hold_their_invariants_over_generated_verdicts() -> None:
+    rng = random.Random(20261203)
+    kinds: list[EvidenceKind] = ["command", "read", "search", "unverifiable", "none"]
+    for _ in range(3000):
+        n = rng.randint(1, 5)
+        checks = [f"判定项{chr(0x4E00 + rng.randrange(2000))}{i}-{rng.randrange(10**6)}" for i in range(n)]
+        evidence = [Evidence(check=c, kind=rng.choice(kinds), backed=rng.random() < 0.6) for c in checks]
+        state = rng.choice([ACHIEVED, NOT_YET, "unreachable", ""])
+        failed = [c for c in checks if rng.random() < 0.4]
+        unproven = [c for c in checks if rng.random() < 0.2]
+        states = check_states(state, failed, unproven, evidence)
+        assert len(states) == n
+        for e, got in zip(evidence, states, strict=True):
+            if e.kind == "unverifiable":
+                assert got == "unverifiable"  # never met
+            elif e.check in unproven:
+                assert got == "no_evidence"
+            elif got == "passed":  # passed only with proof, and only where no failed line names it
+                assert e.backed and e.kind != "none"
+                assert state == ACHIEVED or e.check not in failed
+            elif got == "failed":
+                assert state != ACHIEVED and e.check in failed
+            else:
+                assert got == "no_evidence" and (not e.backed or e.kind == "none")
+
+
+def test_the_terminal_marks_a_check_by_its_state() -> None:
+    backed = Evidence(check=CHECKS[0], kind="command", command="python3 hello.py", exit_code=1, backed=True)
+    assert check_line(backed, state="passed").startswith("     ✓ ")
+    assert check_line(backed, state="failed").startswith("     ✗ ")
+    marked = Evidence(check=CHECKS[1], kind="unverifiable")
+    assert check_line(marked, state="unverifiable").startswith("     ? ")

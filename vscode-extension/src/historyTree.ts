@@ -6,6 +6,7 @@ import * as l10n from '@vscode/l10n';
 import { formatTokens } from './format';
 import { firstLine, formatCost, formatDuration, formatTime, questionWord, verdictWord } from './history';
 import type {
+  CheckState,
   HistoryEvidence,
   HistoryHandoff,
   HistoryQuestion,
@@ -352,29 +353,19 @@ function verdictNode(h: HistoryResult, verdict: HistoryVerdict, id: string): Nod
           children: [],
         }),
       )
-      .concat(verdict.evidence.map((e, i) => evidenceNode(h, verdict, e, `${id}|c${i}`))),
+      .concat(verdict.evidence.map((e, i) => evidenceNode(h, e, `${id}|c${i}`))),
   };
 }
 
-/** How the verdict judged one check, in a word (as the hover on 目标.md says it). */
-export function checkState(
-  verdict: HistoryVerdict,
-  e: HistoryEvidence,
-): 'passed' | 'failed' | 'none' | 'unverifiable' {
-  if (e.kind === 'unverifiable') return 'unverifiable';
-  if (verdict.unproven.includes(e.check)) return 'none';
-  const failed = verdict.failed.some(
-    (f) => f.text === e.check || (f.line != null && f.line === e.check_line),
-  );
-  if (verdict.state !== 'achieved' && failed) return 'failed';
-  if (!e.backed || e.kind === 'none') return 'none';
-  return 'passed';
-}
-
-const CHECK_STATE = {
+// a check's state in a word and an icon; the state itself is the server's (one rule for every
+// front end: flower.core.goal.check_states)
+const CHECK_STATE: Record<CheckState, { word: () => string; icon: { id: string; color?: string } }> = {
   passed: { word: () => l10n.t('passed'), icon: { id: 'pass', color: 'testing.iconPassed' } },
   failed: { word: () => l10n.t('not passed'), icon: { id: 'close', color: 'list.errorForeground' } },
-  none: { word: () => l10n.t('no evidence'), icon: { id: 'question', color: 'list.warningForeground' } },
+  no_evidence: {
+    word: () => l10n.t('no evidence'),
+    icon: { id: 'question', color: 'list.warningForeground' },
+  },
   unverifiable: { word: () => l10n.t('cannot be verified here'), icon: { id: 'circle-slash' } },
 };
 
@@ -402,8 +393,8 @@ function evidencePath(h: HistoryResult, p: string): string {
   return `${root}/${p.replace(/^\.\//, '')}`;
 }
 
-function evidenceNode(h: HistoryResult, verdict: HistoryVerdict, e: HistoryEvidence, id: string): Node {
-  const state = CHECK_STATE[checkState(verdict, e)];
+function evidenceNode(h: HistoryResult, e: HistoryEvidence, id: string): Node {
+  const state = CHECK_STATE[e.state];
   const basis = evidenceBasis(e);
   const opens = e.kind === 'read' && e.backed && e.path;
   return {

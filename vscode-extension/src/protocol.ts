@@ -17,6 +17,8 @@ export type MarkKind = "wake" | "verdict" | "handoff";
 
 export type EvidenceKind = "command" | "read" | "search" | "unverifiable" | "none";
 
+export type CheckState = "passed" | "failed" | "no_evidence" | "unverifiable";
+
 /** initializationOptions the server understands; every field is optional and a bad value is reported and replaced by its default, never a failed initialize. */
 export interface InitOptions {
   /** the run directory, relative to each workspace folder (the CLI's `-r`) */
@@ -447,6 +449,8 @@ export interface HistoryEvidence {
   basis: string;
   /** the check's 0-based line in 目标.md; null when it is not there */
   check_line: number | null;
+  /** how the verdict judged it: "passed", "failed", "no_evidence" (claimed without evidence, or nothing backs it) or "unverifiable" (never met); one rule for every front end */
+  state: CheckState;
 }
 
 /** One tool call of the judge's turn with what came back (``flower.core.evidence.TrailCall``). */

@@ -36,6 +36,7 @@ from ..core.events import (
     WindowNote,
 )
 from ..core.evidence import check_line
+from ..core.goal import check_states
 from ..core.handoff import SECTIONS
 from .text import clean, format_duration
 
@@ -165,7 +166,8 @@ class Render:
     def _verdict(self, ev: VerdictGiven) -> list[str]:
         n = ev.round
         # one line per check with its basis when the verdict carries evidence; else the failed ones
-        basis = [check_line(e) for e in ev.evidence]
+        states = check_states(ev.state, ev.failed, ev.unproven, ev.evidence)
+        basis = [check_line(e, state=s) for e, s in zip(ev.evidence, states, strict=True)]
         failed = basis or [f"     - {c}" for c in ev.failed]
         reason = first_line(ev.reason, 200)
         if ev.state == "achieved":

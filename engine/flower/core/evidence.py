@@ -22,12 +22,16 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any, Literal, get_args
 
+from ..base.i18n import N_
 from ..base.secrets import redact
 
 __all__ = [
+    "CHECK_MARKS",
+    "CHECK_WORDS",
     "EVIDENCE_ENV",
     "EXCERPT_CHARS",
     "POLICIES",
+    "CheckState",
     "Evidence",
     "EvidenceKind",
     "EvidencePolicy",
@@ -43,6 +47,8 @@ __all__ = [
 
 EvidenceKind = Literal["command", "read", "search", "unverifiable", "none"]
 _KINDS: tuple[str, ...] = get_args(EvidenceKind)
+# how a verdict judged one check, the one rule every front end shows (flower.core.goal.check_states)
+CheckState = Literal["passed", "failed", "no_evidence", "unverifiable"]
 EXCERPT_CHARS = 300  # the longest excerpt of a call's output kept (the head, then "…")
 _SUMMARY_CHARS = 200
 SEARCH_TOOLS = ("Grep", "Glob")
@@ -509,6 +515,16 @@ def evidence_policy(value: str | None = None) -> EvidencePolicy:
 
 # -- how a person reads it -------------------------------------------------------------------------
 
+# a check's state in a word (the hover; the Flower view and Neovim say the same in their own texts)
+CHECK_WORDS: dict[CheckState, str] = {
+    "passed": N_("通过"),
+    "failed": N_("未通过"),
+    "no_evidence": N_("没有证据"),
+    "unverifiable": N_("这个环境里验证不了"),
+}
+# a check's state as a mark before its line in the terminal
+CHECK_MARKS: dict[CheckState, str] = {"passed": "✓", "failed": "✗", "no_evidence": "✗", "unverifiable": "?"}
+
 
 def describe(evidence: Evidence) -> str:
     """What backs a check, in one line for a person: the command and its exit code, the file
@@ -535,10 +551,15 @@ def describe(evidence: Evidence) -> str:
     return _("没有证据")
 
 
-def check_line(evidence: Evidence, *, width: int = 160) -> str:
-    """One check with its basis, as the terminal prints it under a verdict: ``✓`` backed,
-    ``✗`` not, ``?`` unverifiable. Bounded to `width` characters (the check is cut first)."""
-    mark = "✓" if evidence.backed else ("?" if evidence.kind == "unverifiable" else "✗")
+def check_line(evidence: Evidence, *, width: int = 160, state: CheckState | None = None) -> str:
+    """One check with its basis, as the terminal prints it under a verdict, marked by its
+    `state` (`flower.core.goal.check_states`): ``✓`` passed, ``✗`` failed or without
+    evidence, ``?`` unverifiable; without a state, by whether the evidence is backed. Bounded to
+    `width` characters (the check is cut first)."""
+    if state is None:
+        backed: CheckState = "passed" if evidence.backed else "no_evidence"
+        state = "unverifiable" if evidence.kind == "unverifiable" else backed
+    mark = CHECK_MARKS[state]
     basis = " ".join(describe(evidence).split())
     check = " ".join(evidence.check.split())
     room = max(8, width - len(basis) - 8)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import difflib
 import re
+import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -17,7 +20,7 @@ from .brief import (
     strip_fences,
     write_document,
 )
-from .evidence import Evidence, Trail, link, unbacked
+from .evidence import CheckState, Evidence, Trail, link, unbacked
 
 ACHIEVED = "achieved"
 NOT_YET = "not_yet"
@@ -226,6 +229,69 @@ def check_lines(markdown: str) -> list[tuple[int, str]]:
     return _checks(markdown or "")
 
 
+# -- which check a verdict's line names ---------------------------------------------------------
+
+# "第 3 条", "判定项 3", a bare "3": a judge naming a check by its number
+_NUMBERED = re.compile(r"(?:第\s*(\d{1,3})\s*[条项个])|(?:判定项\s*(\d{1,3}))|(?:^\s*#?(\d{1,3})\s*$)")
+_SIMILAR = 0.6  # the least difflib ratio at which a loose quote still names a check
+
+
+def _normal(text: str) -> str:
+    # NFKC folds full-width letters and punctuation: judges quote checks in either width
+    item = unicodedata.normalize("NFKC", check_item(text) or text)
+    return " ".join(item.split()).lower().rstrip("。.;")
+
+
+def locate_check(item: str, checks: Sequence[tuple[int, str]]) -> int | None:
+    """The line (the first of the pair) of the check that `item`, a check as a verdict quotes it,
+    names: the same text, else the longest check containing it or contained in it, else its
+    number ("第 3 条"), else the closest one when close enough; None when it names none."""
+    if not checks:
+        return None
+    want = _normal(item)
+    normal = [(line, _normal(c)) for line, c in checks]
+    for line, c in normal:
+        if c == want:
+            return line
+    contained = [(line, len(c)) for line, c in normal if c and want and (c in want or want in c)]
+    if contained:
+        return max(contained, key=lambda lc: lc[1])[0]
+    m = _NUMBERED.search(want)
+    if m:
+        n = int(next(g for g in m.groups() if g))
+        if 1 <= n <= len(checks):
+            return checks[n - 1][0]
+    scored = [(difflib.SequenceMatcher(None, want, c).ratio(), line) for line, c in normal]
+    best = max(scored)
+    return best[1] if best[0] >= _SIMILAR else None
+
+
+def check_states(
+    state: str, failed: Sequence[str], unproven: Sequence[str], evidence: Sequence[Evidence]
+) -> list[CheckState]:
+    """How a verdict judged each check it has evidence for (one state per `evidence`, in order):
+    ``unverifiable`` when marked [此环境无法验证:…] (never met); ``no_evidence`` when claimed
+    achieved without evidence, or nothing the judge did backs it; ``failed`` when the verdict is
+    not achieved and a failed line names it; else ``passed``. The terminal, the hover, the
+    Flower view and Neovim all show this one rule."""
+    checks = list(enumerate(e.check for e in evidence))
+    unproven_at = {locate_check(u, checks) for u in unproven}
+    failed_at = {locate_check(f, checks) for f in failed} if state != ACHIEVED else set()
+    out: list[CheckState] = []
+    for at, e in enumerate(evidence):
+        if e.kind == "unverifiable":
+            out.append("unverifiable")
+        elif at in unproven_at:
+            out.append("no_evidence")
+        elif at in failed_at:
+            out.append("failed")
+        elif not e.backed or e.kind == "none":
+            out.append("no_evidence")
+        else:
+            out.append("passed")
+    return out
+
+
 @dataclass
 class Verdict:
     """One round's judgement: the seeds' three sections, conclusion / reason / failed checks,
@@ -317,6 +383,10 @@ class Verdict:
             self.unproven = missing
             self.failed = [*missing, *(c for c in self.failed if c not in missing)]
         return self
+
+    def check_states(self) -> list[CheckState]:
+        """How this verdict judged each check of its evidence (`check_states`)."""
+        return check_states(self.state, self.failed, self.unproven, self.evidence)
 
     def feedback(self) -> str:
         """What goes back to the worker: where it falls short, never how to fix it."""

@@ -460,10 +460,11 @@ const evidence = (over: Partial<HistoryEvidence>): HistoryEvidence => ({
   backed: false,
   basis: '',
   check_line: null,
+  state: 'no_evidence',
   ...over,
 });
 
-test('a verdict shows every check: its state and what backs it; a read file opens at its line', () => {
+test('a verdict shows every check: the state the server gave it and what backs it; a read file opens at its line', () => {
   const v: HistoryVerdict = {
     ...verdict('not_yet', ['hello.py 只用标准库']),
     evidence: [
@@ -475,6 +476,7 @@ test('a verdict shows every check: its state and what backs it; a read file open
         backed: true,
         excerpt: '3 passed',
         check_line: 3,
+        state: 'passed',
       }),
       evidence({
         check: 'hello.py 只用标准库',
@@ -484,10 +486,24 @@ test('a verdict shows every check: its state and what backs it; a read file open
         end_line: 12,
         backed: true,
         check_line: 4,
+        state: 'failed',
       }),
-      evidence({ check: '有 README', kind: 'search', pattern: 'README', path: '.', hits: 1, backed: true }),
+      evidence({
+        check: '有 README',
+        kind: 'search',
+        pattern: 'README',
+        path: '.',
+        hits: 1,
+        backed: true,
+        state: 'passed',
+      }),
       evidence({ check: '文档写清楚', kind: 'none', check_line: 6 }),
-      evidence({ check: '在 Windows 上能跑', kind: 'unverifiable', basis: '[此环境无法验证:没有 Windows]' }),
+      evidence({
+        check: '在 Windows 上能跑',
+        kind: 'unverifiable',
+        basis: '[此环境无法验证:没有 Windows]',
+        state: 'unverifiable',
+      }),
     ],
   };
   const nodes = folderNodes(history({ wakes: [wake(1, [step('干活', [round({ verdict: v })])])] }));

@@ -149,18 +149,26 @@ function M.evidence_basis(e)
   return nil
 end
 
--- one check of a verdict that its failed lines do not cover: passed with what backs it, without
--- evidence, or not verifiable here; <CR> opens the file read (else the check in 目标.md)
-local function evidence_line(out, h, e, unproven, depth)
+-- one check of a verdict that its failed lines do not cover, marked by the state the server gave
+-- it (passed with what backs it, without evidence, not verifiable here); <CR> opens the file read
+-- (else the check in 目标.md)
+local STATE_MARKS = {
+  passed = '✓',
+  failed = '✗',
+  no_evidence = '?',
+  unverifiable = '–',
+}
+local STATE_WORDS = {
+  failed = 'not passed',
+  no_evidence = 'no evidence',
+  unverifiable = 'cannot be verified here',
+}
+
+local function evidence_line(out, h, e, depth)
+  local state = STATE_MARKS[e.state] and e.state or 'no_evidence'
   local basis = M.evidence_basis(e)
-  local mark, said
-  if e.kind == 'unverifiable' then
-    mark, said = '–', 'cannot be verified here'
-  elseif unproven or not e.backed or e.kind == 'none' or not basis then
-    mark, said = '?', 'no evidence'
-  else
-    mark, said = '✓', basis
-  end
+  local said = state == 'passed' and (basis or 'passed') or STATE_WORDS[state]
+  local mark = STATE_MARKS[state]
   local target
   local path = some(e.path)
   if e.kind == 'read' and e.backed and path then
@@ -191,14 +199,10 @@ local function verdict_lines(out, h, verdict, depth)
       failed_lines[line] = true
     end
   end
-  local unproven = {}
-  for _, check in ipairs(verdict.unproven or {}) do
-    unproven[check] = true
-  end
   for _, e in ipairs(verdict.evidence or {}) do
     local line = some(e.check_line)
     if not (failed_texts[e.check] or (line and failed_lines[line])) then -- its ✗ line says it
-      evidence_line(out, h, e, unproven[e.check], depth + 1)
+      evidence_line(out, h, e, depth + 1)
     end
   end
 end

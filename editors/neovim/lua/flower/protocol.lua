@@ -68,4 +68,7 @@ M.MarkKind = { "wake", "verdict", "handoff" }
 --- The values of EvidenceKind.
 M.EvidenceKind = { "command", "read", "search", "unverifiable", "none" }
 
+--- The values of CheckState.
+M.CheckState = { "passed", "failed", "no_evidence", "unverifiable" }
+
 return M
