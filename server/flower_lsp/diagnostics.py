@@ -10,6 +10,7 @@ the code actions offer the three choices of the engine's question; choosing one 
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -27,7 +28,7 @@ from . import wire
 from .common import Folder
 from .documents import same_document, uri_of
 from .host import Feature, FlowerServer
-from .run import verdict_info
+from .last_verdict import LastVerdict, last_on_disk
 
 if TYPE_CHECKING:
     from flower.core.evidence import Evidence
@@ -265,9 +266,28 @@ class VerdictDiagnostics(Feature):
         if not run.waking:
             self.clear(run.folder)  # a fresh run: the last run's goal (maybe archived) is gone
 
+    async def on_initialized(self) -> None:
+        self.server.spawn(self._restore())
+
+    async def _restore(self) -> None:
+        """The marks of each folder's last verdict on disk, so an editor opened on a folder
+        whose run ended short of its goal shows where, as the hover does (off the loop: the
+        history reads the run files)."""
+        for folder in self.server.folders():
+            try:
+                last = await asyncio.to_thread(last_on_disk, folder)
+            except Exception:
+                log.warning("could not read the history of %s", folder.path, exc_info=True)
+                continue
+            if last is None or folder.uri in self.published or folder.uri in self.runs:
+                continue  # nothing judged yet, or a run of this session has spoken since
+            self.show(folder, last)
+
     def on_event(self, run: Run, event: Event) -> None:
         if isinstance(event, VerdictGiven):
-            self.on_verdict(run, verdict_info(event), evidence=event.evidence, unproven=event.unproven)
+            last = LastVerdict.of_event(event, run.folder)
+            if last is not None:
+                self.show(run.folder, last)
         elif isinstance(event, GoalUnverifiable):
             self.on_goal_set(run, event)
 
@@ -311,27 +331,18 @@ class VerdictDiagnostics(Feature):
             pub.verdict, pub.unverifiable = [], []
             self._publish(pub)
 
-    def on_verdict(
-        self,
-        run: Run,
-        verdict: p.VerdictInfo,
-        *,
-        evidence: Sequence[Evidence] = (),
-        unproven: Sequence[str] = (),
-    ) -> None:
-        path = self._goal_path(run.folder, verdict.goal_path)
-        if path is None:
-            return
-        pub = self._switch(run.folder, path)
+    def show(self, folder: Folder, verdict: LastVerdict) -> None:
+        """Publish `verdict`'s marks on its 目标.md (none when it is achieved)."""
+        pub = self._switch(folder, verdict.goal)
         pub.verdict = verdict_diagnostics(
-            verdict,
-            _read(path),
-            folder=run.folder.uri,
+            verdict.info(),
+            _read(verdict.goal),
+            folder=folder.uri,
             encoding=self._encoding(),
-            evidence=evidence,
-            unproven=unproven,
-            root=run.folder.path,
-            goal=path,
+            evidence=verdict.evidence,
+            unproven=verdict.unproven,
+            root=folder.path,
+            goal=verdict.goal,
         )
         self._publish(pub)
 

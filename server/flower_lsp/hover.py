@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,55 +20,21 @@ from pygls.uris import to_fs_path
 from flower.base.i18n import _
 from flower.core.events import Event, VerdictGiven
 from flower.core.evidence import CHECK_WORDS
-from flower.core.goal import check_states, locate_check
+from flower.core.goal import locate_check
 
-from .common import Folder
 from .diagnostics import workspace_file
 from .documents import same_document, uri_of
 from .host import Feature, FlowerServer
+from .last_verdict import LastVerdict, last_on_disk
 
 if TYPE_CHECKING:
-    from flower.core.evidence import CheckState, Evidence
+    from flower.core.evidence import Evidence
 
     from .run import Run
 
 log = logging.getLogger(__name__)
 
 EXCERPT_LINES = 12  # the most lines of a command's output a hover shows
-
-
-@dataclass
-class LastVerdict:
-    """What a hover needs of one verdict."""
-
-    goal: Path
-    round: int
-    state: str
-    failed: list[str] = field(default_factory=list)
-    unproven: list[str] = field(default_factory=list)
-    evidence: list[Evidence] = field(default_factory=list)
-
-    def states(self) -> list[CheckState]:
-        return check_states(self.state, self.failed, self.unproven, self.evidence)
-
-
-def last_on_disk(folder: Folder) -> LastVerdict | None:
-    """The folder's last verdict as its history on disk tells it (slow: reads the run files)."""
-    from flower.workflow.history import read_history
-
-    history = read_history(folder.path, run_dir=folder.run_dir)
-    verdicts = [r.verdict for w in history.wakes for s in w.steps for r in s.rounds if r.verdict is not None]
-    if not verdicts or not history.goal:
-        return None
-    v = verdicts[-1]
-    return LastVerdict(
-        goal=Path(history.goal),
-        round=v.round,
-        state=v.state,
-        failed=list(v.failed),
-        unproven=list(v.unproven),
-        evidence=list(v.evidence),
-    )
 
 
 def _fence(text: str) -> str:
@@ -152,16 +117,10 @@ class EvidenceHover(Feature):
             self.last.pop(run.folder.uri, None)  # a fresh run: the last run's verdict judged another goal
 
     def on_event(self, run: Run, event: Event) -> None:
-        if isinstance(event, VerdictGiven) and event.goal_path:
-            goal = Path(event.goal_path).expanduser()
-            self.last[run.folder.uri] = LastVerdict(
-                goal=goal if goal.is_absolute() else run.folder.path / goal,
-                round=event.round,
-                state=event.state,
-                failed=list(event.failed),
-                unproven=list(event.unproven),
-                evidence=list(event.evidence),
-            )
+        if isinstance(event, VerdictGiven):
+            last = LastVerdict.of_event(event, run.folder)
+            if last is not None:
+                self.last[run.folder.uri] = last
 
     async def hover(self, params: types.HoverParams) -> types.Hover | None:
         from flower.core.goal import check_lines

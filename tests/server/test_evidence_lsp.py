@@ -15,66 +15,17 @@ from lsprotocol import types
 
 from flower.sim.scenarios import (
     BARE_VERDICTS,
-    BRIEF,
     CHECKS,
-    HANDOVER,
-    STARTER_ACTORS,
-    _bash,
-    delegate,
+    RAN_GOAL,
+    RAN_VERDICTS,
+    RUN_AND_READ,
+    judge_runs_scenario,
     judged,
 )
 
 RUN_S = 180.0
 DASH = "\u2013"  # the en dash of a line range, as the English messages write it
 OPTIONS = {"timeout_s": 60, "judge_can_run": True}
-GOAL = "## 目标\n交付能运行的 hello.py,并写明用法。\n\n## 判定清单\n" + "".join(f"- {c}\n" for c in CHECKS)
-WRITE = (
-    "printf 'print(\"hello\")\\n' > hello.py && printf '# hello\\n\\nRun: python3 hello.py\\n' > README.md"
-)
-REPORT = (
-    "结论:hello.py 和 README.md 写好了。\n依据:python3 hello.py 输出 hello。\n"
-    "产物:hello.py README.md\n未验证:无"
-)
-# the judge's look: it runs the program, reads README.md and hello.py (real tools, real results)
-RUN_AND_READ = {
-    "tools": [
-        {"name": "Bash", "input": {"command": "python3 hello.py", "description": "run it"}},
-        {"name": "Read", "input": {"file_path": "README.md"}},
-        {"name": "Read", "input": {"file_path": "hello.py"}},
-    ]
-}
-EVIDENCE = (
-    "\n\n## 证据\n"
-    f"- {CHECKS[0]} — 跑了 `python3 hello.py`,退出码 0,输出 hello\n"
-    f"- {CHECKS[1]} — 读了 README.md 第 1-4 行:{{readme}}\n"
-    f"- {CHECKS[2]} — 读了 hello.py,没有 import\n"
-)
-NOT_YET = (
-    "## 结论\n未达成\n\n## 理由\nREADME.md 的运行说明不够。\n\n## 未通过\n- "
-    + CHECKS[1]
-    + EVIDENCE.format(readme="只写了一行命令,没说要 Python 3")
-)
-ACHIEVED = BARE_VERDICTS["achieved"] + EVIDENCE.format(readme="写着 Run: python3 hello.py")
-
-
-def scenario(judge: list[dict[str, Any]]) -> dict[str, Any]:
-    """The worker writes both files in round 1 and only reports in round 2; `judge` rules."""
-    return {
-        "actors": dict(STARTER_ACTORS),
-        "scripts": {
-            "clarifier": [{"text": BRIEF}],
-            "goal_setter": [{"text": GOAL}],
-            "coordinator": [
-                delegate("写 hello.py 和 README.md"),
-                {"text": "这一轮做完了:hello.py 和 README.md 都写好了。"},
-                {"text": "按判定者的反馈复核了一遍,文件都在。"},
-            ],
-            "coder": [_bash(WRITE), {"text": REPORT}],
-            "judge": judge,
-        },
-        "rules": [{"actor": "handover", "reply": {"text": HANDOVER}}],
-        "default": {"text": "(flower.sim: this actor's script is used up)"},
-    }
 
 
 def goal_of(workspace: Path) -> Path:
@@ -97,6 +48,11 @@ async def verdicts_of(s: Any) -> list[dict[str, Any]]:
     return [r["verdict"] for w in h["wakes"] for st in w["steps"] for r in st["rounds"] if r["verdict"]]
 
 
+async def verdicts_after_restart(sim_lsp: Any, sim: Any) -> list[dict[str, Any]]:
+    async with sim_lsp(sim, options=OPTIONS) as s:
+        return await verdicts_of(s)
+
+
 async def hover(s: Any, path: Path, line: int) -> str | None:
     params = types.HoverParams(
         text_document=types.TextDocumentIdentifier(uri=path.as_uri()),
@@ -113,7 +69,7 @@ async def hover(s: Any, path: Path, line: int) -> str | None:
 async def test_a_failed_checks_diagnostic_links_to_what_the_judge_read_and_a_hover_shows_its_command(
     sim_factory, sim_lsp, workspace
 ):
-    sim = sim_factory(scenario([RUN_AND_READ, {"text": NOT_YET}, RUN_AND_READ, {"text": ACHIEVED}]))
+    sim = sim_factory(judge_runs_scenario())
     async with sim_lsp(sim, options=OPTIONS) as s:
         await run_to_end(s)
         goal = goal_of(workspace)
@@ -156,11 +112,54 @@ async def test_a_failed_checks_diagnostic_links_to_what_the_judge_read_and_a_hov
 
 
 @pytest.mark.e2e
+async def test_an_editor_opened_on_a_run_that_ended_short_of_its_goal_shows_its_marks_and_their_evidence(
+    sim_factory, sim_lsp, workspace
+):
+    # every round is judged not_yet on README.md: whichever round the stop lands after, the last
+    # verdict on disk is a not_yet with its evidence
+    sim = sim_factory(judge_runs_scenario([RUN_AND_READ, {"text": RAN_VERDICTS["not_yet"]}] * 4))
+    async with sim_lsp(sim, options=OPTIONS) as s:
+        assert (await s.command("flower.start", {"ask": "写一个 hello.py"}))["ok"] is True
+        goal = goal_of(workspace)
+        await s.until(lambda: any(d for d in s.history(goal)), RUN_S, what="the first verdict's marks")
+        await s.command("flower.stop", {})
+        await s.until(lambda: s.run_phase() in ("finished", "failed", "stopped"), RUN_S, what="the stop")
+    [*_, last] = [v for v in await verdicts_after_restart(sim_lsp, sim) if v["state"]]
+
+    async with sim_lsp(sim, options=OPTIONS) as again:
+        # nothing runs: the marks come from the folder's history, published once the server is up
+        [marks] = await again.until(lambda: [d for d in again.history(goal) if d], 30, what="restored marks")
+        [failed] = marks
+        assert failed.range.start.line == line_of(goal, CHECKS[1])
+        assert failed.message.startswith(f"Judge round {last['round']}, not passed: {CHECKS[1]}")
+        [read] = failed.related_information or []
+        assert read.location.uri == (workspace / "README.md").as_uri()
+        assert read.message == f"judge read lines 1{DASH}4"
+        # and the hover on the first check says what backs it: the command and its exit code
+        text = await hover(again, goal, line_of(goal, CHECKS[0]))
+        assert text is not None and text.startswith(f"**Flower** · judge round {last['round']}: **passed**")
+        assert "ran `python3 hello.py`, exit code 0" in text
+
+
+@pytest.mark.e2e
+async def test_an_editor_opened_on_a_finished_run_publishes_no_marks(sim_factory, sim_lsp, workspace):
+    sim = sim_factory(judge_runs_scenario())
+    async with sim_lsp(sim, options=OPTIONS) as s:
+        await run_to_end(s)
+    async with sim_lsp(sim, options=OPTIONS) as again:
+        goal = goal_of(workspace)
+        # the history is read once the server is up: when the hover answers, the restore is done
+        text = await hover(again, goal, line_of(goal, CHECKS[1]))
+        assert text is not None and "judge round 2: **passed**" in text
+        assert not [d for d in again.history(goal) if d]  # the last verdict achieved: nothing to mark
+
+
+@pytest.mark.e2e
 async def test_an_achieved_verdict_without_evidence_is_marked_no_evidence_on_every_check(
     sim_factory, sim_lsp, workspace
 ):
     # round 1: 达成 with nothing run and nothing read; round 2: the judge reads first
-    sim = sim_factory(scenario([{"text": BARE_VERDICTS["achieved"]}, *judged("achieved")]))
+    sim = sim_factory(judge_runs_scenario([{"text": BARE_VERDICTS["achieved"]}, *judged("achieved")]))
     async with sim_lsp(sim, options={"timeout_s": 60}) as s:
         await run_to_end(s)
         goal = goal_of(workspace)
@@ -201,7 +200,7 @@ def test_a_commands_evidence_points_at_the_file_it_names_else_at_the_check(engli
 
     (tmp_path / "hello.py").write_text('print("hello")\n', encoding="utf-8")
     goal = tmp_path / "目标.md"
-    goal.write_text(GOAL, encoding="utf-8")
+    goal.write_text(RAN_GOAL, encoding="utf-8")
     verdict = p.VerdictInfo(state="not_yet", reason="", failed=list(CHECKS), round=2, goal_path=str(goal))
     evidence = [
         Evidence(CHECKS[0], "command", "python3 hello.py", 1, "Traceback …", backed=True),
@@ -209,7 +208,7 @@ def test_a_commands_evidence_points_at_the_file_it_names_else_at_the_check(engli
         Evidence(CHECKS[2], "command", "python3 -c 'import ast'"),  # cited, never run
     ]
     ran, grep, cited = verdict_diagnostics(
-        verdict, GOAL, folder="f", evidence=evidence, root=tmp_path, goal=goal
+        verdict, RAN_GOAL, folder="f", evidence=evidence, root=tmp_path, goal=goal
     )
     [at_file] = ran.related_information or []
     assert at_file.location.uri == (tmp_path / "hello.py").as_uri() and at_file.location.range.start.line == 0

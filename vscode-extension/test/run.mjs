@@ -701,7 +701,13 @@ async function uiSession(kind, vs) {
 }
 
 async function runUi() {
-  const walks = { main: runUiMain, 'first-run': runUiFirstRun, history: runUiHistory, rewind: runUiRewind };
+  const walks = {
+    main: runUiMain,
+    'first-run': runUiFirstRun,
+    history: runUiHistory,
+    rewind: runUiRewind,
+    evidence: runUiEvidence,
+  };
   if (WALK && !(WALK in walks)) throw new Error(`no UI walk ${WALK}: ${Object.keys(walks).join(', ')}`);
   for (const [name, walk] of Object.entries(walks)) if (!WALK || WALK === name) await walk();
 }
@@ -851,8 +857,9 @@ async function runTwentyRounds(ws, dir, env) {
   return JSON.parse(stdout);
 }
 
-/** `flower go` in a terminal in `ws`, against flower.sim's `scenario`, its questions answered "1". */
-async function runInTerminal(ws, dir, env, scenario, flags = []) {
+/** `flower go` in a terminal in `ws`, against flower.sim's `scenario`, its questions answered "1";
+ * it must exit with `code` (1: the run ended short of its goal). */
+async function runInTerminal(ws, dir, env, scenario, flags = [], code = 0) {
   const sim = await startSim(dir, scenario);
   try {
     const { env: cliEnv, remove } = await simEnv(sim.url, dir);
@@ -874,11 +881,81 @@ async function runInTerminal(ws, dir, env, scenario, flags = []) {
       for (const line of lines) if (/^\s+\? /.test(line)) child.stdin.write('1\n');
     });
     child.stderr.on('data', (d) => log.write(d));
-    const [code] = await once(child, 'exit');
+    const [exited] = await once(child, 'exit');
     log.end();
-    if (code !== 0) throw new Error(`flower go exited with ${code} (see ${dir}/flower-go.log)`);
+    if (exited !== code)
+      throw new Error(`flower go exited with ${exited}, not ${code} (see ${dir}/flower-go.log)`);
   } finally {
     await sim.stop();
+  }
+}
+
+/**
+ * The judge's evidence on 目标.md, as a person finds it the morning after: a run the terminal left
+ * short of its goal (one round; the judge, allowed to run commands, ran hello.py, read README.md
+ * and hello.py, and failed the README check), then the editor opened on that folder.
+ */
+async function runUiEvidence() {
+  if (!fs.existsSync(VSIX)) throw new Error(`${VSIX} is missing: package the extension first`);
+  const dir = path.join(root, 'ui-evidence');
+  const vs = await startVSCode('ui-evidence', {
+    install: VSIX,
+    prepare: (ws) => runInTerminal(ws, dir, {}, 'judge-runs', ['--rounds', '1', '--judge-can-run'], 1),
+  });
+  const { page, step, palette, open, close } = await uiSession('ui', vs);
+  const README_CHECK = '工作区根目录有 README.md';
+  const shown = async (locator) =>
+    // biome-ignore lint/performance/useDomNodeTextContent: the lines as rendered, one per line
+    (await locator.innerText()).replace(/\u00a0/g, ' '); // Monaco renders spaces as nbsp
+  try {
+    const steps = [
+      ['the workbench opens the folder of a run that ended short of its goal', open],
+      [
+        'F1 "Flower: Open Goal" opens 目标.md with the failed check marked',
+        async () => {
+          await palette('Flower: Open Goal');
+          await page.locator('.tab.active', { hasText: '目标.md' }).waitFor({ timeout: 15_000 });
+          // the marks come from the folder's history: nothing runs in this editor
+          await page.locator('.editor-instance .squiggly-warning').first().waitFor({ timeout: 60_000 });
+        },
+      ],
+      [
+        "the failed check's problem links to the file the judge read; a click opens it",
+        async () => {
+          await palette('View: Focus Problems (Errors, Warnings, Infos)');
+          const problem = page.locator('.markers-panel .monaco-list-row', { hasText: README_CHECK }).first();
+          await problem.waitFor({ timeout: 15_000 });
+          const said = await shown(problem);
+          if (!said.includes('Judge round 1, not passed')) throw new Error(`the problem says:\n${said}`);
+          const read = page
+            .locator('.markers-panel .monaco-list-row', { hasText: 'judge read lines 1' })
+            .first();
+          await read.waitFor({ timeout: 15_000 });
+          const where = await shown(read);
+          if (!where.includes('README.md')) throw new Error(`the related line is not README.md:\n${where}`);
+          await read.click();
+          await page.locator('.tab.active', { hasText: 'README.md' }).waitFor({ timeout: 15_000 });
+        },
+      ],
+      [
+        'a hover on the first check shows the command the judge ran and its exit code',
+        async () => {
+          await palette('Flower: Open Goal');
+          await page.locator('.tab.active', { hasText: '目标.md' }).waitFor({ timeout: 15_000 });
+          await page.locator('.editor-instance .view-line span span', { hasText: 'python3' }).first().hover();
+          const hover = page.locator('.monaco-hover', { hasText: 'judge round' }).first();
+          await hover.waitFor({ timeout: 30_000 });
+          const said = await shown(hover);
+          for (const want of ['judge round 1: passed', 'ran python3 hello.py, exit code 0', 'hello'])
+            if (!said.includes(want)) throw new Error(`the hover has no "${want}":\n${said}`);
+          await page.keyboard.press('Escape');
+        },
+      ],
+    ];
+    for (const [title, fn] of steps) if (!(await step(title, fn))) break;
+  } finally {
+    await close();
+    await vs.stop();
   }
 }
 

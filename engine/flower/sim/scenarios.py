@@ -244,7 +244,64 @@ def prying_scenario(*, echoed: tuple[str, ...] = (), judge_runs: bool = True) ->
     }
 
 
+# A judge that may run commands (judge_can_run): it runs the program and reads both files (real
+# tools, real results), and cites them check by check; README.md is three lines and a newline.
+RUN_AND_READ: dict[str, Any] = {
+    "tools": [
+        {"name": "Bash", "input": {"command": "python3 hello.py", "description": "run it"}},
+        _read("README.md"),
+        _read("hello.py"),
+    ]
+}
+RAN_EVIDENCE = (
+    "\n\n## 证据\n"
+    f"- {CHECKS[0]} — 跑了 `python3 hello.py`,退出码 0,输出 hello\n"
+    f"- {CHECKS[1]} — 读了 README.md 第 1-4 行:{{readme}}\n"
+    f"- {CHECKS[2]} — 读了 hello.py,没有 import\n"
+)
+RAN_VERDICTS = {
+    "not_yet": (
+        "## 结论\n未达成\n\n## 理由\nREADME.md 的运行说明不够。\n\n## 未通过\n- "
+        + CHECKS[1]
+        + RAN_EVIDENCE.format(readme="只写了一行命令,没说要 Python 3")
+    ),
+    "achieved": BARE_VERDICTS["achieved"] + RAN_EVIDENCE.format(readme="写着 Run: python3 hello.py"),
+}
+RAN_GOAL = "## 目标\n交付能运行的 hello.py,并写明用法。\n\n## 判定清单\n" + "".join(
+    f"- {c}\n" for c in CHECKS
+)
+_REPORT = (
+    "结论:hello.py 和 README.md 写好了。\n依据:python3 hello.py 输出 hello。\n"
+    "产物:hello.py README.md\n未验证:无"
+)
+
+
+def judge_runs_scenario(judge: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """The worker writes both files in round 1 and only reports after; `judge` rules (by default:
+    runs and reads, then not_yet on README.md; runs and reads again, then achieved)."""
+    if judge is None:
+        judge = [RUN_AND_READ, {"text": RAN_VERDICTS["not_yet"]}]
+        judge += [RUN_AND_READ, {"text": RAN_VERDICTS["achieved"]}]
+    return {
+        "actors": dict(STARTER_ACTORS),
+        "scripts": {
+            "clarifier": [{"text": BRIEF}],
+            "goal_setter": [{"text": RAN_GOAL}],
+            "coordinator": [
+                delegate("写 hello.py 和 README.md"),
+                {"text": "这一轮做完了:hello.py 和 README.md 都写好了。"},
+                {"text": "按判定者的反馈复核了一遍,文件都在。"},
+            ],
+            "coder": [_bash(WRITE_HELLO), {"text": _REPORT}],
+            "judge": judge,
+        },
+        "rules": [{"actor": "handover", "reply": {"text": HANDOVER}}],
+        "default": {"text": "(flower.sim: this actor's script is used up)"},
+    }
+
+
 NAMED: dict[str, Callable[[], dict[str, Any]]] = {
     "starter": starter_scenario,
     "resumable-starter": resumable_starter_scenario,
+    "judge-runs": judge_runs_scenario,
 }
