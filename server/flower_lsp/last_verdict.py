@@ -19,6 +19,7 @@ from .common import Folder
 
 if TYPE_CHECKING:
     from flower.core.evidence import CheckState, Evidence
+    from flower.workflow.history import VerdictRecord
 
 
 @dataclass
@@ -46,19 +47,24 @@ class LastVerdict:
         )
 
     @classmethod
+    def of(cls, goal: Path, verdict: VerdictGiven | VerdictRecord) -> LastVerdict:
+        """The verdict as a run's event or the history on disk holds it (the same fields)."""
+        return cls(
+            goal=goal,
+            round=verdict.round,
+            state=verdict.state,
+            reason=verdict.reason,
+            failed=list(verdict.failed),
+            unproven=list(verdict.unproven),
+            evidence=list(verdict.evidence),
+        )
+
+    @classmethod
     def of_event(cls, event: VerdictGiven, folder: Folder) -> LastVerdict | None:
         if not event.goal_path:
             return None
         goal = Path(event.goal_path).expanduser()
-        return cls(
-            goal=goal if goal.is_absolute() else folder.path / goal,
-            round=event.round,
-            state=event.state,
-            reason=event.reason,
-            failed=list(event.failed),
-            unproven=list(event.unproven),
-            evidence=list(event.evidence),
-        )
+        return cls.of(goal if goal.is_absolute() else folder.path / goal, event)
 
 
 def last_on_disk(folder: Folder) -> LastVerdict | None:
@@ -69,13 +75,4 @@ def last_on_disk(folder: Folder) -> LastVerdict | None:
     verdicts = [r.verdict for w in history.wakes for s in w.steps for r in s.rounds if r.verdict is not None]
     if not verdicts or not history.goal:
         return None
-    v = verdicts[-1]
-    return LastVerdict(
-        goal=Path(history.goal),
-        round=v.round,
-        state=v.state,
-        reason=v.reason,
-        failed=list(v.failed),
-        unproven=list(v.unproven),
-        evidence=list(v.evidence),
-    )
+    return LastVerdict.of(Path(history.goal), verdicts[-1])

@@ -13,57 +13,29 @@ from test_cli_e2e import cli_env, flower
 from flower.core.evidence import Evidence
 from flower.sim.scenarios import (
     BARE_VERDICTS,
-    BRIEF,
     CHECKS,
-    HANDOVER,
-    STARTER_ACTORS,
-    _bash,
-    delegate,
+    RAN_GOAL,
+    RUN_AND_READ,
+    judge_runs_scenario,
     judged,
     looked,
 )
 from flower.workflow.history import read_history
 
 WRITE_BOTH = "printf 'print(\"hello\")\\n' > hello.py && printf 'Run: python3 hello.py\\n' > README.md"
-REPORT = (
-    "结论:hello.py 和 README.md 写好了。\n依据:python3 hello.py 输出 hello。\n"
-    "产物:hello.py README.md\n未验证:无"
-)
-GOAL = "## 目标\n交付能运行的 hello.py,并写明用法。\n\n## 判定清单\n" + "".join(f"- {c}\n" for c in CHECKS)
+GOAL = RAN_GOAL
 MACOS = "在 macOS 的终端里双击就能运行 [此环境无法验证:这里是 Linux 容器]"
 RAN = "## 证据\n" + (
     f"- {CHECKS[0]} — 跑了 `python3 hello.py`,退出码 0,输出 hello\n"
     f"- {CHECKS[1]} — 读了 README.md 第 1 行:Run: python3 hello.py\n"
     f"- {CHECKS[2]} — 读了 hello.py,没有 import\n"
 )
-# the real tools, before the verdict: the command the first check names, the two files
-LOOK_AND_RUN = {
-    "tools": [
-        {"name": "Bash", "input": {"command": "python3 hello.py", "description": "run it"}},
-        {"name": "Read", "input": {"file_path": "README.md"}},
-        {"name": "Read", "input": {"file_path": "hello.py"}},
-    ]
-}
+LOOK_AND_RUN = RUN_AND_READ  # the real tools, before the verdict: the command, the two files
 
 
 def scenario(judge: list[dict[str, Any]], *, goal: str = GOAL, rounds: int = 2) -> dict[str, Any]:
-    """One worker round writes both files; every later round changes nothing; `judge` rules."""
-    return {
-        "actors": dict(STARTER_ACTORS),
-        "scripts": {
-            "clarifier": [{"text": BRIEF}],
-            "goal_setter": [{"text": goal}],
-            "coordinator": [
-                delegate("写 hello.py 和 README.md"),
-                {"text": "这一轮做完了:hello.py 和 README.md 都写好了。"},
-                *[{"text": "按判定者的反馈复核了一遍,文件都在。"} for _ in range(rounds - 1)],
-            ],
-            "coder": [_bash(WRITE_BOTH), {"text": REPORT}],
-            "judge": judge,
-        },
-        "rules": [{"actor": "handover", "reply": {"text": HANDOVER}}],
-        "default": {"text": "(flower.sim: this actor's script is used up)"},
-    }
+    """One worker round writes both files (README.md one line); every later round changes nothing."""
+    return judge_runs_scenario(judge, goal=goal, rounds=rounds, write=WRITE_BOTH)
 
 
 def run(sim: Any, claude_root: Path, ws: Path, *flags: str, **env: str) -> Any:

@@ -276,9 +276,16 @@ _REPORT = (
 )
 
 
-def judge_runs_scenario(judge: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    """The worker writes both files in round 1 and only reports after; `judge` rules (by default:
-    runs and reads, then not_yet on README.md; runs and reads again, then achieved)."""
+def judge_runs_scenario(
+    judge: list[dict[str, Any]] | None = None,
+    *,
+    goal: str = RAN_GOAL,
+    rounds: int = 2,
+    write: str = WRITE_HELLO,
+) -> dict[str, Any]:
+    """The worker writes both files (`write`) in round 1 and only reports in the `rounds` - 1
+    after; `judge` rules (by default: runs and reads, then not_yet on README.md; runs and reads
+    again, then achieved)."""
     if judge is None:
         judge = [RUN_AND_READ, {"text": RAN_VERDICTS["not_yet"]}]
         judge += [RUN_AND_READ, {"text": RAN_VERDICTS["achieved"]}]
@@ -286,13 +293,13 @@ def judge_runs_scenario(judge: list[dict[str, Any]] | None = None) -> dict[str, 
         "actors": dict(STARTER_ACTORS),
         "scripts": {
             "clarifier": [{"text": BRIEF}],
-            "goal_setter": [{"text": RAN_GOAL}],
+            "goal_setter": [{"text": goal}],
             "coordinator": [
                 delegate("写 hello.py 和 README.md"),
                 {"text": "这一轮做完了:hello.py 和 README.md 都写好了。"},
-                {"text": "按判定者的反馈复核了一遍,文件都在。"},
+                *[{"text": "按判定者的反馈复核了一遍,文件都在。"} for _ in range(rounds - 1)],
             ],
-            "coder": [_bash(WRITE_HELLO), {"text": _REPORT}],
+            "coder": [_bash(write), {"text": _REPORT}],
             "judge": judge,
         },
         "rules": [{"actor": "handover", "reply": {"text": HANDOVER}}],
