@@ -32,6 +32,7 @@ REQUEST = "写一个 hello.py,运行时打印问候语"  # the scripted person's
 LAUNCH_PROMPT = "> "  # ask_for_request's prompt at a terminal
 ANSWER = "1"  # the scripted person takes the question's first option
 WORK = "干活"
+QUIT = 130  # the exit code of a `flower` the person quit
 
 INTRO = N_("flower demo:真实的 Claude Code CLI;模型由 flower.sim 照剧本扮演,地址 {url}")
 WORKSPACE = N_("工作区:{workspace}")
@@ -149,8 +150,12 @@ def run_demo(out: TextIO, *, keep: bool = False) -> int:
             screen.say(_(INTRO).format(url=sim.base_url))
             screen.say(_(WORKSPACE).format(workspace=ws))
             first = _flower([REQUEST], f'$ flower "{REQUEST}"', screen, keyboard)
+            if first == QUIT:  # the person pressed Ctrl-C twice: the demo is over too
+                return QUIT
             session, _woke = _work_session(ws)
             second = _flower([], "$ flower        # " + _(AGAIN), screen, keyboard)
+            if second == QUIT:
+                return QUIT
             later, woke = _work_session(ws)
         same = session is not None and session == later
         handed_over = _same_handover(ws)
