@@ -15,9 +15,10 @@ import os
 import shutil
 import tempfile
 import threading
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 from ..base.i18n import N_, _
 from ..cli.arguments import parse_args
@@ -102,8 +103,9 @@ class DemoScreen(Screen):
 
 
 @contextmanager
-def _inside(folder: Path) -> Any:
-    """Work in `folder`, as a person who typed `cd` there: flower's paths are then short."""
+def _inside(folder: Path) -> Iterator[None]:
+    """Work in `folder`, as a person who typed `cd` there: `flower` with no flags then works on
+    it and keeps its books in its `runs/`."""
     before = Path.cwd()
     os.chdir(folder)
     try:
