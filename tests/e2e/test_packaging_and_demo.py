@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import re
 import shutil
 import subprocess
 import sys
@@ -73,28 +75,79 @@ def test_a_checkout_finds_the_repository_plugin():
     assert plugin_dir() == ROOT / "plugin"
 
 
+def kept_folder(out: str, label: str) -> Path:
+    """The folder `flower demo --keep` names on its last line, after `label` (a long path may be
+    wrapped over several lines: it has no space to break at)."""
+    return Path("".join(out[out.rindex(label) + len(label) :].split()))
+
+
 @pytest.mark.e2e
-def test_flower_demo_runs_the_starter_flow_offline_and_continues_it(tmp_path):
+def test_flower_demo_runs_the_starter_flow_offline_and_continues_it():
+    from flower.core.display import columns
+    from flower.core.managed_block import BEGIN, read_block
+
+    # what a person sees in an 80-column terminal: COLUMNS is the width when stdout is a pipe
     done = subprocess.run(
-        [sys.executable, "-m", "flower", "demo", "--keep"], capture_output=True, text=True, timeout=300
+        [sys.executable, "-m", "flower", "demo", "--keep"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "COLUMNS": "80"},
     )
     out = done.stdout
     assert done.returncode == 0, out + done.stderr
-    kept = Path(out.strip().splitlines()[-1].removeprefix("保留在:"))  # the seeds' language
+    kept = kept_folder(out, "保留在:")  # the seeds' language
     try:
         ws = kept / "project"
         assert (ws / "hello.py").read_text() == 'print("hello")\n' and (
             ws / "README.md"
         ).is_file()  # real files, real tools
-        assert "== 确认需求" in out and "== 设定目标" in out and "-> (自动回答) hello" in out
-        assert "判定者,第 1 轮:未达成" in out and "判定者,第 2 轮:达成" in out
-        # the second run visibly continues: the banner, then only the work step, resumed
-        second = out[out.index("$ flower        #") :]
-        assert "接上上次  需求已确认 · 目标 3 条 · 干活上下文" in second and "第 2 次唤醒" in second
-        assert "== 确认需求" not in second and "<- 接上次 · 第 2 次唤醒" in second
-        assert "ok:第二次运行接着同一个干活会话做了下去" in out
+        lines = out.splitlines()
+        assert {line: columns(line) for line in lines if columns(line) > 80} == {}
+        assert "== 确认需求 ==========================  1/3" in lines
+        assert "== 设定目标 ==========================  2/3" in lines
+        # the question as flower's renderer shows it, answered at flower's own prompt
+        typed = lines.index("你的回答 (回车=跳过,让它自己判断) > 1    # demo 替你敲的")
+        assert lines[typed - 3 : typed + 2] == [
+            "  ? hello.py 要打印什么?",
+            "     1) hello",
+            "     2) hello, flower",
+            "你的回答 (回车=跳过,让它自己判断) > 1    # demo 替你敲的",
+            "  + hello",
+        ]
+        # the judge's verdicts with their evidence, one line per check
+        rejected = lines.index("  ~ 判定第 1 轮:未达成,打回去接着干 —— hello.py 能运行,但没有 README.md。")
+        assert lines[rejected + 1 : rejected + 4] == [
+            "     ✓ 运行 `python3 hello.py` 输出 hello — 读了 hello.py 第 1-2 行",
+            "     ✗ 工作区根目录有 README.md,写了怎么运行 — 说看了 README.md,可它没读过",
+            "     ✓ hello.py 只用标准库 — 读了 hello.py 第 1-2 行",
+        ]
+        achieved = lines.index("  + 判定第 2 轮:达成 —— hello.py 输出 hello,README.md 写了用法。")
+        assert lines[achieved + 1 : achieved + 4] == [
+            "     ✓ 运行 `python3 hello.py` 输出 hello — 读了 hello.py 第 1-2 行",
+            "     ✓ 工作区根目录有 README.md,写了怎么运行 — 读了 README.md 第 1-4 行",
+            "     ✓ hello.py 只用标准库 — 读了 hello.py 第 1-2 行",
+        ]
+        first = out[: out.index("$ flower        #")]
+        assert "<- 交接写进 CLAUDE.md(新建)、AGENTS.md(新建)" in first
+        assert "总花费 $" in first
+        # the second run visibly continues: the wake prompt, Enter, the banner, the work step resumed
+        second = out[out.index("$ flower        # 再跑一次,同一个目录:从停下的地方接着做") :]
+        assert "\n> (回车)    # demo 替你敲的\n<- 在 " in second
+        flat = re.sub(r"\n +", " ", second)  # the banner names the folder: it may wrap anywhere
+        assert "接上上次  需求已确认 · 目标 3 条 · 干活上下文" in flat and "· 第 2 次唤醒" in flat
+        assert "== 确认需求" not in second and "== 设定目标" not in second
+        assert "== 干活 ==============================  3/3  <- 接上次 · 第 2 次唤醒" in second.splitlines()
+        assert "  + 判定第 1 轮:达成 —— hello.py 输出 hello,README.md 写了用法。" in second.splitlines()
+        assert "<- 交接写进 CLAUDE.md(和上次一样,没动)、AGENTS.md(和上次一样,没动)" in second
+        assert "ok:第二次运行接着同一个干活会话做了下去;CLAUDE.md 和 AGENTS.md 里是同一份交接" in lines
         steps = json.loads((ws / "runs" / "lineage.json").read_text())["steps"]
         assert set(steps) == {"确认需求", "设定目标", "干活"}  # judges never enter the lineage
+        # the handover: the same flower block in both files
+        block = read_block(ws / "CLAUDE.md")
+        assert block is not None and block == read_block(ws / "AGENTS.md")
+        assert (ws / "AGENTS.md").read_text(encoding="utf-8").startswith(BEGIN + "\n")
+        assert "hello.py" in block
     finally:
         shutil.rmtree(kept, ignore_errors=True)
 

@@ -203,8 +203,7 @@ class Screen:
                 self._clear()
                 self._draw()
             else:
-                self.out.write(label.rstrip() + "\n")
-                self.out.flush()
+                self.say(label.rstrip())  # fitted to the terminal, as every line is
 
     def typed(self, text: str, cursor: int | None = None) -> None:
         """What is typed so far; `cursor` (an index into `text`) when it is not at the end."""

@@ -1,154 +1,189 @@
-"""The offline demo: the whole starter flow against flower.sim, then a second run that wakes.
+"""The offline demo: `flower` itself, twice in one folder, with flower.sim as the model.
 
-Everything but the model is real: the Claude Code CLI, its tools, hooks, subagents, the
-SQLite store, the lineage. The scripted model asks one question (answered automatically),
-sets a goal, delegates to a worker who writes real files, and its judge rejects the first
-round and accepts the second. The second run in the same folder continues the same sessions.
+Everything but the model and the person is real: the `flower` command's own path (`go_command`:
+the screen, the renderer, the driver, the handover to CLAUDE.md / AGENTS.md), the Claude Code
+CLI, its tools, hooks, subagents, the SQLite store, the lineage. The scripted model asks one
+question, sets a goal, delegates to a worker who writes real files, and its judge rejects the
+first round and accepts the second. The scripted person types at flower's prompts, through a
+keyboard flower reads like any stdin: "1" for the question, Enter to continue. The second run
+in the same folder continues the same work session.
 """
 
 from __future__ import annotations
 
-import asyncio
 import os
 import shutil
 import tempfile
-from collections.abc import Callable
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TextIO
 
 from ..base.i18n import N_, _
-from ..core.events import Event, Offline, Retry, StepStarted, ToolCall, VerdictGiven
-from ..core.evidence import READ_TOOLS, SEARCH_TOOLS, check_line
+from ..cli.arguments import parse_args
+from ..cli.commands import go_command
+from ..cli.driver import ANSWER_PROMPT
+from ..cli.terminal import LineSource, Screen
 from .env import isolated_env, scrub_host_model_vars
 from .scenarios import starter_scenario
 from .server import SimServer
 
 REQUEST = "写一个 hello.py,运行时打印问候语"  # the scripted person's words: the same in every language
-# who acts, as the narration names them (the role factories' names)
-CLARIFIER, JUDGE, COORDINATOR, WORKER, AGENT = (
-    N_("确认者"),
-    N_("判定者"),
-    N_("协调者"),
-    N_("执行者"),
-    N_("agent"),
-)
-LOOKS = (*READ_TOOLS, *SEARCH_TOOLS)
-VERDICT_STATES = {"achieved": N_("达成"), "not_yet": N_("未达成"), "unreachable": N_("无法达成")}
+LAUNCH_PROMPT = "> "  # ask_for_request's prompt at a terminal
+ANSWER = "1"  # the scripted person takes the question's first option
+WORK = "干活"
+QUIT = 130  # the exit code of a `flower` the person quit
+
+INTRO = N_("flower demo:真实的 Claude Code CLI;模型由 flower.sim 照剧本扮演,地址 {url}")
+WORKSPACE = N_("工作区:{workspace}")
+AGAIN = N_("再跑一次,同一个目录:从停下的地方接着做")
+# what the scripted person typed at a prompt, as a terminal echoes it (Enter alone, named)
+TYPED, ENTER = N_("{prompt}{typed}    # demo 替你敲的"), N_("(回车)")
+# the summary: what the two runs left, and whether they did what the demo shows
+FILES, NOTES = N_("文件:{names}"), N_("笔记:{names}")
+CONTINUED = {True: N_("第二次运行接着同一个干活会话做了下去"), False: N_("第二次运行没有接上")}
+HANDED_OVER = {
+    True: N_("CLAUDE.md 和 AGENTS.md 里是同一份交接"),
+    False: N_("CLAUDE.md 和 AGENTS.md 里没有同一份交接"),
+}
+KEPT = N_("保留在:{path}")
 
 
-async def _answer_automatically(channel: Any, out: TextIO) -> None:
-    while True:
-        ask = await channel.next_ask()
-        if ask is None:
-            continue
-        choice = ask.options[0] if ask.options else "按你的判断来"  # the scripted answer
-        out.write(
-            f"  ?  {ask.question}  {ask.options}\n" + _("  -> (自动回答) {choice}\n").format(choice=choice)
-        )
-        channel.answer(ask.id, choice)
+class Keyboard(LineSource):
+    """The scripted person's keyboard: a pipe that flower reads as its stdin, standing for a
+    terminal (prompts are shown, questions wait for an answer); `type` presses keys on it."""
+
+    def __init__(self) -> None:
+        read, self._write = os.pipe()
+        super().__init__(os.fdopen(read, "rb", buffering=0))
+        self.tty = True
+
+    def type(self, line: str) -> None:
+        os.write(self._write, line.encode() + b"\n")
+
+    def close(self) -> None:
+        os.close(self._write)
+        self.stream.close()
 
 
-def _narrate(out: TextIO) -> Callable[[Event], None]:
-    from ..workflow.starter import step_line
+class DemoScreen(Screen):
+    """flower's screen, with the scripted person at it: when a prompt opens that the script
+    answers, the keys are typed on the keyboard and the line shows what was typed, as a
+    terminal echoes it."""
 
-    agent = {"确认需求": CLARIFIER, "设定目标": JUDGE, "干活": COORDINATOR}
-    current = [AGENT]
+    def __init__(self, keyboard: Keyboard, answers: dict[str, str], out: TextIO | None = None) -> None:
+        super().__init__(out)
+        self.keyboard = keyboard
+        self.answers = answers
+        self._scripted: str | None = None
+        self._typing = threading.Lock()
 
-    def on_event(event: Event) -> None:
-        # the context meter is too chatty for a demo; the CLI shows it in its status line
-        if isinstance(event, StepStarted):
-            current[0] = agent.get(event.text, AGENT)
-            line = step_line(event.text, event.index, event.total, resumed=event.resumed, woke=event.woke)
-            out.write(f"\n{line}\n")
-        elif isinstance(event, ToolCall):
-            if not event.subagent and event.tool in LOOKS and current[0] == COORDINATOR:
-                return  # the judge's look (the coordinator here never reads): under its verdict
-            who = WORKER if event.subagent else current[0]
-            out.write(f"  {_(who)} [{event.tool}] {event.text[:90]}\n")
-        elif isinstance(event, VerdictGiven):
-            missing = _("(未通过:{checks})").format(checks=_(";").join(event.failed)) if event.failed else ""
-            state = _(VERDICT_STATES[event.state]) if event.state in VERDICT_STATES else event.state
-            out.write(
-                _("  判定者,第 {n} 轮:{state}{missing}\n").format(n=event.round, state=state, missing=missing)
-            )
-            # the verdict with its evidence: what backs each check, from what the judge really did
-            out.writelines(check_line(e) + "\n" for e in event.evidence)
-        elif isinstance(event, (Retry, Offline)):
-            out.write(f"  ~ {event.text}\n")
+    def open_prompt(self, label: str) -> None:
+        if label not in self.answers:  # a prompt the script does not answer: a person's
+            super().open_prompt(label)
+            return
+        with self._typing:
+            if self._scripted == label:  # open already (the driver redraws it on every event)
+                return
+            self._scripted = label
+        typed = self.answers[label]
+        self.say(_(TYPED).format(prompt=label, typed=typed or _(ENTER)))
+        self.keyboard.type(typed)
 
-    return on_event
+    def close_prompt(self, *, keep: str | None = None) -> None:
+        with self._typing:
+            scripted, self._scripted = self._scripted, None
+        # the typed line is on screen already: not again
+        super().close_prompt(keep=None if scripted is not None else keep)
+
+    @property
+    def prompt(self) -> str | None:
+        return self._scripted or super().prompt
 
 
-async def _one_run(ask: str, ws: Path, run_dir: Path, out: TextIO) -> dict[str, Any]:
-    from ..core.run_settings import RunSettings
-    from ..workflow.assemble import assemble, wake_of
-    from ..workflow.starter import banner_line
-
-    # the run `flower go` assembles, with a short wait for answers (they come at once here)
-    settings = RunSettings(workspace=ws, run_dir=run_dir, timeout_s=60)
-    state = wake_of(settings)
-    run = assemble(ask, settings)
-    flow, runtime = run.flow, run.runtime
-    if state["waking"]:
-        work = state["steps"].get("干活")
-        out.write(banner_line(state, workspace=ws, context=runtime.context_of(work) if work else None) + "\n")
-    answerer = asyncio.create_task(_answer_automatically(flow.channel, out))
+@contextmanager
+def _inside(folder: Path) -> Iterator[None]:
+    """Work in `folder`, as a person who typed `cd` there: `flower` with no flags then works on
+    it and keeps its books in its `runs/`."""
+    before = Path.cwd()
+    os.chdir(folder)
     try:
-        ctx = await flow.run(runtime, on_event=_narrate(out))
+        yield
     finally:
-        answerer.cancel()
-        runtime.close()
-    out.write(
-        _("\n  花费 ${cost:.4f}(CLI 按模拟的用量计价) · 清单 {manifest}\n").format(
-            cost=runtime.total_cost(), manifest=runtime.manifest_path
-        )
-    )
-    return ctx
+        os.chdir(before)
 
 
-async def run_demo(out: TextIO, *, keep: bool = False) -> int:
-    """Run the demo, narrating to `out`; returns a process exit code."""
+def _flower(argv: list[str], typed: str, screen: Screen, keyboard: Keyboard) -> int:
+    """`flower ARGV`, typed at the shell as `typed`: the command's own path, on this screen and
+    keyboard."""
+    screen.say("")
+    screen.say(typed)
+    return go_command(parse_args(argv), screen=screen, source=keyboard)
+
+
+def _work_session(ws: Path) -> tuple[str | None, int]:
+    from ..core.lineage import Lineage
+
+    lineage = Lineage.open(ws / "runs", ws)
+    return lineage.steps.get(WORK), lineage.woke
+
+
+def _same_handover(ws: Path) -> bool:
+    from ..core.managed_block import read_block
+
+    claude, agents = read_block(ws / "CLAUDE.md"), read_block(ws / "AGENTS.md")
+    return claude is not None and claude == agents
+
+
+def run_demo(out: TextIO, *, keep: bool = False) -> int:
+    """Run the demo, printing to `out` as `flower` prints; returns a process exit code."""
     scrub_host_model_vars()
     root = Path(tempfile.mkdtemp(prefix="flower-demo-"))
-    ws, run_dir = root / "project", root / "project" / "runs"
+    ws = root / "project"
     ws.mkdir()
+    keyboard = Keyboard()
+    screen = DemoScreen(keyboard, {_(ANSWER_PROMPT): ANSWER, LAUNCH_PROMPT: ""}, out)
     ok = False
     saved = dict(os.environ)
     try:
-        with SimServer(starter_scenario(context=78_000)) as sim:
+        with SimServer(starter_scenario(context=78_000)) as sim, _inside(ws):
             os.environ.update(isolated_env(sim.base_url, root))
-            out.write(
-                _("flower demo:真实的 Claude Code CLI;模型由 flower.sim 照剧本扮演,地址 {url}\n").format(
-                    url=sim.base_url
-                )
-            )
-            out.write(_("工作区:{workspace}\n").format(workspace=ws) + f'\n$ flower "{REQUEST}"\n')
-            first = await _one_run(REQUEST, ws, run_dir, out)
-            out.write("\n$ flower        # " + _("再跑一次,同一个目录:从停下的地方接着做") + "\n")
-            second = await _one_run("", ws, run_dir, out)
-        hello = ws / "hello.py"
-        same = first.get("_sessions", {}).get("干活") == second.get("_sessions", {}).get("干活")
+            screen.say(_(INTRO).format(url=sim.base_url))
+            screen.say(_(WORKSPACE).format(workspace=ws))
+            first = _flower([REQUEST], f'$ flower "{REQUEST}"', screen, keyboard)
+            if first == QUIT:  # the person pressed Ctrl-C twice: the demo is over too
+                return QUIT
+            session, _woke = _work_session(ws)
+            second = _flower([], "$ flower        # " + _(AGAIN), screen, keyboard)
+            if second == QUIT:
+                return QUIT
+            later, woke = _work_session(ws)
+        same = session is not None and session == later
+        handed_over = _same_handover(ws)
         ok = (
-            not first.get("_failed_at")
-            and not second.get("_failed_at")
-            and hello.is_file()
+            first == 0
+            and second == 0
+            and (ws / "hello.py").is_file()
             and (ws / "README.md").is_file()
             and same
-            and second.get("_woke") == 2
+            and woke == 2
+            and handed_over
         )
-        notes = ws / ".flower" / "notes"
+        screen.say("")
         files = sorted(p.name for p in ws.iterdir() if not p.name.startswith("."))
-        out.write("\n" + _("文件:{names}").format(names=", ".join(files)) + "\n")
-        noted = sorted(p.name for p in notes.iterdir() if p.is_file())
-        out.write(_("笔记:{names}").format(names=", ".join(noted)) + "\n")
-        verdict = _("ok:") if ok else _("失败:")
-        story = _("第二次运行接着同一个干活会话做了下去") if same else _("第二次运行没有接上")
-        out.write(f"{verdict}{story}\n")
+        screen.say(_(FILES).format(names=", ".join(files)))
+        notes = ws / ".flower" / "notes"
+        noted = sorted(p.name for p in notes.iterdir() if p.is_file()) if notes.is_dir() else []
+        screen.say(_(NOTES).format(names=", ".join(noted)))
+        story = [_(CONTINUED[same]), _(HANDED_OVER[handed_over])]
+        screen.say((_("ok:") if ok else _("失败:")) + _(";").join(story))
     finally:
+        keyboard.close()
         os.environ.clear()
         os.environ.update(saved)
         if keep:
-            out.write(_("保留在:{path}").format(path=root) + "\n")
+            screen.say(_(KEPT).format(path=root))
         else:
             shutil.rmtree(root, ignore_errors=True)
     return 0 if ok else 1
@@ -157,4 +192,4 @@ async def run_demo(out: TextIO, *, keep: bool = False) -> int:
 def main(out: TextIO | None = None, *, keep: bool = False) -> int:
     import sys
 
-    return asyncio.run(run_demo(out or sys.stdout, keep=keep))
+    return run_demo(out or sys.stdout, keep=keep)
