@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -159,6 +160,23 @@ async def test_a_sandboxed_worker_writes_only_in_the_workspace_and_reaches_no_on
     assert private_tmp is not None and f"tmp={private_tmp}/claude-" in shown[6] and "tmp-writable" in shown[6]
     assert not private_tmp.exists()  # removed with the Runtime
     assert MARKER not in shown[7]
+
+
+async def test_a_sandboxed_worker_works_under_a_temp_folder_too_long_for_sockets(
+    use_sim, tmp_path, places, home, monkeypatch
+):
+    # a $TMPDIR whose path leaves no room for the sandbox's proxy sockets (a deep CI workspace):
+    # the CLI's bridges would fail to bind and every sandboxed command with them
+    deep = tmp_path / ("d" * 90)
+    deep.mkdir()
+    monkeypatch.setenv("TMPDIR", str(deep))
+    monkeypatch.setattr(tempfile, "tempdir", None)  # tempfile reads $TMPDIR again
+    ws, _outside, _probe = places
+    script = ["echo in > inside.txt && echo wrote-inside", 'echo "tmp=$TMPDIR"']
+    shown, private_tmp = await run_worker(ws, tmp_path, use_sim, script, "require")
+    assert (ws / "inside.txt").read_text() == "in\n" and "wrote-inside" in shown[0]
+    assert private_tmp is not None and not private_tmp.is_relative_to(deep)
+    assert f"tmp={private_tmp}/claude-" in shown[1]
 
 
 async def test_control_with_the_sandbox_off_the_same_commands_all_succeed(

@@ -12,7 +12,6 @@ import os
 import shutil
 import signal
 import sqlite3
-import tempfile
 import threading
 import time
 import uuid
@@ -26,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from ..base.files import DiskFault, LowSpace, Space, fault_of, free_space, move, vanished
 from ..base.i18n import _
 from ..base.secrets import redact
+from ..base.tempdirs import socket_tempdir
 from ..base.usage import context_tokens
 from ..shell.confinement import ROLES, Role
 from ..shell.view import hidden as hidden_entries
@@ -96,6 +96,8 @@ if TYPE_CHECKING:
     from claude_agent_sdk.types import SessionStore
 
 log = logging.getLogger("flower")
+# the CLI's sandbox bridges its proxies with "$TMPDIR/claude-socks-<16 hex>.sock" (and an http twin)
+CLI_SOCKET_NAME = len("/claude-socks-") + 16 + len(".sock")
 
 SECTION_FIELDS = tuple(attr for attr, _name in SECTIONS)
 
@@ -504,9 +506,10 @@ class Runtime:
 
     def _private_tmp(self) -> Path:
         # the CLI hands sandboxed commands "$TMPDIR/claude-<uid>": shared by every session of
-        # the user under /tmp, private to this Runtime under its own folder
+        # the user under /tmp, private to this Runtime under its own folder; its sandbox's
+        # proxy bridges are sockets in it, so it must be short enough for them
         if self._tmp is None:
-            self._tmp = Path(tempfile.mkdtemp(prefix="flower-"))
+            self._tmp = socket_tempdir("flower-", CLI_SOCKET_NAME)
         return self._tmp
 
     def interrupt(self, message: str = "") -> Future[None]:
