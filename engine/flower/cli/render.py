@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import time
+from typing import assert_never
 
 from ..base.i18n import N_, _
 from ..core.display import first_line
 from ..core.events import (
     BudgetNote,
+    ContextUpdate,
     DiskSpace,
     Event,
     GoalUnverifiable,
@@ -24,16 +26,20 @@ from ..core.events import (
     Reset,
     Result,
     Retry,
+    StepFinished,
     StepStarted,
     SyntheticError,
+    SystemNote,
     TaskUpdate,
     Text,
     Thinking,
     ToolCall,
     ToolResult,
+    Unknown,
     Utterance,
     VerdictGiven,
     WindowNote,
+    flower_event,
 )
 from ..core.evidence import check_line
 from ..core.goal import check_states
@@ -57,55 +63,70 @@ class Render:
     def elapsed(self) -> str:
         return format_duration(time.monotonic() - self.started)
 
-    def lines(self, ev: Event) -> list[str]:
-        if isinstance(ev, StepStarted):
-            from ..workflow.starter import step_line
+    def lines(self, event: Event) -> list[str]:
+        ev = flower_event(event)
+        if ev is None:
+            return []  # an event of the caller's own making: the terminal shows flower's
+        # every event flower emits has its case: a new one fails type-checking until it does
+        match ev:
+            case StepStarted():
+                from ..workflow.starter import step_line
 
-            return ["", step_line(ev.text, ev.index, ev.total, resumed=ev.resumed, woke=ev.woke)]
-        if isinstance(ev, Utterance):
-            return self._utterance(ev)
-        if isinstance(ev, Result):
-            if ev.is_error:
-                return [_("  x 这一轮没跑完{text}").format(text=self._why(ev.text))]
-            self._last_error = ""
-            cost = ev.cost_usd or 0.0
-            return [
-                _("  + 完成 {num_turns} 轮 · ${cost:.4f} · 用时 {elapsed}").format(
-                    num_turns=ev.num_turns, cost=cost, elapsed=self.elapsed()
-                )
-            ]
-        if isinstance(ev, SyntheticError):
-            self._last_error = first_line(clean(ev.text), 120)
-            return [f"  x {first_line(clean(ev.text), 200)}"]
-        if isinstance(ev, DiskSpace):
-            return [f"  {'x' if ev.stopped else '!'} {ev.text}"]
-        if isinstance(ev, Recovery) or (isinstance(ev, NoteBackup) and ev.problem):
-            return [f"  x {ev.text}"]  # one line by construction; cut, it would lose the copy's path
-        if isinstance(ev, NoteBackup):
-            return [f"  # {ev.text}"] if self.verbose else []
-        if isinstance(ev, (Reset, HandoffNear, HandoffWriting)):
-            return [f"  # {ev.text}"]
-        if isinstance(ev, (Retry, Offline, LimitWait)):
-            return [f"  ~ {ev.text}"]
-        if isinstance(ev, BudgetNote):
-            # the stop itself is the run's last line (cli.commands): said once, not twice
-            return [f"  $ {ev.text}"] if ev.phase == "forecast" else []
-        if isinstance(ev, WindowNote):
-            return [f"  ! {ev.text}"]
-        if isinstance(ev, HandoffDone):
-            return self._handoff(ev)
-        if isinstance(ev, VerdictGiven):
-            return self._verdict(ev)
-        if isinstance(ev, GoalUnverifiable):
-            items = [f"     - {c}" for c in ev.unverifiable]
-            return ["  ! {text}".format(text=ev.text or _("有判定项在这个环境里验证不了")), *items]
-        if isinstance(ev, TaskUpdate):
-            return [f"  # {ev.text}"] if self.verbose and ev.text else []
-        if isinstance(ev, Question):
-            return self._ask(ev)
-        if isinstance(ev, MailNote):
-            return self._mail(ev)
-        return []
+                return ["", step_line(ev.text, ev.index, ev.total, resumed=ev.resumed, woke=ev.woke)]
+            case Text() | Thinking() | Prompt() | ToolCall() | ToolResult():
+                return self._utterance(ev)
+            case Result():
+                return self._result(ev)
+            case SyntheticError():
+                self._last_error = first_line(clean(ev.text), 120)
+                return [f"  x {first_line(clean(ev.text), 200)}"]
+            case DiskSpace():
+                return [f"  {'x' if ev.stopped else '!'} {ev.text}"]
+            case Recovery():
+                return [f"  x {ev.text}"]  # one line by construction; cut, it would lose the copy's path
+            case NoteBackup():
+                if ev.problem:
+                    return [f"  x {ev.text}"]
+                return [f"  # {ev.text}"] if self.verbose else []
+            case Reset() | HandoffNear() | HandoffWriting():
+                return [f"  # {ev.text}"]
+            case Retry() | Offline() | LimitWait():
+                return [f"  ~ {ev.text}"]
+            case BudgetNote():
+                # the stop itself is the run's last line (cli.commands): said once, not twice
+                return [f"  $ {ev.text}"] if ev.phase == "forecast" else []
+            case WindowNote():
+                return [f"  ! {ev.text}"]
+            case HandoffDone():
+                return self._handoff(ev)
+            case VerdictGiven():
+                return self._verdict(ev)
+            case GoalUnverifiable():
+                items = [f"     - {c}" for c in ev.unverifiable]
+                return ["  ! {text}".format(text=ev.text or _("有判定项在这个环境里验证不了")), *items]
+            case TaskUpdate():
+                return [f"  # {ev.text}"] if self.verbose and ev.text else []
+            case Question():
+                return self._ask(ev)
+            case MailNote():
+                return self._mail(ev)
+            case ContextUpdate() | StepFinished():
+                return []  # the status line shows them (the meter, the step's figures)
+            case SystemNote() | Unknown():
+                return []  # the CLI's own bookkeeping: nothing a person acts on
+            case _:
+                assert_never(ev)
+
+    def _result(self, ev: Result) -> list[str]:
+        if ev.is_error:
+            return [_("  x 这一轮没跑完{text}").format(text=self._why(ev.text))]
+        self._last_error = ""
+        cost = ev.cost_usd or 0.0
+        return [
+            _("  + 完成 {num_turns} 轮 · ${cost:.4f} · 用时 {elapsed}").format(
+                num_turns=ev.num_turns, cost=cost, elapsed=self.elapsed()
+            )
+        ]
 
     def _why(self, subtype: str) -> str:
         """Why a round ended in error. The CLI reports a round that died on an API error with the

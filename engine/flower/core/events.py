@@ -16,14 +16,17 @@ import contextlib
 import dataclasses
 import json
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeAlias
 
 from ..base.i18n import _
 from ..base.secrets import redact_value
 from ..base.usage import context_tokens
 from .evidence import Evidence, TrailCall
+
+if TYPE_CHECKING:
+    from claude_agent_sdk import AssistantMessage, ContentBlock, Message, SystemMessage, UserMessage
 
 EventKind = Literal[
     "text",
@@ -478,36 +481,47 @@ class MailNote(TypedEvent):
     amended: str  # the file the words were appended to, "" when none
 
 
-EVENT_TYPES: tuple[type[TypedEvent], ...] = (
-    Text,
-    Thinking,
-    Prompt,
-    ToolCall,
-    ToolResult,
-    Result,
-    TaskUpdate,
-    SystemNote,
-    Reset,
-    SyntheticError,
-    Unknown,
-    Retry,
-    Offline,
-    ContextUpdate,
-    HandoffNear,
-    HandoffWriting,
-    HandoffDone,
-    WindowNote,
-    LimitWait,
-    BudgetNote,
-    Recovery,
-    NoteBackup,
-    StepStarted,
-    StepFinished,
-    GoalUnverifiable,
-    VerdictGiven,
-    Question,
-    MailNote,
+# Every event flower emits, as one closed union: a front end that matches over it is checked for
+# exhaustiveness (`typing.assert_never` in the last case), so a new event cannot go unhandled in
+# silence. tests/unit/test_events.py holds it equal to the leaf classes above.
+FlowerEvent: TypeAlias = (
+    Text
+    | Thinking
+    | Prompt
+    | ToolCall
+    | ToolResult
+    | Result
+    | TaskUpdate
+    | SystemNote
+    | Reset
+    | SyntheticError
+    | Unknown
+    | Retry
+    | Offline
+    | ContextUpdate
+    | HandoffNear
+    | HandoffWriting
+    | HandoffDone
+    | WindowNote
+    | LimitWait
+    | BudgetNote
+    | Recovery
+    | DiskSpace
+    | NoteBackup
+    | StepStarted
+    | StepFinished
+    | GoalUnverifiable
+    | VerdictGiven
+    | Question
+    | MailNote
 )
+EVENT_TYPES: tuple[type[TypedEvent], ...] = typing.get_args(FlowerEvent)
+
+
+def flower_event(event: Event) -> FlowerEvent | None:
+    """`event` as the closed union, or None for an event flower did not make (a plain `Event`
+    of a caller's own)."""
+    return typing.cast("FlowerEvent", event) if isinstance(event, EVENT_TYPES) else None
 
 
 _VERDICT_STATES: tuple[VerdictState, ...] = typing.get_args(VerdictState)
@@ -527,22 +541,36 @@ def ask_state(state: str) -> AskState:
     raise ValueError(f"not a question state: {state!r}")
 
 
-def normalize(message: Any) -> list[Event]:
+def normalize(message: Message) -> list[Event]:
     """Flatten one SDK message into zero or more events."""
-    sdk = _sdk()
-    if isinstance(message, sdk.AssistantMessage):
+    # Imported on first use: the SDK is slow to import and `import flower` must stay cheap.
+    from claude_agent_sdk import (
+        AssistantMessage,
+        ConversationResetMessage,
+        RateLimitEvent,
+        ResultMessage,
+        StreamEvent,
+        SystemMessage,
+        TaskNotificationMessage,
+        TaskProgressMessage,
+        TaskStartedMessage,
+        TaskUpdatedMessage,
+        UserMessage,
+    )
+
+    if isinstance(message, AssistantMessage):
         if _is_synthetic(message):
             # Disconnect noise written as if the model said it; keep it out of the step's text.
             return [SyntheticError(text=_plain_text(message.content), raw=message)]
         return _blocks(message.content, Text, _common(message), message)
-    if isinstance(message, sdk.UserMessage):
+    if isinstance(message, UserMessage):
         common = _common(message)
         if isinstance(message.content, str):
             if not message.content:
                 return []
             return [Prompt(text=message.content, raw=message, **common)]
         return _blocks(message.content, Prompt, common, message)
-    if isinstance(message, sdk.ResultMessage):
+    if isinstance(message, ResultMessage):
         return [
             Result(
                 text=message.subtype,
@@ -553,71 +581,69 @@ def normalize(message: Any) -> list[Event]:
                 raw=message,
             )
         ]
-    if isinstance(message, _task_types(sdk)):
+    if isinstance(
+        message, (TaskStartedMessage, TaskProgressMessage, TaskNotificationMessage, TaskUpdatedMessage)
+    ):
         return [TaskUpdate(text=type(message).__name__, raw=message)]
-    if isinstance(message, sdk.SystemMessage):
+    if isinstance(message, SystemMessage):
         if message.subtype in _RESET_SUBTYPES:
             return [_compact_reset(message)]
         data = message.data if isinstance(message.data, dict) else {}
         return [SystemNote(text=message.subtype, data=dict(data), raw=message)]
-    reset_cls = getattr(sdk, "ConversationResetMessage", None)
-    if reset_cls is not None and isinstance(message, reset_cls):
+    if isinstance(message, ConversationResetMessage):
         return [Reset(text="conversation reset", raw=message)]
-    stream_cls = getattr(sdk, "StreamEvent", None)
-    if stream_cls is not None and isinstance(message, stream_cls):
+    if isinstance(message, StreamEvent):
         # Partial deltas; the complete AssistantMessage follows and carries the same content.
         return []
-    limit_cls = getattr(sdk, "RateLimitEvent", None)
-    if limit_cls is not None and isinstance(message, limit_cls):
+    if isinstance(message, RateLimitEvent):
         info = message.rate_limit_info
         data = dict(info.raw) if isinstance(info.raw, dict) and info.raw else {"status": info.status}
         return [SystemNote(text="rate_limit_event", data=data, raw=message)]
-    return [Unknown(text=type(message).__name__, raw=message)]
+    return [Unknown(text=type(message).__name__, raw=message)]  # a message of a newer SDK
 
 
-def _sdk() -> Any:
-    # Imported on first use: the SDK is slow to import and `import flower` must stay cheap.
-    import claude_agent_sdk
-
-    return claude_agent_sdk
-
-
-def _task_types(sdk: Any) -> tuple[type, ...]:
-    names = ("TaskStartedMessage", "TaskProgressMessage", "TaskNotificationMessage", "TaskUpdatedMessage")
-    return tuple(t for t in (getattr(sdk, n, None) for n in names) if isinstance(t, type))
-
-
-def _is_synthetic(message: Any) -> bool:
+def _is_synthetic(message: AssistantMessage) -> bool:
     return (
         message.model == "<synthetic>"
-        or bool(getattr(message, "error", None))
+        or bool(message.error)
         or bool(getattr(message, "isApiErrorMessage", False))
     )
 
 
-def _common(message: Any) -> dict[str, Any]:
+def _common(message: AssistantMessage | UserMessage) -> dict[str, Any]:
     """The Utterance fields of every event a message yields."""
-    parent = getattr(message, "parent_tool_use_id", None)
+    parent = message.parent_tool_use_id
     return {
         "subagent": bool(parent),
         "parent_tool_use_id": parent or None,
-        "context": context_tokens(getattr(message, "usage", None)),
+        "context": context_tokens(getattr(message, "usage", None)),  # the assistant's alone
     }
 
 
 def _blocks(
-    blocks: Any, said: type[Text] | type[Prompt], common: dict[str, Any], message: Any
+    blocks: Sequence[ContentBlock],
+    said: type[Text] | type[Prompt],
+    common: dict[str, Any],
+    message: AssistantMessage | UserMessage,
 ) -> list[Event]:
-    sdk = _sdk()
+    from claude_agent_sdk import (
+        ServerToolResultBlock,
+        ServerToolUseBlock,
+        TextBlock,
+        ThinkingBlock,
+        ToolResultBlock,
+        ToolUseBlock,
+    )
+
     out: list[Event] = []
     for block in blocks or []:
-        if isinstance(block, sdk.TextBlock):
+        if isinstance(block, TextBlock):
             if block.text:
                 out.append(said(text=block.text, raw=message, **common))
-        elif isinstance(block, sdk.ThinkingBlock):
+        elif isinstance(block, ThinkingBlock):
             if block.thinking:
                 out.append(Thinking(text=block.thinking, raw=message, **common))
-        elif isinstance(block, (sdk.ToolUseBlock, getattr(sdk, "ServerToolUseBlock", sdk.ToolUseBlock))):
+        elif isinstance(block, (ToolUseBlock, ServerToolUseBlock)):
             tool_input = block.input if isinstance(block.input, dict) else {}
             out.append(
                 ToolCall(
@@ -629,9 +655,7 @@ def _blocks(
                     **common,
                 )
             )
-        elif isinstance(
-            block, (sdk.ToolResultBlock, getattr(sdk, "ServerToolResultBlock", sdk.ToolResultBlock))
-        ):
+        elif isinstance(block, (ToolResultBlock, ServerToolResultBlock)):
             content = block.content
             out.append(
                 ToolResult(
@@ -663,12 +687,13 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-def _plain_text(blocks: Any) -> str:
-    sdk = _sdk()
-    return "\n".join(b.text for b in blocks or [] if isinstance(b, sdk.TextBlock) and b.text)
+def _plain_text(blocks: Sequence[ContentBlock]) -> str:
+    from claude_agent_sdk import TextBlock
+
+    return "\n".join(b.text for b in blocks or [] if isinstance(b, TextBlock) and b.text)
 
 
-def _compact_reset(message: Any) -> Reset:
+def _compact_reset(message: SystemMessage) -> Reset:
     data = message.data if isinstance(message.data, dict) else {}
     micro = message.subtype == "microcompact_boundary"
     meta: dict[str, Any] = {}
