@@ -75,12 +75,14 @@ async def generate(folder: Path, rounds: int, report: int, output: int) -> float
                 RunSettings(workspace=workspace, run_dir=run_dir, timeout_s=60, rounds=rounds),
             )
             flow, runtime = run.flow, run.runtime
+            channel = flow.channel
+            assert channel is not None  # the starter flow's
 
             async def person() -> None:
                 while True:
-                    ask = await flow.channel.next_ask()
+                    ask = await channel.next_ask()
                     if ask is not None:
-                        flow.channel.answer(ask.id, ask.options[0] if ask.options else "好")
+                        channel.answer(ask.id, ask.options[0] if ask.options else "好")
 
             helper = asyncio.create_task(person())
             try:

@@ -26,19 +26,21 @@ WINDOW = 200_000  # the handoff threshold is 150K
 
 async def one_run(workspace: Path, run_dir: Path, ask: str, events: list[Event]) -> None:
     flow = starter_flow(ask, workspace=workspace, run_dir=run_dir, timeout_s=30, rounds=3)
+    channel, workbench = flow.channel, flow.workbench
+    assert channel is not None and workbench is not None  # the starter flow has both
     runtime = Runtime(
         workspace=workspace,
         run_dir=run_dir,
-        workbench=flow.workbench,
+        workbench=workbench,
         trim=True,
         handoff=HandoffPolicy(window=WINDOW),
     )
 
     async def person() -> None:
         while True:
-            question = await flow.channel.next_ask()
+            question = await channel.next_ask()
             if question is not None:
-                flow.channel.answer(question.id, question.options[0])
+                channel.answer(question.id, question.options[0])
 
     helper = asyncio.create_task(person())
     try:

@@ -92,6 +92,7 @@ async def test_markers_printed_by_worker_and_judge_are_stored_nowhere(
         assert "Exit code 1" in asked
 
     # ... and not one of them in anything flower wrote
+    assert flow.workbench is not None  # the starter flow's
     spilled = list((flow.workbench.root / "spill").glob("*.txt"))
     assert spilled, "the long output was not spilled: this test would not look at a spill file"
     assert (workspace / "runs" / "sessions.db").is_file() and (workspace / "runs" / "manifest.json").is_file()

@@ -20,7 +20,11 @@ from ..core.shared import holding_shared
 from ..core.stops import StopKind, begin_wake, end_wake
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    from ..core.human import HumanChannel
     from ..core.runtime import Runtime, StepResult
+    from ..core.workbench import Workbench
 
 Ctx = dict[str, Any]
 
@@ -84,8 +88,8 @@ class Workflow:
     steps: list[Step]
     name: str = "workflow"
     context: Ctx = field(default_factory=dict)
-    channel: Any = None
-    workbench: Any = None
+    channel: HumanChannel | None = None
+    workbench: Workbench | None = None
     continuous: bool = True
 
     async def run(
@@ -95,8 +99,8 @@ class Workflow:
         on_event: Callable[[Event], None] | None = None,
         on_step: Callable[[Step, StepResult], None] | None = None,
     ) -> Ctx:
-        run_dir = getattr(runtime, "run_dir", None)
-        if not (self.continuous and run_dir):
+        run_dir = runtime.run_dir
+        if not self.continuous:
             return await self._run_steps(runtime, on_event=on_event, on_step=on_step)
         # one process per flow and run_dir (and, with a shared store, per piece of work on every
         # machine): two at once would resume the same sessions twice
@@ -123,7 +127,7 @@ class Workflow:
         ctx["_on_event"] = on_event
         sessions: dict[str, str] = ctx.setdefault("_sessions", {})
         results: dict[str, StepResult] = ctx.setdefault("_results", {})
-        if self.channel is not None and getattr(self.channel, "on_event", None) is None:
+        if self.channel is not None and self.channel.on_event is None:
             self.channel.on_event = on_event
         emit = emitter(on_event)
         for line in _drain(runtime):
@@ -133,9 +137,9 @@ class Workflow:
         store: Checkpoints | None = None
         woke = 0
         carried: set[str] = set()  # steps whose session comes from an earlier process
-        if self.continuous and getattr(runtime, "run_dir", None) and getattr(runtime, "workspace", None):
+        if self.continuous:
             store = Checkpoints(runtime.run_dir, runtime.workspace)
-            store.shared = getattr(runtime, "shared", None)
+            store.shared = runtime.shared
             ctx[CHECKPOINTS_KEY] = store
             try:
                 replayed = _replay(store)  # a rewind killed half-way: finished before anything reads
@@ -145,9 +149,7 @@ class Workflow:
                 return ctx
             if replayed is not None:
                 emit(Recovery(text=replayed))
-            lineage = Lineage.open(
-                runtime.run_dir, runtime.workspace, shared=getattr(runtime, "shared", None)
-            )
+            lineage = Lineage.open(runtime.run_dir, runtime.workspace, shared=runtime.shared)
             repair = lineage.repair_now()  # a damaged file: moved aside, rebuilt from the manifest
             if repair is not None:
                 emit(Recovery(text=repair.line(), backup=str(repair.backup)))
@@ -311,12 +313,12 @@ def wake_stop(ctx: Mapping[str, Any]) -> tuple[StopKind, str] | None:
     return None
 
 
-def _record_stop(run_dir: Any, runtime: Runtime, ctx: Ctx) -> None:
+def _record_stop(run_dir: Path, runtime: Runtime, ctx: Ctx) -> None:
     """Which stop the wake ended in, or none, in the run folder's books: the next banner and the
     history say it."""
     stop = wake_stop(ctx)
     kind, line = stop if stop is not None else (None, "")
-    end_wake(run_dir, str(getattr(runtime, "run_id", "") or ""), kind, line)
+    end_wake(run_dir, runtime.run_id, kind, line)
 
 
 def _replay(store: Checkpoints) -> str | None:
@@ -355,12 +357,12 @@ def _checkpoint(
     return number
 
 
-def _fault_of(runtime: Any, lineage: Lineage | None) -> DiskFault | None:
+def _fault_of(runtime: Runtime, lineage: Lineage | None) -> DiskFault | None:
     """The write the disk refused during the last step: the runtime's own or its store's, or the
     lineage's (which never raises: continuity is a bonus, but a disk that refuses it refuses
     the rest too, and going on would leave the next run nothing to continue from)."""
-    fault = getattr(runtime, "fault", None)
-    if isinstance(fault, DiskFault):
+    fault = runtime.fault
+    if fault is not None:
         return fault
     return lineage.fault if lineage is not None else None
 
@@ -369,17 +371,13 @@ def _rememberer(lineage: Lineage, step: str) -> Callable[[str], None]:
     return lambda sid: lineage.remember(step, sid)
 
 
-def _resumable(runtime: Any, session_id: str) -> bool:
-    recover = getattr(runtime, "recover_session", None)
-    return bool(recover(session_id)) if recover is not None else bool(runtime.has_session(session_id))
+def _resumable(runtime: Runtime, session_id: str) -> bool:
+    return runtime.recover_session(session_id)
 
 
-def _drain(runtime: Any) -> list[str]:
-    notices = getattr(runtime, "notices", None)
-    if not isinstance(notices, list):
-        return []
-    lines = list(notices)
-    notices.clear()
+def _drain(runtime: Runtime) -> list[str]:
+    lines = list(runtime.notices)
+    runtime.notices.clear()
     return lines
 
 
