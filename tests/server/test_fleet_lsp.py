@@ -185,3 +185,12 @@ def _plain(params: Any) -> Any:
     if isinstance(params, dict):
         return params
     return json.loads(json.dumps(params, default=lambda o: o._asdict() if hasattr(o, "_asdict") else vars(o)))
+
+
+async def test_a_folders_own_store_holds_its_fleet(fake_lsp, pg_url: str, workspace: Path):
+    # VS Code's shape: every folder's own options, the store in them (a folder's entry replaces
+    # the top-level options whole)
+    run = submitted(pg_url, "写一个 hello.py")
+    async with fake_lsp(options={"folders": {workspace.as_uri(): {"store": pg_url}}}) as s:
+        runs = await s.request(p.FLEET_RUNS, {"folder": s.folder})
+    assert runs["configured"] is True and [r["id"] for r in runs["runs"]] == [run]
