@@ -124,7 +124,12 @@ export function workspaceFleetNodes(
 
 /** One run: what it was asked to do; its question (waiting) or its latest note beside it. */
 export function runNode(folder: string, run: FleetRun): FleetNode {
-  const beside = run.question ? `? ${firstLine(run.question, 80)}` : firstLine(run.note, 80);
+  // waiting, its question answered: the run goes on once its worker reads the answer
+  const beside = run.question
+    ? `? ${firstLine(run.question, 80)}`
+    : run.state === 'waiting'
+      ? l10n.t('answered; its worker reads it next')
+      : firstLine(run.note, 80);
   return {
     id: `${folder}#fleet-run-${run.id}`,
     kind: 'run',
