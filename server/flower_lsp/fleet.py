@@ -37,7 +37,7 @@ NO_STORE = N_(
 )
 NOT_INSTALLED = N_("这个 flower 没装队列的部分(flower[fleet]):{error}")
 ANSWERED = N_("回答了 run {run} 的提问「{question}」;握着它的 worker 会读到")
-CANCELLED = N_("run {run} 已取消({state})")
+CANCELLED = N_("run {run} 已取消")
 
 # how often the fleets a client shows are looked at for changes (flower/fleetUpdate): a run's
 # state changes on other machines, and nothing tells this server but the database
@@ -191,8 +191,8 @@ def _answer(fleet: Fleet, a: p.FleetAnswerArgs) -> str:
 
 
 def _cancel(fleet: Fleet, a: p.FleetCancelArgs) -> str:
-    summary = fleet.cancel(a.run)
-    return _(CANCELLED).format(run=a.run, state=summary.state_text())
+    fleet.cancel(a.run)
+    return _(CANCELLED).format(run=a.run)
 
 
 # -- the engine's values as the protocol's payloads: the one place they are mapped --------------

@@ -135,7 +135,8 @@ export function runNode(folder: string, run: FleetRun): FleetNode {
     kind: 'run',
     folder,
     label: firstLine(run.request, 60) || run.id,
-    description: beside ? `${run.id} · ${beside}` : run.id,
+    // the question (or note) first: a narrow sidebar cuts the end of a description
+    description: beside ? `${beside} · ${run.id}` : run.id,
     tooltip: runTooltip(run),
     icon: STATE_ICON[run.state],
     run: { id: run.id, state: run.state, question: run.question },

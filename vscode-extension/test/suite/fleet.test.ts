@@ -1,49 +1,26 @@
 // The Fleet view in a real VS Code over the real server, with a real PostgreSQL holding a fleet:
-// a Python of flower's (the interpreter the server runs on) starts the database, submits runs
-// and has one ask a question, through the fleet's own API, as workers on other machines would.
+// test/fleet_rig.py, on the Python the server runs on, starts the database, submits runs and
+// has one ask a question, through the fleet's own API, as workers on other machines would.
 // What a person checks: the runs appear by state once flower.store names the database, the
 // waiting run shows its question, Answer… reaches the run, and a run submitted elsewhere shows up
 // by itself.
 import * as assert from 'node:assert/strict';
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import * as path from 'node:path';
 import * as readline from 'node:readline';
 import * as vscode from 'vscode';
 import type { FlowerApi } from '../../src/extension';
 import type { FleetNode } from '../../src/fleetTree';
-import { flower, waitFor, workspaceFolder } from './helpers';
-
-const QUESTION = 'hello.py 要打印什么?';
-
-// Reads a command per line on stdin ("submit"), answers a JSON line per command on stdout; stops
-// the database when stdin closes.
-const RIG = `
-import json, sys
-from flower.fleet import Fleet, RunRequest
-from flower.fleet.records import FleetBook
-from flower.sim.postgres import LocalPostgres
-
-with LocalPostgres() as pg:
-    url = pg.create_database("fleet")
-    fleet = Fleet(url)
-    submit = lambda ask: fleet.submit(RunRequest("/srv/repo.git", "main", ask))
-    asks, queued = submit("写一个 hello.py"), submit("写一个 bye.py")
-    book = FleetBook(url)
-    execution = book.begin_execution(asks, "a", 11)
-    book.set_state(asks, "running", worker="a")
-    book.ask(asks, execution, "q1", ${JSON.stringify(QUESTION)}, ["hello"])
-    print(json.dumps({"url": url, "password": pg.password, "asks": asks, "queued": queued}), flush=True)
-    for line in sys.stdin:
-        if line.strip() == "submit":
-            print(json.dumps({"run": submit("写一个 later.py")}), flush=True)
-`;
+import { EXTENSION_ID, flower, waitFor, workspaceFolder } from './helpers';
 
 class Rig {
   private readonly lines: AsyncIterableIterator<string>;
   constructor(private readonly child: ChildProcessWithoutNullStreams) {
     this.lines = readline.createInterface({ input: child.stdout })[Symbol.asyncIterator]();
   }
-  static start(python: string): Rig {
-    return new Rig(spawn(python, ['-c', RIG], { stdio: 'pipe' }));
+  /** test/fleet_rig.py on `python`: a database with a waiting run and a queued one. */
+  static start(python: string, extension: string): Rig {
+    return new Rig(spawn(python, [path.join(extension, 'test', 'fleet_rig.py')], { stdio: 'pipe' }));
   }
   async next<T>(): Promise<T> {
     const line = await this.lines.next();
@@ -88,9 +65,17 @@ suite('the Fleet view', () => {
       ['message'],
     );
 
-    const rig = Rig.start(python);
+    const extension = vscode.extensions.getExtension(EXTENSION_ID)?.extensionPath;
+    assert.ok(extension, 'the extension is installed');
+    const rig = Rig.start(python, extension);
     try {
-      const made = await rig.next<{ url: string; password: string; asks: string; queued: string }>();
+      const made = await rig.next<{
+        url: string;
+        password: string;
+        asks: string;
+        queued: string;
+        question: string;
+      }>();
       await config.update('store', made.url, vscode.ConfigurationTarget.Workspace);
       // the store restarts the server (its password goes in the server's environment), and the
       // view reads the fleet again by itself
@@ -103,12 +88,12 @@ suite('the Fleet view', () => {
       assert.ok(fleet && !fleet.where.includes(made.password), fleet?.where);
       const waiting = runNode(api, made.asks);
       assert.ok(waiting, 'the waiting run is in the tree');
-      assert.equal(waiting.description, `${made.asks} · ? ${QUESTION}`);
+      assert.equal(waiting.description, `? ${made.question} · ${made.asks}`);
       assert.equal(api.fleet.getTreeItem(waiting).contextValue, 'flower.fleet.run.waiting');
       const children = await api.fleet.getChildren(waiting);
       assert.deepEqual(
         children.filter((n) => n.kind === 'question').map((n) => [n.label, n.description]),
-        [[QUESTION, 'waiting for your answer']],
+        [[made.question, 'waiting for your answer']],
       );
 
       // Answer… with the words given (the menu asks for them in an input box)
@@ -118,12 +103,12 @@ suite('the Fleet view', () => {
         'hello',
       );
       assert.ok(done?.ok, done?.message);
-      assert.ok(done.message.includes(QUESTION), done.message);
+      assert.ok(done.message.includes(made.question), done.message);
       const answered = await waitFor('the answered run', () => {
         const node = runNode(api, made.asks);
         return node?.run?.question === '' ? node : undefined;
       });
-      assert.equal(answered.description, `${made.asks} · answered; its worker reads it next`);
+      assert.equal(answered.description, `answered; its worker reads it next · ${made.asks}`);
       const after = await api.fleet.getChildren(answered);
       assert.deepEqual(
         after.filter((n) => n.kind === 'question').map((n) => n.description),

@@ -71,13 +71,13 @@ test('runs are grouped by state, the waiting ones first and open, the newest fir
   const waiting = nodes[0].children[0];
   assert.equal(waiting.kind, 'run');
   assert.equal(waiting.label, '写一个 r3.py');
-  assert.equal(waiting.description, 'r3 · ? hello.py 要打印什么?');
+  assert.equal(waiting.description, '? hello.py 要打印什么? · r3');
   assert.deepEqual(waiting.run, { id: 'r3', state: 'waiting', question: 'hello.py 要打印什么?' });
   assert.ok(waiting.tooltip?.includes('Waits for an answer: hello.py 要打印什么?'), waiting.tooltip);
-  assert.equal(nodes[2].children[0].description, 'r5 · 流程没走完:no such ref');
+  assert.equal(nodes[2].children[0].description, '流程没走完:no such ref · r5');
   // answered, the run waits until its worker reads the answer
   const [answered] = fleetNodes(FOLDER, fleet([run('r6', 'waiting')]));
-  assert.equal(answered.children[0].description, 'r6 · answered; its worker reads it next');
+  assert.equal(answered.children[0].description, 'answered; its worker reads it next · r6');
   // every id is unique: the tree keeps what was expanded by them
   const ids = nodes.flatMap((n) => [n.id, ...n.children.map((c) => c.id)]);
   assert.equal(new Set(ids).size, ids.length);
