@@ -174,8 +174,8 @@ test('flower.python restarts the server, its options are sent to it, the trace i
 });
 
 test("the window's shared store goes at the top and to every folder, without its password", () => {
-  const a = folder('/work/a');
-  const b = folder('/work/b');
+  const a = folder('/srv/a');
+  const b = folder('/srv/b');
   const options = initOptions([a, b], () => reader({ store: 'postgresql://ann:s3cret@db.example/flower' }));
   assert.equal(options.store, 'postgresql://ann@db.example/flower');
   // a folder's own options replace the top-level ones whole on the server: each carries it too
