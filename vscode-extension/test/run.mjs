@@ -1258,6 +1258,8 @@ async function runUiFleet() {
         async () => {
           await open();
           await page.locator('.activitybar .action-item a[aria-label^="Flower"]').first().click();
+          // the section starts folded (a folder without a store has no fleet): open it
+          await page.locator('.pane-header', { hasText: 'Fleet' }).click();
           await row('Waiting for an answer (1)').waitFor({ timeout: 90_000 });
           await row(`? ${made.question}`).waitFor({ timeout: 10_000 });
           await row('Queued (1)').waitFor({ timeout: 10_000 });
