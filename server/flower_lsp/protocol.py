@@ -924,6 +924,229 @@ ALIASES = {
 }
 
 
+# -- the fleet: runs queued in the shared store's database (issue 28) -------------------------------
+#
+# The fleet (`flower submit`, `flower worker`, `flower fleet`; docs/fleet.md) keeps its runs in the
+# same PostgreSQL database as a folder's shared session store (the `store` option, else the
+# server's $FLOWER_STORE). flower/fleet/runs and flower/fleet/show are standard requests any client
+# can send; a folder without such a store answers `configured: false`, never an error. What the
+# engine cannot do (no such run, nothing waits, the database unreachable) is `message`, a line for
+# the person. flower/fleetUpdate goes only to a client that declares `fleet`.
+
+FLEET_RUNS = "flower/fleet/runs"
+FLEET_SHOW = "flower/fleet/show"
+FLEET_ANSWER = "flower.fleetAnswer"
+FLEET_CANCEL = "flower.fleetCancel"
+FLEET_UPDATE = "flower/fleetUpdate"
+
+# as flower.fleet.model spells them (tests/server/test_fleet_lsp.py holds the two together)
+FleetRunState = Literal["queued", "running", "waiting", "finished", "failed", "cancelled"]
+
+
+@dataclass
+class FleetParams:
+    """Parameters of the flower/fleet/runs request."""
+
+    folder: str | None = _doc(
+        "URI of the workspace folder whose store holds the fleet; default: the first folder", default=None
+    )
+
+
+@dataclass
+class FleetOutcome:
+    """How a finished run's result was delivered: its branch pushed, or a patch file."""
+
+    branch: str = _doc("the branch flower/<run id>")
+    commit: str = _doc("the commit pushed, or '' when none was")
+    pushed: bool = _doc("the branch reached the repository")
+    patch: str = _doc("the patch file's path on `host` when the branch could not be pushed")
+    host: str = _doc("the machine that holds the patch")
+    goal_met: bool = _doc("the judge found the goal achieved")
+
+
+@dataclass
+class FleetRun:
+    """One fleet run as a list shows it (flower.fleet.RunSummary)."""
+
+    id: str = _doc("the run's id (flower fleet show <id>)")
+    state: FleetRunState = _doc("queued, running, waiting (for an answer), finished, failed or cancelled")
+    state_text: str = _doc("the state in the person's words")
+    repository: str = _doc("the repository it works on (no credential: the fleet refuses those)")
+    ref: str = _doc("the branch, tag or commit it started from")
+    request: str = _doc("what it was asked to do")
+    branch: str = _doc("the branch its result is delivered on")
+    worker: str = _doc("the worker that holds it now (or held it last); '' when none has yet")
+    created_at: float = _doc("when it was submitted (epoch seconds, the database's clock)")
+    updated_at: float = _doc("when its state last changed (epoch seconds)")
+    note: str = _doc("the latest thing a person should know about it, in their words; '' when none")
+    question: str = _doc("the question it waits on, '' when none")
+    outcome: FleetOutcome | None = _doc("how its result was delivered, once it was")
+
+
+@dataclass
+class FleetRunsResult:
+    """The fleet of a folder's store. Not configured (no PostgreSQL store, or the fleet's part of
+    flower not installed) and unreachable are said in `message`, never a protocol error."""
+
+    configured: bool = _doc("the folder has a PostgreSQL store, so a fleet to show")
+    where: str = _doc("the database as a person can name it, its password masked; '' when none")
+    message: str = _doc("why there is nothing to show (not configured, unreachable); '' when all is well")
+    runs: list[FleetRun] = _doc("every run, oldest first")
+
+
+@dataclass
+class FleetShowParams:
+    """Parameters of the flower/fleet/show request."""
+
+    run: str = _doc("the run's id")
+    folder: str | None = _doc("URI of the workspace folder; default: the first folder", default=None)
+
+
+@dataclass
+class FleetEvent:
+    """One line of a run's story: a line of its flow, or something the fleet did."""
+
+    at: float = _doc("when (epoch seconds, the database's clock)")
+    worker: str = _doc("the worker it happened on, '' for the fleet itself")
+    text: str = _doc("the line, in the person's words")
+
+
+@dataclass
+class FleetExecution:
+    """One worker's time on a run."""
+
+    worker: str = _doc("the worker's name")
+    host: str = _doc("the machine it ran on")
+    pid: int = _doc("its process id there")
+    started_at: float = _doc("when it took the run (epoch seconds)")
+    ended_at: float = _doc("when it let go; 0 while it still holds it")
+    reason: str = _doc("why it let go: finished, failed, cancelled, handed-back, busy, fenced, lost")
+
+
+@dataclass
+class FleetQuestion:
+    """A question the run asked a person."""
+
+    id: int = _doc("the question's number in the fleet")
+    question: str = _doc("the question")
+    options: list[str] = _doc("suggested answers; may be empty")
+    asked_at: float = _doc("when it was asked (epoch seconds)")
+    state: str = _doc(
+        "waiting, answered, delivered, settled (went on without it) or gone (its worker went away)"
+    )
+    answer: str = _doc("the answer given, '' when none")
+
+
+@dataclass
+class FleetShowResult:
+    """One run in full. An unknown run, no store or an unreachable database: `run` null and why in
+    `message`."""
+
+    configured: bool = _doc("the folder has a PostgreSQL store")
+    where: str = _doc("the database, its password masked; '' when none")
+    message: str = _doc("why there is no run to show; '' when there is")
+    run: FleetRun | None = _doc("the run")
+    events: list[FleetEvent] = _doc("its story, in order")
+    executions: list[FleetExecution] = _doc("who ran it when, in order")
+    questions: list[FleetQuestion] = _doc("what it asked, in order")
+
+
+@dataclass
+class FleetAnswerArgs:
+    """Answer the question a fleet run waits on (`flower fleet answer`): whichever worker holds the
+    run reads it from the database and the run goes on."""
+
+    run: str = _doc("the run's id")
+    text: str = _doc("the answer")
+    folder: str | None = _doc("URI of the workspace folder whose store holds the fleet", default=None)
+
+
+@dataclass
+class FleetCancelArgs:
+    """Cancel a queued fleet run, or stop a running one (`flower fleet cancel`)."""
+
+    run: str = _doc("the run's id")
+    folder: str | None = _doc("URI of the workspace folder whose store holds the fleet", default=None)
+
+
+@dataclass
+class FleetUpdateParams:
+    """The fleet of a folder changed (a run's state, worker, note or question): its runs now, to a
+    client that declares `fleet` and has asked flower/fleet/runs for that folder."""
+
+    folder: str = _doc("URI of the workspace folder")
+    fleet: FleetRunsResult = _doc("the runs as flower/fleet/runs answers now")
+
+
+METHODS = (
+    *METHODS,
+    Method(
+        "FLEET_RUNS",
+        FLEET_RUNS,
+        "request",
+        "client->server",
+        FleetParams,
+        FleetRunsResult,
+        "The fleet's runs in the folder's shared store; `configured: false` without a PostgreSQL store.",
+    ),
+    Method(
+        "FLEET_SHOW",
+        FLEET_SHOW,
+        "request",
+        "client->server",
+        FleetShowParams,
+        FleetShowResult,
+        "One fleet run in full: its story, its executions, its questions.",
+    ),
+    Method(
+        "FLEET_ANSWER",
+        FLEET_ANSWER,
+        "command",
+        "client->server",
+        FleetAnswerArgs,
+        CommandResult,
+        "Answer the question a fleet run waits on; ok: false with the fleet's reason when none does.",
+    ),
+    Method(
+        "FLEET_CANCEL",
+        FLEET_CANCEL,
+        "command",
+        "client->server",
+        FleetCancelArgs,
+        CommandResult,
+        "Cancel a queued fleet run or stop a running one; ok: false once it is over.",
+    ),
+    Method(
+        "FLEET_UPDATE",
+        FLEET_UPDATE,
+        "notification",
+        "server->client",
+        FleetUpdateParams,
+        None,
+        "The runs of a folder's fleet changed, to a client that declares experimental.flower.fleet and"
+        " asked flower/fleet/runs for that folder (the server looks every few seconds).",
+    ),
+)
+PAYLOADS = (
+    *PAYLOADS,
+    FleetParams,
+    FleetOutcome,
+    FleetRun,
+    FleetRunsResult,
+    FleetShowParams,
+    FleetEvent,
+    FleetExecution,
+    FleetQuestion,
+    FleetShowResult,
+    FleetAnswerArgs,
+    FleetCancelArgs,
+    FleetUpdateParams,
+)
+ALIASES = {**ALIASES, "FleetRunState": FleetRunState}
+# the fleet's commands are declared after the first METHODS: the list is taken again, whole
+COMMANDS = tuple(m.name for m in METHODS if m.kind == "command")
+
+
 # -- other editors: what a client declares, and what it gets when it does not -----------------------
 #
 # A client declares the flower extensions it handles under initialize's
@@ -953,6 +1176,9 @@ class FlowerCapabilities:
         default=False,
     )
     history: bool = _doc("handles flower/historyUpdate (the history's live changes)", default=False)
+    fleet: bool = _doc(
+        "handles flower/fleetUpdate (the fleet's changes, for a view of its runs)", default=False
+    )
 
 
 REFUSED = "A refusal (ok: false) is also shown with window/showMessage, unless the client declares `results`."
@@ -977,6 +1203,12 @@ FALLBACKS: dict[str, str] = {
     " to a client that does not declare `results`.",
     STATE: "A standard request any client can send; params may be left out, null, {} or [].",
     HISTORY: "A standard request any client can send; params may be left out, null, {} or [].",
+    FLEET_RUNS: "A standard request any client can send; params may be left out, null, {} or [].",
+    FLEET_SHOW: "A standard request any client can send.",
+    FLEET_ANSWER: REFUSED,
+    FLEET_CANCEL: REFUSED,
+    FLEET_UPDATE: "Sent only to a client that declares `fleet`; any other asks flower/fleet/runs again"
+    " when it wants to.",
     HISTORY_UPDATE: "Sent only to a client that declares `history`; any other asks flower/history again"
     " when it wants to (when the run's work-done progress moves, or on a timer) and compares `revision`.",
     BANNER: "window/showMessage (Info) with the same text.",

@@ -18,6 +18,7 @@ from .diagnostics import VerdictDiagnostics
 from .documents import Documents
 from .engine import Engine
 from .events import EventLog
+from .fleet import Fleets
 from .fork import Forks
 from .history import RunHistory
 from .host import Feature, FlowerServer
@@ -52,6 +53,7 @@ FEATURES: tuple[type[Feature], ...] = (
     Rewinds,
     Forks,
     RunHistory,
+    Fleets,
     Runs,
     Settings,
 )

@@ -13,7 +13,7 @@ from flower_lsp import protocol as p
 
 # what the VS Code extension declares (src/server.ts): every flower extension but `offer`, which it
 # leaves to the server's own message request; the other clients' case is in test_fallbacks.py
-VSCODE_EXTENSIONS = dict.fromkeys(("ask", "banner", "context", "event", "results", "history"), True)
+VSCODE_EXTENSIONS = dict.fromkeys(("ask", "banner", "context", "event", "results", "history", "fleet"), True)
 
 
 def vscode_capabilities() -> types.ClientCapabilities:

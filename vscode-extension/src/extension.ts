@@ -5,6 +5,7 @@ import * as l10n from '@vscode/l10n';
 import * as vscode from 'vscode';
 import { executeCommand, type RunCommand } from './calls';
 import { ContextChart } from './chartPanel';
+import { FleetView } from './fleetView';
 import { Histories } from './historyClient';
 import { FlowerView, SHOW_CHART } from './historyView';
 import { LimitCountdown } from './limitWait';
@@ -28,6 +29,8 @@ export interface FlowerApi {
   log: vscode.LogOutputChannel;
   /** The run's history (the Flower view) and the context growth chart. */
   history: { histories: Histories; view: FlowerView; chart: ContextChart };
+  /** The fleet's runs in the folder's shared store (the Fleet view). */
+  fleet: FleetView;
 }
 
 export function activate(context: vscode.ExtensionContext): FlowerApi | Promise<FlowerApi> {
@@ -75,7 +78,9 @@ export function activate(context: vscode.ExtensionContext): FlowerApi | Promise<
     context.subscriptions.push(vscode.commands.registerCommand(id, fn));
   const view = new FlowerView(histories, runServerCommand);
   const chart = new ContextChart(context.extensionUri, histories);
-  context.subscriptions.push(histories, view, chart);
+  const fleet = new FleetView(runServerCommand);
+  server.extend(fleet.attach);
+  context.subscriptions.push(histories, view, chart, fleet);
   register(SHOW_CHART, (folder?: unknown) => chart.show(typeof folder === 'string' ? folder : undefined));
 
   // The words a command was given (a keybinding, a test, the Flower view's menus), else asked
@@ -171,6 +176,7 @@ export function activate(context: vscode.ExtensionContext): FlowerApi | Promise<
     setup,
     log,
     history: { histories, view, chart },
+    fleet,
   };
   current = server;
   if (!vscode.workspace.isTrusted) {

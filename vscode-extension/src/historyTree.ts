@@ -16,6 +16,7 @@ import type {
   HistoryVerdict,
   HistoryWake,
 } from './protocol';
+import type { TreeNode } from './treeNode';
 
 export type NodeKind =
   | 'folder'
@@ -32,18 +33,8 @@ export type NodeKind =
   | 'error'
   | 'empty';
 
-export interface Node {
-  /** Stable across updates, so that the tree keeps what was expanded. */
-  id: string;
+export interface Node extends TreeNode {
   kind: NodeKind;
-  /** URI of the workspace folder the node belongs to. */
-  folder: string;
-  label: string;
-  description?: string;
-  tooltip?: string;
-  /** A codicon id, with a theme colour id. */
-  icon?: { id: string; color?: string };
-  expanded?: boolean;
   /** What clicking it opens: a document, at a 0-based line. */
   open?: { path: string; line?: number };
   /** Whether the run it belongs to is in progress (the view's actions depend on it). */

@@ -9,6 +9,7 @@ import { folderNodes, type Node, workspaceNodes } from './historyTree';
 import type { RunCommand } from './calls';
 import { CONTINUE, FORK, type ForkResult, OPEN_DOCUMENT, REWIND, type RewindResult, STOP } from './protocol';
 import { type Confirmation, forkConfirmation, rewindConfirmation } from './rewindText';
+import { treeItemOf } from './treeNode';
 
 export const VIEW_ID = 'flower.history';
 export const SHOW_CHART = 'flower.showContextChart';
@@ -39,20 +40,7 @@ export class FlowerView implements vscode.TreeDataProvider<Node>, vscode.Disposa
   }
 
   getTreeItem(node: Node): vscode.TreeItem {
-    const state = node.children.length
-      ? node.expanded
-        ? vscode.TreeItemCollapsibleState.Expanded
-        : vscode.TreeItemCollapsibleState.Collapsed
-      : vscode.TreeItemCollapsibleState.None;
-    const item = new vscode.TreeItem(node.label, state);
-    item.id = node.id;
-    item.description = node.description;
-    item.tooltip = node.tooltip;
-    if (node.icon)
-      item.iconPath = new vscode.ThemeIcon(
-        node.icon.id,
-        node.icon.color ? new vscode.ThemeColor(node.icon.color) : undefined,
-      );
+    const item = treeItemOf(node, node.children.length > 0);
     const running = this.histories.get(node.folder)?.live ?? false;
     // a judged round has a checkpoint to go back to: flower.round.judged.idle
     const judged = node.checkpoint != null ? 'judged.' : '';

@@ -19,6 +19,8 @@ export type EvidenceKind = "command" | "read" | "search" | "unverifiable" | "non
 
 export type CheckState = "passed" | "failed" | "no_evidence" | "unverifiable";
 
+export type FleetRunState = "queued" | "running" | "waiting" | "finished" | "failed" | "cancelled";
+
 /** initializationOptions the server understands; every field is optional and a bad value is reported and replaced by its default, never a failed initialize. */
 export interface InitOptions {
   /** the run directory, relative to each workspace folder (the CLI's `-r`) */
@@ -691,6 +693,164 @@ export interface HistoryUpdateParams {
   history?: HistoryResult | null;
 }
 
+/** Parameters of the flower/fleet/runs request. */
+export interface FleetParams {
+  /** URI of the workspace folder whose store holds the fleet; default: the first folder */
+  folder?: string | null;
+}
+
+/** How a finished run's result was delivered: its branch pushed, or a patch file. */
+export interface FleetOutcome {
+  /** the branch flower/<run id> */
+  branch: string;
+  /** the commit pushed, or '' when none was */
+  commit: string;
+  /** the branch reached the repository */
+  pushed: boolean;
+  /** the patch file's path on `host` when the branch could not be pushed */
+  patch: string;
+  /** the machine that holds the patch */
+  host: string;
+  /** the judge found the goal achieved */
+  goal_met: boolean;
+}
+
+/** One fleet run as a list shows it (flower.fleet.RunSummary). */
+export interface FleetRun {
+  /** the run's id (flower fleet show <id>) */
+  id: string;
+  /** queued, running, waiting (for an answer), finished, failed or cancelled */
+  state: FleetRunState;
+  /** the state in the person's words */
+  state_text: string;
+  /** the repository it works on (no credential: the fleet refuses those) */
+  repository: string;
+  /** the branch, tag or commit it started from */
+  ref: string;
+  /** what it was asked to do */
+  request: string;
+  /** the branch its result is delivered on */
+  branch: string;
+  /** the worker that holds it now (or held it last); '' when none has yet */
+  worker: string;
+  /** when it was submitted (epoch seconds, the database's clock) */
+  created_at: number;
+  /** when its state last changed (epoch seconds) */
+  updated_at: number;
+  /** the latest thing a person should know about it, in their words; '' when none */
+  note: string;
+  /** the question it waits on, '' when none */
+  question: string;
+  /** how its result was delivered, once it was */
+  outcome: FleetOutcome | null;
+}
+
+/** The fleet of a folder's store. Not configured (no PostgreSQL store, or the fleet's part of flower not installed) and unreachable are said in `message`, never a protocol error. */
+export interface FleetRunsResult {
+  /** the folder has a PostgreSQL store, so a fleet to show */
+  configured: boolean;
+  /** the database as a person can name it, its password masked; '' when none */
+  where: string;
+  /** why there is nothing to show (not configured, unreachable); '' when all is well */
+  message: string;
+  /** every run, oldest first */
+  runs: FleetRun[];
+}
+
+/** Parameters of the flower/fleet/show request. */
+export interface FleetShowParams {
+  /** the run's id */
+  run: string;
+  /** URI of the workspace folder; default: the first folder */
+  folder?: string | null;
+}
+
+/** One line of a run's story: a line of its flow, or something the fleet did. */
+export interface FleetEvent {
+  /** when (epoch seconds, the database's clock) */
+  at: number;
+  /** the worker it happened on, '' for the fleet itself */
+  worker: string;
+  /** the line, in the person's words */
+  text: string;
+}
+
+/** One worker's time on a run. */
+export interface FleetExecution {
+  /** the worker's name */
+  worker: string;
+  /** the machine it ran on */
+  host: string;
+  /** its process id there */
+  pid: number;
+  /** when it took the run (epoch seconds) */
+  started_at: number;
+  /** when it let go; 0 while it still holds it */
+  ended_at: number;
+  /** why it let go: finished, failed, cancelled, handed-back, busy, fenced, lost */
+  reason: string;
+}
+
+/** A question the run asked a person. */
+export interface FleetQuestion {
+  /** the question's number in the fleet */
+  id: number;
+  /** the question */
+  question: string;
+  /** suggested answers; may be empty */
+  options: string[];
+  /** when it was asked (epoch seconds) */
+  asked_at: number;
+  /** waiting, answered, delivered, settled (went on without it) or gone (its worker went away) */
+  state: string;
+  /** the answer given, '' when none */
+  answer: string;
+}
+
+/** One run in full. An unknown run, no store or an unreachable database: `run` null and why in `message`. */
+export interface FleetShowResult {
+  /** the folder has a PostgreSQL store */
+  configured: boolean;
+  /** the database, its password masked; '' when none */
+  where: string;
+  /** why there is no run to show; '' when there is */
+  message: string;
+  /** the run */
+  run: FleetRun | null;
+  /** its story, in order */
+  events: FleetEvent[];
+  /** who ran it when, in order */
+  executions: FleetExecution[];
+  /** what it asked, in order */
+  questions: FleetQuestion[];
+}
+
+/** Answer the question a fleet run waits on (`flower fleet answer`): whichever worker holds the run reads it from the database and the run goes on. */
+export interface FleetAnswerArgs {
+  /** the run's id */
+  run: string;
+  /** the answer */
+  text: string;
+  /** URI of the workspace folder whose store holds the fleet */
+  folder?: string | null;
+}
+
+/** Cancel a queued fleet run, or stop a running one (`flower fleet cancel`). */
+export interface FleetCancelArgs {
+  /** the run's id */
+  run: string;
+  /** URI of the workspace folder whose store holds the fleet */
+  folder?: string | null;
+}
+
+/** The fleet of a folder changed (a run's state, worker, note or question): its runs now, to a client that declares `fleet` and has asked flower/fleet/runs for that folder. */
+export interface FleetUpdateParams {
+  /** URI of the workspace folder */
+  folder: string;
+  /** the runs as flower/fleet/runs answers now */
+  fleet: FleetRunsResult;
+}
+
 /** The flower extensions a client handles (initialize's `capabilities.experimental.flower`). Every field defaults to false: a client that declares nothing gets the standard fallbacks. */
 export interface FlowerCapabilities {
   /** handles the flower/ask request; it may reply {} at once and answer later with flower.answer */
@@ -707,6 +867,8 @@ export interface FlowerCapabilities {
   offer?: boolean;
   /** handles flower/historyUpdate (the history's live changes) */
   history?: boolean;
+  /** handles flower/fleetUpdate (the fleet's changes, for a view of its runs) */
+  fleet?: boolean;
 }
 
 /** command, client->server. Wake and go on; with nothing to continue, says so and offers to start (offer: "start"). (params: ContinueArgs; result: CommandResult) */
@@ -741,21 +903,31 @@ export const ASK = "flower/ask";
 export const HISTORY = "flower/history";
 /** notification, server->client. A change of the history, to a client that declares experimental.flower.history: after every main-thread turn (the turn) and whenever a step, round, verdict, question or handoff moves (the whole history). (params: HistoryUpdateParams; result: none) */
 export const HISTORY_UPDATE = "flower/historyUpdate";
+/** request, client->server. The fleet's runs in the folder's shared store; `configured: false` without a PostgreSQL store. (params: FleetParams; result: FleetRunsResult) */
+export const FLEET_RUNS = "flower/fleet/runs";
+/** request, client->server. One fleet run in full: its story, its executions, its questions. (params: FleetShowParams; result: FleetShowResult) */
+export const FLEET_SHOW = "flower/fleet/show";
+/** command, client->server. Answer the question a fleet run waits on; ok: false with the fleet's reason when none does. (params: FleetAnswerArgs; result: CommandResult) */
+export const FLEET_ANSWER = "flower.fleetAnswer";
+/** command, client->server. Cancel a queued fleet run or stop a running one; ok: false once it is over. (params: FleetCancelArgs; result: CommandResult) */
+export const FLEET_CANCEL = "flower.fleetCancel";
+/** notification, server->client. The runs of a folder's fleet changed, to a client that declares experimental.flower.fleet and asked flower/fleet/runs for that folder (the server looks every few seconds). (params: FleetUpdateParams; result: none) */
+export const FLEET_UPDATE = "flower/fleetUpdate";
 
 export const EXPERIMENTAL_KEY = "flower";
 export const SETTINGS_SECTION = "flower";
 
 /** Every command the server registers (executeCommandProvider); the client must not register them again. */
-export const COMMANDS = [CONTINUE, START, SAY, STOP, OPEN_DOCUMENT, ANSWER, ASIDE, REWIND, FORK] as const;
+export const COMMANDS = [CONTINUE, START, SAY, STOP, OPEN_DOCUMENT, ANSWER, ASIDE, REWIND, FORK, FLEET_ANSWER, FLEET_CANCEL] as const;
 
 /** The names of the commands the client runs (workspace/executeCommand). */
-export type CommandName = typeof CONTINUE | typeof START | typeof SAY | typeof STOP | typeof OPEN_DOCUMENT | typeof ANSWER | typeof ASIDE | typeof REWIND | typeof FORK;
+export type CommandName = typeof CONTINUE | typeof START | typeof SAY | typeof STOP | typeof OPEN_DOCUMENT | typeof ANSWER | typeof ASIDE | typeof REWIND | typeof FORK | typeof FLEET_ANSWER | typeof FLEET_CANCEL;
 
 /** The names of the requests the client sends. */
-export type RequestName = typeof STATE | typeof HISTORY;
+export type RequestName = typeof STATE | typeof HISTORY | typeof FLEET_RUNS | typeof FLEET_SHOW;
 
 /** The names of the notifications the server sends. */
-export type NotificationName = typeof BANNER | typeof CONTEXT | typeof EVENT | typeof HISTORY_UPDATE;
+export type NotificationName = typeof BANNER | typeof CONTEXT | typeof EVENT | typeof HISTORY_UPDATE | typeof FLEET_UPDATE;
 
 /** The names of the requests the server sends. */
 export type ServerRequestName = typeof ASK;
@@ -778,4 +950,9 @@ export interface MethodTypes {
   "flower/ask": { params: AskParams; result: AskResult };
   "flower/history": { params: HistoryParams; result: HistoryResult };
   "flower/historyUpdate": { params: HistoryUpdateParams; result: void };
+  "flower/fleet/runs": { params: FleetParams; result: FleetRunsResult };
+  "flower/fleet/show": { params: FleetShowParams; result: FleetShowResult };
+  "flower.fleetAnswer": { params: FleetAnswerArgs; result: CommandResult };
+  "flower.fleetCancel": { params: FleetCancelArgs; result: CommandResult };
+  "flower/fleetUpdate": { params: FleetUpdateParams; result: void };
 }

@@ -50,6 +50,7 @@ export const EXTENSIONS: FlowerCapabilities = {
   event: true,
   results: true,
   history: true,
+  fleet: true,
 };
 
 /**

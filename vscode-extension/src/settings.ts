@@ -147,19 +147,22 @@ export function toOptions(s: FlowerSettings): InitOptions {
 /**
  * initializationOptions for these folders: each folder's own options under `folders` (keyed by
  * its URI, as the client names it to the server), the first folder's also at the top level,
- * with the window's shared store.
+ * with the window's shared store at the top and in each folder's.
  */
 export function initOptions<F extends Folder>(
   folders: readonly F[],
   read: (folder: F | undefined) => Reader,
 ): InitOptions {
+  // flower.store is the window's, read by the server once, without its password (the server has
+  // that in its environment, PGPASSWORD: see server.ts); in every folder's options too, since a
+  // folder's own entry replaces the top-level options whole
+  const store = splitStore(read(undefined).get<string>('store', ''));
+  const shared = store ? { store: store.url } : {};
   const top = toOptions(readSettings(read(folders[0]), folders[0]));
   const own: Record<string, InitOptions> = {};
-  for (const folder of folders) own[folder.uri.toString()] = toOptions(readSettings(read(folder), folder));
-  // flower.store is the window's, read by the server once: at the top only, without its password
-  // (the server has that in its environment, PGPASSWORD: see server.ts)
-  const store = splitStore(read(undefined).get<string>('store', ''));
-  return { ...top, ...(store ? { store: store.url } : {}), folders: own };
+  for (const folder of folders)
+    own[folder.uri.toString()] = { ...toOptions(readSettings(read(folder), folder)), ...shared };
+  return { ...top, ...shared, folders: own };
 }
 
 /** workspace/didChangeConfiguration's params for these options. */

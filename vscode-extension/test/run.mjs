@@ -21,7 +21,7 @@
 //   FLOWER_WHEELHOUSE (the wheel's dependencies, so that installs need no network).
 // Usage: node test/run.mjs [--only dist,unit,host,setup,untrusted,l10n,ui] [--file NAME.test.js] [--walk NAME] [--keep] [--verbose] [--screenshots]
 // (--file: of the in-host suites, only that file; --walk: of the UI walks, only that one:
-// main, first-run, history, rewind)
+// main, first-run, history, rewind, evidence, fleet)
 import { spawn, execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { once } from 'node:events';
@@ -30,6 +30,7 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { createRequire } from 'node:module';
+import * as readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { format, promisify } from 'node:util';
 
@@ -707,6 +708,7 @@ async function runUi() {
     history: runUiHistory,
     rewind: runUiRewind,
     evidence: runUiEvidence,
+    fleet: runUiFleet,
   };
   if (WALK && !(WALK in walks)) throw new Error(`no UI walk ${WALK}: ${Object.keys(walks).join(', ')}`);
   for (const [name, walk] of Object.entries(walks)) if (!WALK || WALK === name) await walk();
@@ -1192,6 +1194,116 @@ async function runUiRewind() {
   } finally {
     await close();
     await vs.stop();
+  }
+}
+
+/**
+ * test/fleet_rig.py: a real PostgreSQL with a fleet in it (a run waiting for an answer, a queued
+ * one); `ask(line)` sends it a command and resolves to its JSON answer. Stopped at the end.
+ */
+async function startFleetRig(dir) {
+  const child = spawn(PYTHON, [path.join(EXT, 'test', 'fleet_rig.py')], {
+    stdio: ['pipe', 'pipe', fs.openSync(path.join(dir, 'fleet-rig.log'), 'w')],
+  });
+  const lines = readline.createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+  const next = async () => {
+    const line = await lines.next();
+    if (line.done) throw new Error(`the fleet rig ended (see ${dir}/fleet-rig.log)`);
+    return JSON.parse(line.value);
+  };
+  const stop = async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    const exited = once(child, 'exit');
+    child.stdin.end();
+    await exited;
+  };
+  cleanups.push(stop);
+  const made = await next();
+  const ask = async (line) => {
+    child.stdin.write(`${line}\n`);
+    return next();
+  };
+  return { made, ask, stop };
+}
+
+/** The Fleet view as a person uses it: the runs by state, Answer… on the waiting one, Cancel on the queued one. */
+async function runUiFleet() {
+  if (!fs.existsSync(VSIX)) throw new Error(`${VSIX} is missing: package the extension first`);
+  const dir = path.join(root, 'ui-fleet');
+  fs.mkdirSync(dir, { recursive: true });
+  const rig = await startFleetRig(dir);
+  const { made } = rig;
+  const vs = await startVSCode('ui-fleet', {
+    install: VSIX,
+    prepare: (ws) => {
+      fs.mkdirSync(path.join(ws, '.vscode'), { recursive: true });
+      fs.writeFileSync(path.join(ws, '.vscode/settings.json'), JSON.stringify({ 'flower.store': made.url }));
+    },
+  });
+  const { page, step, toast, open, close } = await uiSession('ui', vs);
+  const row = (text) => page.locator('.monaco-list-row', { hasText: text }).first();
+  const dialog = page.locator('.monaco-dialog-box');
+  /** Right-click the row of `text` and run `action` from its menu. */
+  const menu = async (text, action) => {
+    await row(text).click({ button: 'right' });
+    const item = page.locator('.monaco-menu .action-item', { hasText: action }).first();
+    await item.hover();
+    await page.locator('.monaco-menu .action-item.focused', { hasText: action }).waitFor({ timeout: 5_000 });
+    await page.keyboard.press('Enter');
+  };
+  try {
+    const steps = [
+      [
+        'the Fleet view shows the store’s runs by state, the waiting one with its question',
+        async () => {
+          await open();
+          await page.locator('.activitybar .action-item a[aria-label^="Flower"]').first().click();
+          // the section starts folded (a folder without a store has no fleet): open it
+          await page.locator('.pane-header', { hasText: 'Fleet' }).click();
+          await row('Waiting for an answer (1)').waitFor({ timeout: 90_000 });
+          await row(`? ${made.question}`).waitFor({ timeout: 10_000 });
+          await row('Queued (1)').waitFor({ timeout: 10_000 });
+          await page.screenshot({ path: path.join(vs.dir, 'fleet.png') });
+        },
+      ],
+      [
+        'Answer… on the waiting run: the input box shows its question; the answer reaches the run',
+        async () => {
+          await menu('写一个 hello.py', 'Answer…');
+          const input = page.locator('.quick-input-widget input');
+          await input.waitFor({ state: 'visible', timeout: 10_000 });
+          await page.locator('.quick-input-widget', { hasText: made.question }).waitFor({ timeout: 5_000 });
+          await input.fill('print hello');
+          await page.keyboard.press('Enter');
+          await toast(`answered run ${made.asks}'s question`).waitFor({ timeout: 60_000 });
+          const shown = await rig.ask(`show ${made.asks}`);
+          if (JSON.stringify(shown.questions) !== JSON.stringify([['answered', 'print hello']]))
+            throw new Error(`the fleet holds ${JSON.stringify(shown)}`);
+          await row('answered; its worker reads it next').waitFor({ timeout: 10_000 });
+        },
+      ],
+      [
+        'Cancel on the queued run: a modal asks; accepted, the run is cancelled',
+        async () => {
+          await menu('写一个 bye.py', 'Cancel');
+          await dialog.waitFor({ timeout: 10_000 });
+          // biome-ignore lint/performance/useDomNodeTextContent: the lines as rendered
+          const said = await dialog.innerText();
+          if (!said.includes(`Cancel run ${made.queued}?`)) throw new Error(`the modal says:\n${said}`);
+          await dialog.locator('.monaco-button', { hasText: /^Cancel the Run$/ }).click();
+          await dialog.waitFor({ state: 'hidden', timeout: 10_000 });
+          await toast(`run ${made.queued} cancelled`).waitFor({ timeout: 60_000 });
+          const shown = await rig.ask(`show ${made.queued}`);
+          if (shown.state !== 'cancelled') throw new Error(`the fleet holds ${JSON.stringify(shown)}`);
+          await row('Cancelled (1)').waitFor({ timeout: 10_000 });
+        },
+      ],
+    ];
+    for (const [title, fn] of steps) if (!(await step(title, fn))) break;
+  } finally {
+    await close();
+    await vs.stop();
+    await rig.stop();
   }
 }
 

@@ -173,10 +173,14 @@ test('flower.python restarts the server, its options are sent to it, the trace i
   assert.equal(reaction(changed('editor.fontSize')), 'none');
 });
 
-test("the window's shared store goes at the top, without its password", () => {
-  const a = folder('/work/a');
-  const options = initOptions([a], () => reader({ store: 'postgresql://ann:s3cret@db.example/flower' }));
+test("the window's shared store goes at the top and to every folder, without its password", () => {
+  const a = folder('/srv/a');
+  const b = folder('/srv/b');
+  const options = initOptions([a, b], () => reader({ store: 'postgresql://ann:s3cret@db.example/flower' }));
   assert.equal(options.store, 'postgresql://ann@db.example/flower');
+  // a folder's own options replace the top-level ones whole on the server: each carries it too
+  for (const f of [a, b])
+    assert.equal(options.folders?.[f.uri.toString()]?.store, 'postgresql://ann@db.example/flower');
   assert.ok(!JSON.stringify(options).includes('s3cret'));
   assert.equal(initOptions([a], () => reader({})).store, undefined);
 });

@@ -34,15 +34,25 @@ M.ASK = "flower/ask"
 M.HISTORY = "flower/history"
 --- notification, server->client. A change of the history, to a client that declares experimental.flower.history: after every main-thread turn (the turn) and whenever a step, round, verdict, question or handoff moves (the whole history).
 M.HISTORY_UPDATE = "flower/historyUpdate"
+--- request, client->server. The fleet's runs in the folder's shared store; `configured: false` without a PostgreSQL store.
+M.FLEET_RUNS = "flower/fleet/runs"
+--- request, client->server. One fleet run in full: its story, its executions, its questions.
+M.FLEET_SHOW = "flower/fleet/show"
+--- command, client->server. Answer the question a fleet run waits on; ok: false with the fleet's reason when none does.
+M.FLEET_ANSWER = "flower.fleetAnswer"
+--- command, client->server. Cancel a queued fleet run or stop a running one; ok: false once it is over.
+M.FLEET_CANCEL = "flower.fleetCancel"
+--- notification, server->client. The runs of a folder's fleet changed, to a client that declares experimental.flower.fleet and asked flower/fleet/runs for that folder (the server looks every few seconds).
+M.FLEET_UPDATE = "flower/fleetUpdate"
 
 M.EXPERIMENTAL_KEY = "flower"
 M.SETTINGS_SECTION = "flower"
 
 --- Every command the server registers (executeCommandProvider).
-M.COMMANDS = { M.CONTINUE, M.START, M.SAY, M.STOP, M.OPEN_DOCUMENT, M.ANSWER, M.ASIDE, M.REWIND, M.FORK }
+M.COMMANDS = { M.CONTINUE, M.START, M.SAY, M.STOP, M.OPEN_DOCUMENT, M.ANSWER, M.ASIDE, M.REWIND, M.FORK, M.FLEET_ANSWER, M.FLEET_CANCEL }
 
 --- The flower extensions a client may declare under capabilities.experimental[M.EXPERIMENTAL_KEY] (FlowerCapabilities).
-M.CAPABILITIES = { "ask", "banner", "context", "event", "results", "offer", "history" }
+M.CAPABILITIES = { "ask", "banner", "context", "event", "results", "offer", "history", "fleet" }
 
 --- The values of DocumentName.
 M.DocumentName = { "brief", "goal", "handoff" }
@@ -70,5 +80,8 @@ M.EvidenceKind = { "command", "read", "search", "unverifiable", "none" }
 
 --- The values of CheckState.
 M.CheckState = { "passed", "failed", "no_evidence", "unverifiable" }
+
+--- The values of FleetRunState.
+M.FleetRunState = { "queued", "running", "waiting", "finished", "failed", "cancelled" }
 
 return M
