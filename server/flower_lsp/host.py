@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Coroutine
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from lsprotocol.converters import get_converter
 from pygls.lsp.server import LanguageServer
@@ -137,7 +137,7 @@ class FlowerServer(LanguageServer):
             raise invalid_params(exc) from exc
 
     # -- background work ---------------------------------------------------------------------
-    def spawn(self, coro: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
+    def spawn(self, coro: Coroutine[object, object, None]) -> asyncio.Task[None]:
         """A background task with a strong reference, cancelled at shutdown."""
         task = asyncio.ensure_future(coro)
         self._background.add(task)

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 # input alone undercounts: a cached prefix is reported as reads or writes beside it
 _SEEN = ("input_tokens", "cache_read_input_tokens", "cache_creation_input_tokens")
 
 
-def context_tokens(usage: Any) -> int:
+def context_tokens(usage: object) -> int:
     """What the model actually saw: input + cache reads + cache writes; 0 for anything else."""
     if not isinstance(usage, dict):
         return 0

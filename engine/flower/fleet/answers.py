@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..core.events import Event, Question
 from .model import FleetError, Note
@@ -23,13 +23,18 @@ from .notes import ANSWERED, ASKED, CARRIED
 from .records import FleetBook
 from .story import Story
 
+if TYPE_CHECKING:
+    from ..core.human import HumanChannel
+
 __all__ = ["POLL_S", "Answers"]
 
 POLL_S = 1.0
 
 
 class Answers:
-    def __init__(self, book: FleetBook, run_id: str, execution: int, channel: Any, story: Story) -> None:
+    def __init__(
+        self, book: FleetBook, run_id: str, execution: int, channel: HumanChannel, story: Story
+    ) -> None:
         self._book, self._run, self._execution = book, run_id, execution
         self._channel = channel
         self._story = story
