@@ -56,6 +56,7 @@ def test_a_manifest_written_before_typed_rows_reads_and_writes_back_byte_for_byt
         "fork",
     ]
     assert dumped([r.as_json() for r in rows]) == previous_text()
+    assert rows == rows_of(previous()) and len(set(rows)) == len(rows)  # values: equal, hashable
 
 
 def test_the_formatter_writes_each_row_as_the_previous_flower_did() -> None:

@@ -127,7 +127,7 @@ class ManifestRow:
     context: int = 0
     duration_s: float = 0.0
     rewind: Branch | None = None  # a rewind's or a fork's row: its record
-    extra: Mapping[str, Any] = field(default_factory=dict)  # the keys this flower does not know
+    extra: Mapping[str, Any] = field(default_factory=dict, hash=False)  # the keys this flower does not know
     # the JSON this row was read from: written back as it was (never copied by `replace`)
     _source: Mapping[str, Any] | None = field(default=None, init=False, compare=False, repr=False)
 
