@@ -24,7 +24,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from .labels import LabelKind, StepLabel
 
@@ -58,11 +57,11 @@ class ManifestError(ValueError):
     """What was given as a manifest row is not one (not a JSON object)."""
 
 
-def _float(value: Any) -> float:
+def _float(value: object) -> float:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
 
 
-def _int(value: Any, default: int = 0) -> int:
+def _int(value: object, default: int = 0) -> int:
     if isinstance(value, bool):
         return default
     if isinstance(value, int):
@@ -72,7 +71,7 @@ def _int(value: Any, default: int = 0) -> int:
     return default
 
 
-def _text(value: Any) -> str | None:
+def _text(value: object) -> str | None:
     """A non-empty text, else None."""
     return value if isinstance(value, str) and value else None
 
@@ -88,10 +87,10 @@ class Branch:
     at: float = 0.0
     remark: str = ""
     # the whole record as written, every key kept (what changed, what was kept, where from ...)
-    data: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    data: Mapping[str, object] = field(default_factory=dict, compare=False, repr=False)
 
     @classmethod
-    def of_json(cls, data: Mapping[str, Any]) -> Branch:
+    def of_json(cls, data: Mapping[str, object]) -> Branch:
         return cls(
             id=str(data.get("id") or ""),
             kind=_text(data.get("kind")) or "",
@@ -102,7 +101,7 @@ class Branch:
             data=dict(data),
         )
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> dict[str, object]:
         return dict(self.data)
 
 
@@ -127,13 +126,13 @@ class ManifestRow:
     context: int = 0
     duration_s: float = 0.0
     rewind: Branch | None = None  # a rewind's or a fork's row: its record
-    extra: Mapping[str, Any] = field(default_factory=dict, hash=False)  # the keys this flower does not know
+    extra: Mapping[str, object] = field(default_factory=dict, hash=False)  # keys flower does not know
     # the JSON this row was read from: written back as it was (never copied by `replace`)
-    _source: Mapping[str, Any] | None = field(default=None, init=False, compare=False, repr=False)
+    _source: Mapping[str, object] | None = field(default=None, init=False, compare=False, repr=False)
 
     # -- reading ----------------------------------------------------------------------------------
     @classmethod
-    def of_json(cls, data: Any) -> ManifestRow:
+    def of_json(cls, data: object) -> ManifestRow:
         """The row a JSON object holds; total on objects (see the module), ManifestError otherwise."""
         if not isinstance(data, Mapping):
             raise ManifestError(f"a manifest row is a JSON object, not {type(data).__name__}")
@@ -162,9 +161,9 @@ class ManifestRow:
         return row
 
     @classmethod
-    def of_branch(cls, record: Mapping[str, Any]) -> ManifestRow:
+    def of_branch(cls, record: Mapping[str, object]) -> ManifestRow:
         """The row a rewind or a fork leaves in the books: its record, at its moment."""
-        kind, at = record.get("kind", "rewind"), record.get("at", 0.0)
+        kind, at = record.get("kind", "rewind"), _float(record.get("at", 0.0))
         return cls(
             step=StepLabel.parse(str(kind)),
             run=f"{kind}-{record['id']}",
@@ -201,11 +200,11 @@ class ManifestRow:
         return self.step.kind is LabelKind.HANDOFF
 
     # -- writing ----------------------------------------------------------------------------------
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> dict[str, object]:
         """The row as the books hold it: as it was read, or in the order flower writes its keys."""
         if self._source is not None:
             return dict(self._source)
-        values: dict[str, Any] = {
+        values: dict[str, object] = {
             "step": str(self.step),
             "session_id": self.session_id,
             "ok": self.ok,
@@ -232,11 +231,11 @@ class ManifestRow:
         return out
 
 
-def looks_like_row(value: Any) -> bool:
+def looks_like_row(value: object) -> bool:
     """Whether a JSON value found in a torn manifest is a row: an object with a step and a run."""
     return isinstance(value, dict) and "step" in value and "run" in value
 
 
-def rows_of(data: Iterable[Any]) -> list[ManifestRow]:
+def rows_of(data: Iterable[object]) -> list[ManifestRow]:
     """The rows of a manifest's JSON list; what is not an object is left out (recovery says so)."""
     return [ManifestRow.of_json(item) for item in data if isinstance(item, Mapping)]
