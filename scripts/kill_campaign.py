@@ -34,7 +34,7 @@ from claude_agent_sdk import project_key_for_directory
 from flower.core.brief import Brief
 from flower.core.goal import Goal
 from flower.core.lineage import Lineage
-from flower.core.recovery import read_manifest
+from flower.core.recovery import read_rows
 from flower.core.rundir import Damaged, read_json
 from flower.sim.env import isolated_env
 from flower.sim.scenarios import resumable_starter_scenario
@@ -173,13 +173,13 @@ def one_kill(base: Path, index: int, at: float) -> dict[str, Any]:
         record["left_running"] = left_running(mark)
         record["torn"] = torn_files(ws, run_dir)
         lineage = Lineage.open(run_dir, ws)
-        rows, _ = read_manifest(run_dir)
+        rows, _ = read_rows(run_dir)
         notes = ws / ".flower" / "notes"
         frozen = {
             "确认需求": bool((b := Brief.load(notes / "需求.md")) and b.complete()),
             "设定目标": bool((g := Goal.load(notes / "目标.md")) and g.complete()),
         }
-        in_flight = [str(r["step"]) for r in rows if not r.get("ended_at")]
+        in_flight = [str(r.step) for r in rows if not r.ended_at]
         if not killed:
             record["point"] = "after the run ended"
         elif in_flight:

@@ -376,3 +376,29 @@ def test_a_flower_working_in_another_process_is_running_elsewhere(tmp_path):
     other.wait()
     h = read_history(f.workspace)  # the note of a process that is gone
     assert h.elsewhere == "" and h.wakes[0].steps[0].rounds[0].status == "unfinished"
+
+
+def test_the_books_of_a_previous_flower_tell_their_story(tmp_path: Path) -> None:
+    """A manifest written before rows were typed (`flower demo`, a rewind, a fork): its wakes,
+    rounds, verdicts and branches, read from the typed rows."""
+    previous = Path(__file__).parent.parent / "data" / "manifests" / "demo-rewind-fork.json"
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "manifest.json").write_bytes(previous.read_bytes())
+    h = read_history(tmp_path)
+    assert h.problems == []
+    assert [[(s.name, [r.step for r in s.rounds]) for s in w.steps] for w in h.wakes] == [
+        [("确认需求", ["确认需求"]), ("设定目标", ["设定目标"]), ("干活", ["干活", "干活#round2"])],
+        [("干活", ["干活"])],
+    ]
+    verdicts = [r.verdict for w in h.wakes for s in w.steps for r in s.rounds if r.verdict]
+    assert [(v.step, v.round, v.state) for v in verdicts] == [
+        ("干活·判定#1", 1, "not_yet"),
+        ("干活·判定#2", 2, "achieved"),
+        ("干活·判定#1", 1, "achieved"),
+    ]
+    rows = json.loads(previous.read_text(encoding="utf-8"))
+    assert h.cost_usd == pytest.approx(sum(r.get("cost_usd", 0.0) for r in rows))
+    assert [(b.kind, b.round, b.from_round, b.remark, b.after_wake) for b in h.branches] == [
+        ("rewind", 1, 3, "回到第一轮", 2),
+        ("fork", 1, 1, "另起一支", 2),
+    ]

@@ -40,7 +40,8 @@ class LabelKind(StrEnum):
     SIDE = "side"
 
 
-_NUMBERED = re.compile(r"(?P<step>.+?)#(?P<kind>round|retry)?(?P<number>\d+)")
+# the number as flower writes it (ASCII, no leading zero): any other text reads back as written
+_NUMBERED = re.compile(r"(?P<step>.+?)#(?P<kind>round|retry)?(?P<number>0|[1-9][0-9]*)")
 
 
 @dataclass(frozen=True)
@@ -71,9 +72,15 @@ class StepLabel:
     def handover(cls, step: str) -> StepLabel:
         return cls(step, LabelKind.HANDOVER)
 
+    @staticmethod
+    def judge_of(step: str) -> str:
+        """The name of a step's judge, the lane its verdicts are drawn on: 干活·判定."""
+        return f"{step}{JUDGE}"
+
     @classmethod
     def parse(cls, text: str) -> StepLabel:
-        """The label a manifest row's `step` holds. Total: any string is some label."""
+        """The label a manifest row's `step` holds. Total: any string is some label, and
+        `str(StepLabel.parse(text)) == text` for every text."""
         if text.endswith(HANDOVER) and len(text) > len(HANDOVER):
             return cls.handover(text[: -len(HANDOVER)])
         if text.endswith(HANDOFF) and len(text) > len(HANDOFF):
@@ -99,7 +106,7 @@ class StepLabel:
         if kind is LabelKind.RETRY:
             return f"{self.step}#retry{self.number}"
         if kind is LabelKind.VERDICT:
-            return f"{self.step}{JUDGE}#{self.number}"
+            return f"{self.judge_of(self.step)}#{self.number}"
         if kind is LabelKind.HANDOFF:
             return f"{self.step}{HANDOFF}"
         if kind is LabelKind.HANDOVER:
@@ -126,4 +133,4 @@ class StepLabel:
     @property
     def lane(self) -> str:
         """The line a row's turns are drawn on: the step's, or its judge's (干活·判定)."""
-        return f"{self.step}{JUDGE}" if self.kind is LabelKind.VERDICT else self.step
+        return self.judge_of(self.step) if self.kind is LabelKind.VERDICT else self.step

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from ..base.files import DiskFault, fault_of
 from ..base.files import move as move_file
 from ..base.i18n import _
-from .recovery import read_manifest, sessions_by_step, wakes_in
+from .recovery import read_rows, sessions_by_step, wakes_in
 from .rundir import Damaged, Repair, read_json, run_dir_lock, update_json
 
 if TYPE_CHECKING:
@@ -108,7 +108,7 @@ class Lineage:
         self.steps, self.woke = dict(data.get("steps", {})), int(data.get("woke", 0))
 
     def _rebuilt(self, problem: str) -> Lineage:
-        rows, _ = read_manifest(self.path.parent)
+        rows, _ = read_rows(self.path.parent)
         self.steps, self.woke, self.damage = sessions_by_step(rows), wakes_in(rows), problem
         return self
 

@@ -26,13 +26,13 @@ from typing import Any
 from ..base.files import write_bytes
 from ..base.i18n import N_, _
 from .labels import StepLabel
+from .manifest import ManifestRow, looks_like_row, rows_of
 from .rundir import Damaged, Repair, read_json, set_aside
 
 MANIFEST = "manifest.json"
 STORE = "sessions.db"
 SQLITE_MAGIC = b"SQLite format 3\x00"
 SQLITE_COMPANIONS = ("-wal", "-shm")
-_ROW_KEYS = ("step", "run")
 EMPTY_STORE = N_("空文件(0 字节)")
 
 
@@ -51,7 +51,8 @@ def manifest_problem(data: Any) -> str | None:
 
 
 def salvage_rows(text: str) -> list[dict[str, Any]]:
-    """Every manifest row (a JSON object with `step` and `run`) that still parses, in order."""
+    """Every manifest row (a JSON object with `step` and `run`) that still parses, in order, as
+    the JSON it is (`salvaged` gives them as rows)."""
     decoder = json.JSONDecoder()
     rows: list[dict[str, Any]] = []
     at = text.find("{")
@@ -61,7 +62,7 @@ def salvage_rows(text: str) -> list[dict[str, Any]]:
         except ValueError:
             at = text.find("{", at + 1)
             continue
-        if isinstance(value, dict) and all(k in value for k in _ROW_KEYS):
+        if looks_like_row(value):
             rows.append(value)
             at = text.find("{", end)
         else:
@@ -69,8 +70,19 @@ def salvage_rows(text: str) -> list[dict[str, Any]]:
     return rows
 
 
-def read_manifest(run_dir: Path) -> tuple[list[dict[str, Any]], str | None]:
+def salvaged(text: str) -> list[ManifestRow]:
+    """Every manifest row that still parses in `text`, in order."""
+    return rows_of(salvage_rows(text))
+
+
+def read_rows(run_dir: Path) -> tuple[list[ManifestRow], str | None]:
     """(rows, why the file is damaged or None): a damaged manifest yields its salvageable rows."""
+    data, problem = read_manifest(run_dir)
+    return rows_of(data), problem
+
+
+def read_manifest(run_dir: Path) -> tuple[list[dict[str, Any]], str | None]:
+    """(rows as their JSON, why the file is damaged or None): what `read_rows` reads."""
     path = Path(run_dir) / MANIFEST
     try:
         data = read_json(path)
@@ -86,11 +98,16 @@ def read_manifest(run_dir: Path) -> tuple[list[dict[str, Any]], str | None]:
     return data, None
 
 
-def rebuilt_manifest(repair: Repair) -> list[dict[str, Any]]:
+def rebuilt_rows(repair: Repair) -> list[ManifestRow]:
     """The rows to keep after `repair` moved a damaged manifest aside; says how many in it."""
-    rows = salvage_rows(_text_of(repair.backup))
+    rows = salvaged(_text_of(repair.backup))
     repair.recovered = _("读得出的 {rows} 行都留下了").format(rows=len(rows)) if rows else _("一行也读不出来")
     return rows
+
+
+def rebuilt_manifest(repair: Repair) -> list[dict[str, Any]]:
+    """`rebuilt_rows` as the JSON they are."""
+    return [row.as_json() for row in rebuilt_rows(repair)]
 
 
 def _text_of(path: Path) -> str:
@@ -103,28 +120,28 @@ def _text_of(path: Path) -> str:
 def base_step(name: Any) -> str | None:
     """The lineage key of a manifest row's step name; None for a side turn of a step: its judge
     rounds (`干活·判定#2`), its handoff (`干活·交接`), its handover to the next tool."""
-    if not isinstance(name, str) or not name:
-        return None
-    return StepLabel.parse(name).lineage_key
+    return (StepLabel.parse(name).lineage_key or None) if isinstance(name, str) else None
 
 
-def sessions_by_step(rows: Iterable[dict[str, Any]]) -> dict[str, str]:
+def _typed(rows: Iterable[ManifestRow | dict[str, Any]]) -> list[ManifestRow]:
+    return [r if isinstance(r, ManifestRow) else ManifestRow.of_json(r) for r in rows]
+
+
+def sessions_by_step(rows: Iterable[ManifestRow | dict[str, Any]]) -> dict[str, str]:
     """The last session each step ran in, by when its row started."""
     latest: dict[str, tuple[float, str]] = {}
-    for row in rows:
-        step, sid = base_step(row.get("step")), row.get("session_id")
-        started = row.get("started_at")
-        if step is None or not isinstance(sid, str) or not sid:
+    for row in _typed(rows):
+        step, sid = row.lineage_key, row.session_id
+        if step is None or sid is None:
             continue
-        when = float(started) if isinstance(started, (int, float)) else 0.0
-        if step not in latest or when >= latest[step][0]:
-            latest[step] = (when, sid)
+        if step not in latest or row.started_at >= latest[step][0]:
+            latest[step] = (row.started_at, sid)
     return {step: sid for step, (_, sid) in latest.items()}
 
 
-def wakes_in(rows: Iterable[dict[str, Any]]) -> int:
+def wakes_in(rows: Iterable[ManifestRow | dict[str, Any]]) -> int:
     """How many processes left rows: a lower bound of the wake count."""
-    return len({r.get("run") for r in rows if isinstance(r.get("run"), str)})
+    return len({r.run for r in _typed(rows) if r.has_run})
 
 
 # -- the store ------------------------------------------------------------------------------------
@@ -249,7 +266,7 @@ def _claimed_size(db: Path) -> int:
 
 def referenced_sessions(run_dir: Path) -> set[str]:
     """The sessions the lineage and the manifest say the steps ran in."""
-    rows, _ = read_manifest(run_dir)
+    rows, _ = read_rows(run_dir)
     found = set(sessions_by_step(rows).values())
     try:
         data = read_json(Path(run_dir) / "lineage.json")
@@ -432,11 +449,14 @@ __all__ = [
     "damaged_store",
     "manifest_problem",
     "read_manifest",
+    "read_rows",
     "rebuilt_manifest",
+    "rebuilt_rows",
     "referenced_sessions",
     "refill_store",
     "salvage_rows",
     "salvage_store",
+    "salvaged",
     "sessions_by_step",
     "store_damage",
     "store_error",

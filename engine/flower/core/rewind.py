@@ -28,6 +28,7 @@ from ..base.files import write_bytes
 from ..base.i18n import _
 from .checkpoints import Checkpoint, CheckpointError, Checkpoints, Entry, restore_file
 from .lineage import Lineage
+from .manifest import ManifestRow
 from .recovery import MANIFEST
 from .rundir import FlowLock, read_json, update_json
 
@@ -227,19 +228,14 @@ def _apply(store: Checkpoints, journal: dict[str, Any]) -> None:
 
 
 def _manifest_row(run_dir: Path, record: dict[str, Any]) -> None:
-    row = {
-        "step": str(record.get("kind", "rewind")),
-        "run": f"{record.get('kind', 'rewind')}-{record['id']}",
-        "session_id": None,
-        "ok": True,
-        "started_at": record.get("at", 0.0),
-        "ended_at": record.get("at", 0.0),
-        "rewind": record,
-    }
+    row = ManifestRow.of_branch(record)
+
+    def earlier(found: Any) -> bool:
+        return isinstance(found, dict) and ManifestRow.of_json(found).run == row.run
 
     def merge(rows: Any, _repair: Any) -> list[Any]:
-        kept = [r for r in (rows or []) if not (isinstance(r, dict) and r.get("run") == row["run"])]
-        return [*kept, row]
+        # every other row, and whatever is not a row at all, stays as it is
+        return [*(r for r in (rows or []) if not earlier(r)), row.as_json()]
 
     update_json(run_dir / MANIFEST, merge)
 

@@ -18,7 +18,7 @@ import uuid
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from contextlib import suppress
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -72,13 +72,14 @@ from .limits import (
     pending,
     wait_max,
 )
+from .manifest import ManifestRow, rows_of
 from .projectkey import project_key, unkeyable
 from .reaper import contain
 from .recovery import (
     StoreError,
     damaged_store,
     manifest_problem,
-    rebuilt_manifest,
+    rebuilt_rows,
     refill_store,
     store_error,
 )
@@ -1257,14 +1258,14 @@ class Runtime:
         mine = [self._row(r) for r in [*self.results, *(extra or [])]]
 
         def merge(rows: Any, repair: Repair | None) -> list[Any]:
-            kept = rebuilt_manifest(repair) if repair is not None else (rows or [])
-            return [r for r in kept if not (isinstance(r, dict) and r.get("run") == self.run_id)] + mine
+            kept = rebuilt_rows(repair) if repair is not None else rows_of(rows or [])
+            return [r.as_json() for r in kept if r.run != self.run_id] + [r.as_json() for r in mine]
 
         shared = self.shared
         if shared is not None:
             # beside the file: another checkout of this work reads the books there
             with contextlib.suppress(Exception):
-                shared.book.put_manifest(shared.identity.key, self.run_id, mine)
+                shared.put_rows(self.run_id, mine)
         if not self.run_dir.is_dir():
             # vanished (deleted, unmounted): writing would make an empty one in its place, and the
             # real one could not be put back
@@ -1278,14 +1279,27 @@ class Runtime:
         if repair is not None:
             self.notice(repair.line())
 
-    def _row(self, result: StepResult) -> dict[str, Any]:
-        row = asdict(result)
-        # model text and error texts may echo what a gateway said, credentials included
-        row["text"], row["error"] = redact(result.text), redact(result.error)
-        row["errors"] = [redact(e) for e in result.errors]
-        row["duration_s"] = result.duration_s
-        row["run"] = self.run_id
-        return row
+    def _row(self, result: StepResult) -> ManifestRow:
+        """The books' row of a step this Runtime ran (``manifest.json``, the shared store's)."""
+        return ManifestRow(
+            step=StepLabel.parse(result.step),
+            run=self.run_id,
+            session_id=result.session_id,
+            ok=result.ok,
+            cost_usd=result.cost_usd,
+            num_turns=result.num_turns,
+            # model text and error texts may echo what a gateway said, credentials included
+            text=redact(result.text),
+            error=redact(result.error),
+            started_at=result.started_at,
+            ended_at=result.ended_at,
+            attempts=result.attempts,
+            errors=tuple(redact(e) for e in result.errors),
+            resumed=result.resumed,
+            retired=tuple(result.retired),
+            context=result.context,
+            duration_s=result.duration_s,
+        )
 
 
 def rescue_on_signals(runtime: Runtime, signals: tuple[int, ...] = (signal.SIGTERM, signal.SIGHUP)) -> None:

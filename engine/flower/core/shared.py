@@ -28,6 +28,7 @@ from typing import Any, Protocol
 from ..base.files import DiskFault
 from ..base.i18n import _
 from .identity import WorkspaceIdentity, identify
+from .manifest import ManifestRow, rows_of
 from .rundir import FlowBusy, Holder, default_who, holding, note_claim
 
 __all__ = [
@@ -50,7 +51,11 @@ STORE_VAR = "FLOWER_STORE"
 
 
 class RunBook(Protocol):
-    """Where a shared store keeps runs' lineages and manifest rows, by workspace identity."""
+    """Where a shared store keeps runs' lineages and manifest rows, by workspace identity.
+
+    A store holds each row as the JSON `ManifestRow.as_json` gives (and hands it back as that
+    JSON): the stores lie below the runtime, so `SharedRun.put_rows` and `SharedRun.rows` are
+    where rows become JSON and JSON rows again."""
 
     def lineage(self, workspace: str) -> dict[str, Any] | None: ...
 
@@ -74,6 +79,14 @@ class SharedRun:
     @classmethod
     def of(cls, workspace: str | Path, book: RunBook, where: str) -> SharedRun:
         return cls(identify(workspace), book, where)
+
+    def put_rows(self, run: str, rows: list[ManifestRow]) -> None:
+        """This process's rows (``run``) in the store, replacing what it wrote before."""
+        self.book.put_manifest(self.identity.key, run, [row.as_json() for row in rows])
+
+    def rows(self) -> list[ManifestRow]:
+        """Every run's rows the store keeps for this work, oldest run first."""
+        return rows_of(self.book.manifest(self.identity.key))
 
 
 class ReadOnlyBook:

@@ -143,7 +143,7 @@ def with_goal(
     ``[此环境无法验证:…]`` is never met."""
     stall_rounds = stall_limit(stall_rounds)
     strict = evidence_policy(evidence) == "strict"
-    label = name or f"{step.name}·判定"
+    label = name or StepLabel.judge_of(step.name)
     judger = spec or judge(label, channel, instructions=instructions, can_run=can_run, **spec_kw)
     goal_path = Path(goal_path)
 

@@ -34,7 +34,8 @@ from ..core.handoff import HANDOFF_PROMPT, Handoff
 from ..core.human import Ask, HumanChannel, read_log
 from ..core.labels import LabelKind, StepLabel
 from ..core.lineage import Lineage
-from ..core.recovery import read_manifest
+from ..core.manifest import ManifestRow
+from ..core.recovery import read_rows
 from ..core.resilience import classify
 from ..core.rundir import FlowLock
 from ..core.stops import Stop, stops_by_run
@@ -251,7 +252,7 @@ class DiskRecord:
     run_dir: Path
     brief: Path
     goal: Path
-    rows: list[dict[str, Any]]  # the current piece of work's manifest rows
+    rows: list[ManifestRow]  # the current piece of work's manifest rows
     earlier: int  # wakes archived with `--new`
     woke: int
     sessions: dict[str, str]
@@ -288,7 +289,7 @@ def read_disk(
         run_path = wb.workspace / run_path
     notes = wb.notes
     problems: list[str] = []
-    rows, damage = read_manifest(run_path)
+    rows, damage = read_rows(run_path)
     if damage:
         problems.append(f"{run_path / 'manifest.json'}: {damage}")
     lineage = Lineage.open(run_path, wb.workspace)
@@ -298,10 +299,8 @@ def read_disk(
     branches = _branches(rows)
     rows = [r for r in rows if _is_row(r)]
     earlier = _earlier_runs(rows, _archived_sessions(notes / "archive"))
-    rows = [r for r in rows if r["run"] not in earlier]
-    sessions = {
-        s for r in rows for s in [r.get("session_id"), *(r.get("retired") or [])] if isinstance(s, str)
-    }
+    rows = [r for r in rows if r.run not in earlier]
+    sessions = {s for r in rows for s in r.sessions}
     try:
         stored = read_messages(run_path / "sessions.db", sessions, calls=(ASK_TOOL,))
     except UnreadableStore as exc:
@@ -476,7 +475,7 @@ class _Book:
 
     def __init__(
         self,
-        rows: list[dict[str, Any]],
+        rows: list[ManifestRow],
         live: LiveRun | None,
         now: float,
         *,
@@ -488,16 +487,16 @@ class _Book:
         self.now = now
         # the manifest's order, never the clocks': each process appends its rows as its steps
         # run, so a wake whose clock was behind (or jumped back) keeps its place
-        by_run: dict[str, list[dict[str, Any]]] = {}
+        by_run: dict[str, list[ManifestRow]] = {}
         for row in rows:
-            by_run.setdefault(row["run"], []).append(row)
+            by_run.setdefault(row.run, []).append(row)
         runs = list(by_run)
         if live is not None and live.run is not None and live.run not in by_run:
             by_run[live.run] = []  # started, no session yet
             runs.append(live.run)
         self._wakes: list[WakeRecord] = []
-        self.rows: list[tuple[dict[str, Any], RoundRecord, WakeRecord]] = []  # every row, by start
-        self.judges: list[tuple[dict[str, Any], RoundRecord]] = []
+        self.rows: list[tuple[ManifestRow, RoundRecord, WakeRecord]] = []  # every row, by start
+        self.judges: list[tuple[ManifestRow, RoundRecord]] = []
         for number, run in enumerate(runs, 1):
             is_live = live is not None and run == live.run
             wake = WakeRecord(number, run, 0.0, 0.0, 0.0, 0, 0.0, is_live, [])
@@ -509,9 +508,9 @@ class _Book:
                 self._mark_live(wake, live)
             self._wakes.append(wake)
 
-    def _add(self, wake: WakeRecord, row: dict[str, Any], running: bool) -> None:
-        name = str(row["step"])
-        label = StepLabel.parse(name)
+    def _add(self, wake: WakeRecord, row: ManifestRow, running: bool) -> None:
+        label = row.step
+        name = str(label)
         if label.kind is LabelKind.VERDICT:
             target = self._judged_round(wake, label.step)
             if target is not None:
@@ -531,29 +530,26 @@ class _Book:
                 step.sessions.append(sid)
         self.rows.append((row, record, wake))
 
-    def _round(self, row: dict[str, Any], number: int, running: bool) -> RoundRecord:
-        ended = _float(row.get("ended_at"))
-        ok = row.get("ok") is True
-        error = row.get("error") if isinstance(row.get("error"), str) else None
-        if ended:
-            status: RoundStatus = "done" if ok else "failed"
+    def _round(self, row: ManifestRow, number: int, running: bool) -> RoundRecord:
+        if row.ended_at:
+            status: RoundStatus = "done" if row.ok else "failed"
         else:
             status = "running" if running else "unfinished"
         return RoundRecord(
             number=number,
-            step=str(row["step"]),
+            step=str(row.step),
             status=status,
-            session_id=_str(row.get("session_id")),
-            retired=[s for s in row.get("retired") or [] if isinstance(s, str) and s],
-            started_at=_started(row),
-            ended_at=ended,
-            duration_s=max(0.0, _float(row.get("duration_s"))),  # an older flower wrote clock jumps
-            cost_usd=_float(row.get("cost_usd")),
-            num_turns=_int(row.get("num_turns")),
-            attempts=max(1, _int(row.get("attempts"))),
-            errors=[e for e in row.get("errors") or [] if isinstance(e, str)],
-            error=error,
-            resumed=row.get("resumed") is True,
+            session_id=row.session_id,
+            retired=list(row.retired),
+            started_at=row.started_at,
+            ended_at=row.ended_at,
+            duration_s=max(0.0, row.duration_s),  # an older flower wrote clock jumps
+            cost_usd=row.cost_usd,
+            num_turns=row.num_turns,
+            attempts=max(1, row.attempts),
+            errors=list(row.errors),
+            error=row.error,
+            resumed=row.resumed,
         )
 
     @staticmethod
@@ -562,18 +558,18 @@ class _Book:
         steps = [s for s in wake.steps if s.name == base and s.rounds] or [s for s in wake.steps if s.rounds]
         return steps[-1].rounds[-1] if steps else None
 
-    def _judge(self, target: RoundRecord, row: dict[str, Any]) -> None:
+    def _judge(self, target: RoundRecord, row: ManifestRow) -> None:
         """The verdict the goal guard read from this judge's text, as it read it."""
-        ok, error = row.get("ok") is True, _str(row.get("error"))
-        if not _float(row.get("ended_at")):
+        error = row.error or None
+        if not row.ended_at:
             return  # the judge is still at it (or died at it): no verdict yet
-        if not ok and classify(error) == "fatal":
+        if not row.ok and classify(error) == "fatal":
             target.judge_error = error
             return
-        verdict = Verdict.parse(str(row.get("text") or ""))
+        verdict = Verdict.parse(row.text)
         reason = verdict.reason if (verdict.ok or verdict.reason) else DEFAULT_REASON
-        name = str(row["step"])
-        sid = _str(row.get("session_id"))
+        name = str(row.step)
+        sid = row.session_id
         kept = self.trails.get(sid or "")
         evidence: list[Evidence] = []
         trail: list[TrailCall] = []
@@ -593,13 +589,13 @@ class _Book:
             state=verdict_state(verdict.state),
             reason=reason,
             failed=list(verdict.failed),
-            round=StepLabel.parse(name).number,
+            round=row.step.number,
             step=name,
-            session_id=_str(row.get("session_id")),
-            at=_float(row.get("ended_at")),
-            cost_usd=_float(row.get("cost_usd")),
-            num_turns=_int(row.get("num_turns")),
-            duration_s=max(0.0, _float(row.get("duration_s"))),  # an older flower wrote clock jumps
+            session_id=row.session_id,
+            at=row.ended_at,
+            cost_usd=row.cost_usd,
+            num_turns=row.num_turns,
+            duration_s=max(0.0, row.duration_s),  # an older flower wrote clock jumps
             evidence=evidence,
             trail=trail,
             unproven=unproven,
@@ -653,7 +649,7 @@ class _Book:
         for asked in questions:
             question = asked.record
             if asked.session is not None:
-                owners = [item for item in self.rows if asked.session in _row_sessions(item[0])]
+                owners = [item for item in self.rows if asked.session in item[0].sessions]
                 target = _owner(owners, question.asked_at)[1] if owners else self._at(question.asked_at)
             elif asked.exact:
                 target = self._at(question.asked_at)
@@ -667,7 +663,7 @@ class _Book:
         """The round whose row started last before `when` (a judge's row counts for its round)."""
         found = None
         for row, record, _ in self.rows:
-            if _started(row) <= when:
+            if row.started_at <= when:
                 found = record
         if found is None and self.rows:
             found = self.rows[0][1]
@@ -682,7 +678,7 @@ class _Book:
         seen: set[str] = set()
         pending: list[tuple[HandoffRecord, RoundRecord]] = []
         for row, record, _ in self.rows:
-            if StepLabel.parse(str(row["step"])).kind is LabelKind.VERDICT:
+            if row.step.kind is LabelKind.VERDICT:
                 continue
             chain = [*record.retired, record.session_id]
             for i, retired in enumerate(record.retired):
@@ -801,9 +797,9 @@ def _turns(
     live_from = (
         min([live.started_at, *(r.started_at for _, r, w in book.rows if w.live)]) if live else float("inf")
     )
-    sessions: dict[str, list[tuple[dict[str, Any], RoundRecord, WakeRecord]]] = {}
+    sessions: dict[str, list[tuple[ManifestRow, RoundRecord, WakeRecord]]] = {}
     for item in disk_rows:
-        for sid in _row_sessions(item[0]):
+        for sid in item[0].sessions:
             sessions.setdefault(sid, []).append(item)
     turns: list[Turn] = []
     calls: list[tuple[str, StoredMessage]] = []
@@ -813,7 +809,7 @@ def _turns(
         if sid not in sessions:
             continue  # only the live run's: its turns are the watcher's
         owners = sessions[sid]  # in the manifest's order
-        first = min(_started(item[0]) for item in owners) - _SLACK_S
+        first = min(item[0].started_at for item in owners) - _SLACK_S
         for message in _work_turns(messages):
             if message.at >= live_from or message.at < first:
                 continue  # the live run's (the watcher has them), or work archived with `--new`
@@ -821,7 +817,7 @@ def _turns(
                 calls.append((sid, message))
                 continue
             row, _, wake = _owner(owners, message.at)
-            turn = Turn(message.at, message.used, sid, str(row["step"]), wake=wake.number)
+            turn = Turn(message.at, message.used, sid, str(row.step), wake=wake.number)
             placed.append((wake.number, place.get(id(row), 0), len(placed), turn))
     placed.sort(key=lambda item: item[:3])  # recorded order: a clock that jumped reorders nothing
     turns.extend(item[3] for item in placed)
@@ -843,13 +839,13 @@ def _work_turns(messages: list[StoredMessage]) -> Iterable[StoredMessage]:
 
 
 def _owner(
-    owners: list[tuple[dict[str, Any], RoundRecord, WakeRecord]], at: float
-) -> tuple[dict[str, Any], RoundRecord, WakeRecord]:
+    owners: list[tuple[ManifestRow, RoundRecord, WakeRecord]], at: float
+) -> tuple[ManifestRow, RoundRecord, WakeRecord]:
     """The row a turn of a session was made in: the last one of that session started before it
     (a row's start is stamped before its CLI starts, a turn's time by that CLI: one clock)."""
     found = owners[0]
     for item in owners:
-        if _started(item[0]) <= at:
+        if item[0].started_at <= at:
             found = item
     return found
 
@@ -934,11 +930,6 @@ def _made(call: StoredMessage, ask: Ask) -> bool:
     return asked == ask.question and -_SLACK_S <= call.at - ask.asked_at <= 1 + _SLACK_S
 
 
-def _row_sessions(row: dict[str, Any]) -> set[str]:
-    """The sessions a manifest row ran in: its own and those it handed over."""
-    return {s for s in [row.get("session_id"), *(row.get("retired") or [])] if isinstance(s, str) and s}
-
-
 def _documents(notes: Path) -> list[Handoff]:
     """Every handoff document on disk, the current ones and those moved aside, with its step."""
     out: list[Handoff] = []
@@ -971,13 +962,13 @@ def _archived_sessions(archive: Path) -> set[str]:
     return found
 
 
-def _earlier_runs(rows: list[dict[str, Any]], archived: set[str]) -> set[str]:
+def _earlier_runs(rows: list[ManifestRow], archived: set[str]) -> set[str]:
     """The wakes of work archived with `--new`, by the manifest's own order, never by a clock:
     every run up to the last one that used a session the archives name."""
-    order = list(dict.fromkeys(r["run"] for r in rows))
+    order = list(dict.fromkeys(r.run for r in rows))
     last = -1
     for index, run in enumerate(order):
-        if any(_row_sessions(r) & archived for r in rows if r["run"] == run):
+        if any(r.sessions & archived for r in rows if r.run == run):
             last = index
     return set(order[: last + 1])
 
@@ -997,61 +988,35 @@ def _archived_at(archive: Path) -> float:
 # -- small readers ------------------------------------------------------------------------------------
 
 
-def _is_row(row: Any) -> bool:
+def _is_row(row: ManifestRow) -> bool:
     return (
-        isinstance(row, dict)
-        and isinstance(row.get("step"), str)
-        and isinstance(row.get("run"), str)
+        row.well_formed
         # the row a handoff's own turn may leave behind when the process dies in it
-        and StepLabel.parse(row["step"]).kind is not LabelKind.HANDOFF
-        and not isinstance(row.get("rewind"), dict)  # a rewind's row: a branch, not a wake
+        and not row.is_handoff
+        and row.rewind is None  # a rewind's row: a branch, not a wake
     )
 
 
-def _branches(rows: list[dict[str, Any]]) -> list[BranchRecord]:
+def _branches(rows: list[ManifestRow]) -> list[BranchRecord]:
     """The rewinds and forks of the manifest, each placed after the wakes whose rows precede it."""
     found: list[BranchRecord] = []
     runs: set[str] = set()
     for row in rows:
-        if not isinstance(row, dict):
-            continue
-        record = row.get("rewind")
-        if isinstance(record, dict):
+        record = row.rewind
+        if record is not None:
             found.append(
                 BranchRecord(
-                    kind=_str(record.get("kind")) or "rewind",
-                    round=_int(record.get("round")),
-                    from_round=_int(record.get("from_round")),
-                    at=_float(record.get("at")),
-                    remark=_str(record.get("remark")) or "",
+                    kind=record.kind or "rewind",
+                    round=record.round,
+                    from_round=record.from_round,
+                    at=record.at,
+                    remark=record.remark,
                     after_wake=len(runs),
                 )
             )
         elif _is_row(row):
-            runs.add(row["run"])
+            runs.add(row.run)
     return found
-
-
-def _started(row: dict[str, Any]) -> float:
-    return _float(row.get("started_at"))
-
-
-def _float(value: Any) -> float:
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
-
-
-def _int(value: Any) -> int:
-    if isinstance(value, bool):
-        return 0
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str) and value.isdigit():
-        return int(value)
-    return 0
-
-
-def _str(value: Any) -> str | None:
-    return value if isinstance(value, str) and value else None
 
 
 def _mtime(path: Path | None) -> float:
