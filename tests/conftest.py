@@ -3,6 +3,8 @@
 import os
 import tempfile
 
+import pytest
+
 pytest_plugins = ["flower.sim.fixtures"]
 
 # Every process the suite starts speaks the seeds' Chinese unless a test chooses a language
@@ -21,8 +23,21 @@ for _var in ("COLUMNS", "LINES"):
 
 # flower's own user state (the windows it learned from overflows, core/window.py) belongs to the
 # suite, not to the user running it: a window one test teaches must not reach the next run of
-# the developer's flower, nor a later test with the same gateway.
+# the developer's flower. This one covers what runs outside a test (collection, session
+# fixtures); each test gets its own below.
 os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="flower-test-state-")
 # Nor does the developer's own configuration (core/envfile.py reads ~/.config/flower/.env): a
 # key or gateway there must not reach a test that expects none.
 os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="flower-test-config-")
+
+
+@pytest.fixture(autouse=True)
+def private_user_state(tmp_path_factory, monkeypatch):
+    """Each test's flower keeps its learned windows to itself.
+
+    The state is keyed by model and gateway, and the gateway is flower.sim on 127.0.0.1 at a
+    port the system hands out: a later test on the same xdist worker can be given the port of
+    an earlier one, and a window that test learned (a 6.7K one, from an overflow scenario)
+    would shrink the next run's window and hand it over mid-step.
+    """
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
