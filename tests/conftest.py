@@ -27,17 +27,19 @@ for _var in ("COLUMNS", "LINES"):
 # fixtures); each test gets its own below.
 os.environ["XDG_STATE_HOME"] = tempfile.mkdtemp(prefix="flower-test-state-")
 # Nor does the developer's own configuration (core/envfile.py reads ~/.config/flower/.env): a
-# key or gateway there must not reach a test that expects none.
+# key or gateway there must not reach a test that expects none (each test gets its own below).
 os.environ["XDG_CONFIG_HOME"] = tempfile.mkdtemp(prefix="flower-test-config-")
 
 
 @pytest.fixture(autouse=True)
 def private_user_state(tmp_path_factory, monkeypatch):
-    """Each test's flower keeps its learned windows to itself.
+    """Each test's flower keeps its user state and configuration to itself.
 
-    The state is keyed by model and gateway, and the gateway is flower.sim on 127.0.0.1 at a
-    port the system hands out: a later test on the same xdist worker can be given the port of
-    an earlier one, and a window that test learned (a 6.7K one, from an overflow scenario)
-    would shrink the next run's window and hand it over mid-step.
+    The learned windows are keyed by model and gateway, and the gateway is flower.sim on
+    127.0.0.1 at a port the system hands out: a later test on the same xdist worker can be given
+    the port of an earlier one, and a window that test learned (a 6.7K one, from an overflow
+    scenario) shrank the next run's window and handed it over mid-step. `flower setup --user`
+    writes a key into the configuration the same way; no test may read another's.
     """
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path_factory.mktemp("state")))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config")))
