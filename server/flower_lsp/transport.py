@@ -32,6 +32,8 @@ from pygls.exceptions import JsonRpcException
 from pygls.io_ import StdoutWriter
 from pygls.protocol import LanguageServerProtocol
 
+from flower.base.loop import run_to_end
+
 log = logging.getLogger("flower_lsp.transport")
 
 PARSE_ERROR, INVALID_REQUEST, INVALID_PARAMS, INTERNAL_ERROR = -32700, -32600, -32602, -32603
@@ -300,7 +302,7 @@ async def _serve(server: Any, stdin: BinaryIO) -> None:
             if not server.protocol._shutdown:
                 log.warning("flower-lsp: the client closed the connection; stopping")
                 close = getattr(server, "close", None)
-                if close is not None:  # stop the runs here, not in asyncio.run's last sweep,
+                if close is not None:  # stop the runs here, not in run_to_end's last sweep,
                     await close()  # which would destroy what their ends still start
             return
         try:
@@ -316,7 +318,7 @@ def serve(server: Any, stdin: BinaryIO, stdout: BinaryIO) -> None:
     server._stop_event = threading.Event()
     server.protocol.set_writer(StdoutWriter(stdout))
     try:
-        asyncio.run(_serve(server, stdin))
+        run_to_end(_serve(server, stdin))
     except BrokenPipeError:
         log.warning("flower-lsp: the client stopped reading; stopping")
     except (KeyboardInterrupt, SystemExit):

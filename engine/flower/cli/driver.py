@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..base.files import DiskFault
 from ..base.i18n import N_, _
+from ..base.loop import run_to_end
 from ..core.aside import WAIT_S, EventWindow, aside_question
 from ..core.display import first_line, format_tokens
 from ..core.events import ContextUpdate, Event, Question, Result, StepStarted, SystemNote, ToolResult
@@ -467,7 +468,7 @@ def drive(
     )
     driver.notifier = notifier
     try:
-        value, code = asyncio.run(driver.run(lambda: work(driver)))
+        value, code = run_to_end(driver.run(lambda: work(driver)))
     except DiskFault as fault:  # a write the disk refused outside the steps' own books
         screen.say(_("x {fault}").format(fault=fault.line()), err=True)
         return None, 1, driver

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 from pathlib import Path
 
 from ..base.files import write_bytes
 from ..base.i18n import N_, _
+from ..base.loop import run_to_end
 from ..core import probe
 from .builders import workspace_of
 from .credentials import CREDENTIAL_KEYS, mask
@@ -224,7 +224,7 @@ def _check_setup(screen: Screen, workspace: Path, path: Path) -> int:
     base = config.get("ANTHROPIC_BASE_URL", "")
     screen.say("ANTHROPIC_BASE_URL = {base}".format(base=base or _("(未设,Anthropic 官方)")))
     screen.say(_("- 验一下凭证:向 {url} 发一个最小的请求…").format(url=probe.messages_url(base)))
-    result = asyncio.run(probe.probe(config))
+    result = run_to_end(probe.probe(config))
     line = _(PROBE_SAYS[result.kind]).format(
         url=result.url, model=result.model, status=result.status, detail=result.detail or "-"
     )

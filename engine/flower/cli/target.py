@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import os
 import sys
 from collections.abc import Awaitable
@@ -10,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from ..base.i18n import _
+from ..base.loop import run_to_end
 
 
 class TargetError(Exception):
@@ -65,7 +65,7 @@ def load_target(target: str, *, cwd: Path | None = None) -> Any:
     if callable(found) and not (hasattr(found, "steps") and hasattr(found, "run")):
         found = found()
         if inspect.isawaitable(found):
-            found = asyncio.run(_await(found))
+            found = run_to_end(_await(found))
     if not (hasattr(found, "steps") and callable(getattr(found, "run", None))):
         raise TargetError(
             _("'{target}' 不是 Workflow,也不是返回 Workflow 的函数(拿到的是 {name})").format(

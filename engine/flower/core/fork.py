@@ -9,7 +9,6 @@ lineage whose step resumes the round's session, cut at its end and forked, like 
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import shutil
@@ -23,6 +22,7 @@ from typing import Any
 
 from ..base.files import write_bytes
 from ..base.i18n import _
+from ..base.loop import run_to_end
 from .checkpoints import (
     FOLDER,
     SCAN_GIT,
@@ -240,7 +240,7 @@ def _copy_sessions(db: Path, dest: Path, old_key: str, new_key: str, sessions: s
     copy = SqliteSessionStore(dest)
     try:
         for sid in sorted(sessions):
-            entries = asyncio.run(copy.load({"project_key": old_key, "session_id": sid}))
+            entries = run_to_end(copy.load({"project_key": old_key, "session_id": sid}))
             if entries:
                 copy.add({"project_key": new_key, "session_id": sid}, entries)
     finally:

@@ -7,11 +7,11 @@ Each prints what ``flower.fleet`` returns; every line a person reads is said in 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import time
 from pathlib import Path
 
 from ..base.i18n import N_, _
+from ..base.loop import run_to_end
 from ..cli.builders import store_of
 from ..cli.terminal import Screen
 from ..core.display import first_line
@@ -110,7 +110,7 @@ def worker_command(args: argparse.Namespace, *, screen: Screen | None = None) ->
         concurrency=args.concurrency,
         takeover_s=args.takeover,
     )
-    return asyncio.run(FleetWorker(settings, say=lambda line: screen.say(line, err=True)).run())
+    return run_to_end(FleetWorker(settings, say=lambda line: screen.say(line, err=True)).run())
 
 
 def fleet_command(args: argparse.Namespace, *, screen: Screen | None = None) -> int:
