@@ -267,7 +267,10 @@ def test_each_run_gets_its_own_repositorys_model_settings_even_beside_another_ru
     runs = {n: rig.submit(origins[n], REQUEST, "--timeout", "0") for n in models}
     worker = rig.start_worker("a", concurrency=2)  # both at once, in one worker process
     rig.wait(lambda: rig.over(list(runs.values())), "both runs over", timeout=900)
-    assert all(rig.state(r) == "finished" for r in runs.values()), [rig.events(r) for r in runs.values()]
+    unfinished = {
+        n: (rig.state(r), rig.events(r)[-30:]) for n, r in runs.items() if rig.state(r) != "finished"
+    }
+    assert unfinished == {}, (unfinished, worker.output[-4000:])
     executions = {n: rig.detail(r).executions[0] for n, r in runs.items()}
     assert executions["alpha"].started_at < executions["beta"].ended_at
     assert executions["beta"].started_at < executions["alpha"].ended_at  # side by side

@@ -27,8 +27,10 @@ import hashlib
 import json
 import os
 import random
+import select
 import shlex
 import shutil
+import signal
 import socket
 import stat
 import subprocess
@@ -124,9 +126,20 @@ class Hostile:
         return found
 
     def kill_lingering(self) -> None:
+        """Kill what lingers and wait until each is dead (SIGKILL is delivered, not awaited: on a
+        busy machine a killed process still shows its command line for a while)."""
         for pid in self.lingering():
-            with contextlib.suppress(OSError):
-                os.kill(pid, 9)
+            try:
+                handle = os.pidfd_open(pid)
+            except OSError:
+                continue  # already gone
+            try:
+                with contextlib.suppress(OSError):
+                    signal.pidfd_send_signal(handle, signal.SIGKILL)
+                # a pidfd turns readable when its process has exited (a zombie has no cmdline)
+                select.select([handle], [], [], 60)
+            finally:
+                os.close(handle)
 
     @contextlib.contextmanager
     def environment(self) -> Iterator[None]:
