@@ -77,9 +77,15 @@ export class Histories implements vscode.Disposable {
     await Promise.all((folder ? [folder] : workspaceFolders()).map((f) => this.read(client, f)));
   }
 
+  /**
+   * Read one folder's history; a change is fired only when what the view shows changes (the first
+   * read's loading state, a history that differs): a tree rebuilt for nothing re-renders under the
+   * person's pointer, and a context-menu action chosen meanwhile would reach no item.
+   */
   private async read(client: LanguageClient, folder: string): Promise<void> {
+    const before = this.held.get(folder);
     this.reading.add(folder);
-    this.changed.fire({ folder });
+    if (!before) this.changed.fire({ folder });
     try {
       const answer = await request(client, HISTORY, { folder });
       this.held.set(folder, newer(this.held.get(folder), answer));
@@ -87,7 +93,8 @@ export class Histories implements vscode.Disposable {
       if (client.state === State.Running) client.warn(`flower/history for ${folder}: ${String(err)}`);
     } finally {
       this.reading.delete(folder);
-      this.changed.fire({ folder });
+      const after = this.held.get(folder);
+      if (!before || JSON.stringify(before) !== JSON.stringify(after)) this.changed.fire({ folder });
     }
   }
 

@@ -108,7 +108,7 @@ export class FlowerView implements vscode.TreeDataProvider<Node>, vscode.Disposa
 
   /** Rewind here: the preview, a modal listing what changes, the rewind, the view read again. */
   private async rewindHere(node: Node | undefined): Promise<RewindResult | undefined> {
-    const round = node?.checkpoint;
+    const round = roundOf(node);
     if (round == null) return undefined;
     const folder = folderOf(node);
     const preview = await this.run(REWIND, { round, preview: true, folder });
@@ -121,7 +121,7 @@ export class FlowerView implements vscode.TreeDataProvider<Node>, vscode.Disposa
 
   /** Fork here: the preview, a modal saying where and what, the fork there, the view read again. */
   private async forkHere(node: Node | undefined): Promise<ForkResult | undefined> {
-    const round = node?.checkpoint;
+    const round = roundOf(node);
     if (round == null) return undefined;
     const folder = folderOf(node);
     const preview = await this.run(FORK, { round, preview: true, folder });
@@ -176,6 +176,19 @@ export class FlowerView implements vscode.TreeDataProvider<Node>, vscode.Disposa
     for (const s of this.subscriptions) s.dispose();
     this.changed.dispose();
   }
+}
+
+/**
+ * The checkpoint a round's context-menu action is about. The menus offer it on judged rounds
+ * only, so no node means the row was redrawn under the pointer and VS Code found no item for it:
+ * said, never silently nothing.
+ */
+function roundOf(node: Node | undefined): number | undefined {
+  if (node?.checkpoint != null) return node.checkpoint;
+  void vscode.window.showWarningMessage(
+    vscode.l10n.t('Flower: that round was being redrawn in the view; choose it again.'),
+  );
+  return undefined;
 }
 
 /** The folder a context-menu action is about: the node's, else the first folder. */
