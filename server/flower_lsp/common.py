@@ -9,6 +9,7 @@ import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVarTuple
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
@@ -21,6 +22,8 @@ from . import protocol as p
 from . import wire
 from .negotiation import Negotiated
 from .protocol import Payload
+
+Args = TypeVarTuple("Args")
 
 log = logging.getLogger(__name__)
 
@@ -125,7 +128,7 @@ class Client:
         self.loop: asyncio.AbstractEventLoop | None = None  # set on initialize
         self.can = Negotiated()  # what the client declared, set on initialize
 
-    def call_soon(self, fn: Callable[..., object], *args: object) -> None:
+    def call_soon(self, fn: Callable[[*Args], object], *args: *Args) -> None:
         """Run fn on the server's loop: at once when already there, else handed over."""
         loop = self.loop
         if loop is None or loop.is_closed():
@@ -138,11 +141,11 @@ class Client:
         except Exception:
             log.exception("callback on the server's loop failed")
 
-    def guarded(self, what: str, fn: Callable[..., object], *args: object) -> None:
+    def guarded(self, what: str, fn: Callable[[*Args], object], *args: *Args) -> None:
         """The one guarded send: fn(*args) on the loop, skipped after shutdown, failures logged."""
         self.call_soon(self._guarded, what, fn, *args)
 
-    def _guarded(self, what: str, fn: Callable[..., object], *args: object) -> None:
+    def _guarded(self, what: str, fn: Callable[[*Args], object], *args: *Args) -> None:
         if self.shut_down:
             return
         try:

@@ -18,7 +18,6 @@ import time
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ..base.files import write_bytes
 from ..base.i18n import _
@@ -193,7 +192,7 @@ def _books(
             {"session": target.session, "at": target.at, "round": target.round, "remark": remark, "id": fid},
         )
     latest = store.head()
-    record: dict[str, Any] = {
+    record: dict[str, object] = {
         "id": fid,
         "kind": "fork",
         "round": target.round,

@@ -11,7 +11,6 @@ import enum
 import json
 import time
 from dataclasses import dataclass
-from typing import Any
 
 from ..base.i18n import N_, _
 from .display import first_line
@@ -56,7 +55,7 @@ class Notice:
         """The notice in one line: what it is, then its text."""
         return f"{self.title()}: {self.text}" if self.text else self.title()
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         # exactly these fields, nothing of the run's settings: no credential can ride along
         return {
             "kind": self.kind.value,

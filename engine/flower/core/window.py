@@ -16,9 +16,9 @@ import re
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 from ..base.files import atomic_write
+from ..base.loose import mapping
 
 log = logging.getLogger("flower")
 
@@ -131,12 +131,12 @@ class Calibration:
     def key(model: str, base_url: str) -> str:
         return f"{model} @ {base_url}"
 
-    def _read(self) -> dict[str, Any]:
+    def _read(self) -> dict[str, object]:
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return {}  # none yet, or unreadable: nothing learned is no reason to stop a run
-        return data if isinstance(data, dict) else {}
+        return mapping(data)
 
     def learned(self, model: str, base_url: str) -> int | None:
         row = self._read().get(self.key(model, base_url))

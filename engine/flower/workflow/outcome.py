@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from ..core.goal import Verdict
 from ..core.stops import StopKind
@@ -25,7 +24,7 @@ class Outcome:
     stop: tuple[StopKind, str] | None = None
 
     @classmethod
-    def of(cls, ctx: Mapping[str, Any]) -> Outcome:
+    def of(cls, ctx: Mapping[str, object]) -> Outcome:
         failed, aborted = ctx.get(FAILED_AT_KEY), ctx.get(ABORTED_KEY)
         verdict, rounds, fault = ctx.get(VERDICT_KEY), ctx.get(ROUND_KEY), ctx.get(FAULT_KEY)
         budget = ctx.get(BUDGET_KEY)
