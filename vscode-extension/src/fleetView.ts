@@ -17,7 +17,7 @@ import {
   FLEET_UPDATE,
   type FleetRunsResult,
 } from './protocol';
-import { treeItemOf } from './treeNode';
+import { sameTree, treeItemOf } from './treeNode';
 
 export const FLEET_VIEW_ID = 'flower.fleet';
 
@@ -122,6 +122,7 @@ export class FleetView implements vscode.TreeDataProvider<FleetNode>, vscode.Dis
   }
 
   private rebuild(): void {
+    const before = this.roots;
     const folders = vscode.workspace.workspaceFolders ?? [];
     if (folders.length > 1) {
       this.roots = workspaceFleetNodes(
@@ -134,7 +135,8 @@ export class FleetView implements vscode.TreeDataProvider<FleetNode>, vscode.Dis
       this.roots = only && fleet ? fleetNodes(only, fleet) : [];
       this.view.description = fleet?.where || undefined;
     }
-    this.changed.fire(undefined);
+    if (sameTree(before, this.roots)) this.roots = before;
+    else this.changed.fire(undefined);
   }
 
   /** Answer…: the run's question shown, the person's words sent, the result said, the view read again. */

@@ -9,7 +9,7 @@ import { folderNodes, type Node, workspaceNodes } from './historyTree';
 import type { RunCommand } from './calls';
 import { CONTINUE, FORK, type ForkResult, OPEN_DOCUMENT, REWIND, type RewindResult, STOP } from './protocol';
 import { type Confirmation, forkConfirmation, rewindConfirmation } from './rewindText';
-import { treeItemOf } from './treeNode';
+import { sameTree, treeItemOf } from './treeNode';
 
 export const VIEW_ID = 'flower.history';
 export const SHOW_CHART = 'flower.showContextChart';
@@ -20,6 +20,7 @@ export class FlowerView implements vscode.TreeDataProvider<Node>, vscode.Disposa
   readonly onDidChangeTreeData = this.changed.event;
   private readonly subscriptions: vscode.Disposable[] = [];
   private roots: Node[] = [];
+  private live: boolean[] = [];
 
   constructor(
     private readonly histories: Histories,
@@ -60,6 +61,7 @@ export class FlowerView implements vscode.TreeDataProvider<Node>, vscode.Disposa
   }
 
   private rebuild(): void {
+    const before = this.roots;
     const folders = vscode.workspace.workspaceFolders ?? [];
     if (folders.length > 1) {
       this.roots = workspaceNodes(
@@ -76,7 +78,11 @@ export class FlowerView implements vscode.TreeDataProvider<Node>, vscode.Disposa
     }
     // the empty states of package.json's viewsWelcome show while the tree has no items
     void vscode.commands.executeCommand('setContext', 'flower.view', this.histories.state);
-    this.changed.fire(undefined);
+    // the items' menus also follow whether each folder's run is live (getTreeItem)
+    const live = workspaceFolders().map((f) => this.histories.get(f)?.live ?? false);
+    if (sameTree(before, this.roots) && live.join() === this.live.join()) this.roots = before;
+    else this.changed.fire(undefined);
+    this.live = live;
   }
 
   private commands(): vscode.Disposable[] {

@@ -33,3 +33,14 @@ export function treeItemOf(node: TreeNode, hasChildren: boolean): vscode.TreeIte
     );
   return item;
 }
+
+/**
+ * Whether two trees are the same, words and actions alike (the nodes are plain data). A view
+ * fires no change for a rebuild that is equal: a refresh re-renders the rows, and a context-menu
+ * action chosen on a row meanwhile reaches no item (VS Code finds no element for its handle), or
+ * the menu closes under the pointer. Updates that bring nothing new (a poll after the action's own
+ * read) must not cost the person their click.
+ */
+export function sameTree(a: readonly TreeNode[], b: readonly TreeNode[]): boolean {
+  return a.length === b.length && JSON.stringify(a) === JSON.stringify(b);
+}
