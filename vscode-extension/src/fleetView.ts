@@ -141,7 +141,7 @@ export class FleetView implements vscode.TreeDataProvider<FleetNode>, vscode.Dis
 
   /** Answer…: the run's question shown, the person's words sent, the result said, the view read again. */
   private async answer(node: FleetNode | undefined, given?: string): Promise<CommandResult | undefined> {
-    const run = node?.run;
+    const run = runOf(node);
     if (!node || !run) return undefined;
     const text =
       typeof given === 'string'
@@ -159,7 +159,7 @@ export class FleetView implements vscode.TreeDataProvider<FleetNode>, vscode.Dis
 
   /** Cancel: confirmed first (a running run stops on its worker), the result said, the view read again. */
   private async cancel(node: FleetNode | undefined): Promise<CommandResult | undefined> {
-    const run = node?.run;
+    const run = runOf(node);
     if (!node || !run) return undefined;
     const accept = vscode.l10n.t('Cancel the Run');
     const chosen = await vscode.window.showWarningMessage(
@@ -189,4 +189,17 @@ export class FleetView implements vscode.TreeDataProvider<FleetNode>, vscode.Dis
     for (const s of this.subscriptions) s.dispose();
     this.changed.dispose();
   }
+}
+
+/**
+ * The run a context-menu action is about. The menus offer the actions on run rows only, so no
+ * node means the row was redrawn under the pointer and VS Code found no item for it: said, never
+ * silently nothing.
+ */
+function runOf(node: FleetNode | undefined): FleetNode['run'] {
+  if (node?.run) return node.run;
+  void vscode.window.showWarningMessage(
+    vscode.l10n.t('Flower: that run was being redrawn in the view; choose it again.'),
+  );
+  return undefined;
 }
