@@ -5,12 +5,15 @@ from __future__ import annotations
 import argparse
 from contextlib import ExitStack
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..base.i18n import N_, _
 from .builders import store_of, workspace_of
 from .problems import unwritable
 from .terminal import Screen
+
+if TYPE_CHECKING:  # types only: `flower --help` must not pay for these imports
+    from ..core.checkpoints import Checkpoints
 
 NO_CHECKPOINTS = N_(
     "x {run_dir} 里还没有检查点:判定过至少一轮的运行才能退回(检查点在每轮开始前和每次判定后记下)"
@@ -38,7 +41,7 @@ def _names(paths: list[str], limit: int = 5) -> str:
     return shown + (_(" 等 {n} 个").format(n=len(paths)) if len(paths) > limit else "")
 
 
-def _hold_flows(store: Any, screen: Screen) -> ExitStack | None:
+def _hold_flows(store: Checkpoints, screen: Screen) -> ExitStack | None:
     """Every flow of the run, claimed without waiting; None (said why) while one is running."""
     from ..core.rewind import hold_flows
     from ..core.rundir import FlowBusy
@@ -122,7 +125,7 @@ def rewind_command(args: argparse.Namespace, *, screen: Screen | None = None) ->
     return 0
 
 
-def _list_rounds(store: Any, screen: Screen) -> int:
+def _list_rounds(store: Checkpoints, screen: Screen) -> int:
     import time
 
     head = store.head()
@@ -130,6 +133,8 @@ def _list_rounds(store: Any, screen: Screen) -> int:
     screen.say(_(ROUNDS_HEAD))
     for round_no in store.rounds():
         cp = store.at_round(round_no)
+        if cp is None:  # its checkpoint went missing since the list was read: nothing to go back to
+            continue
         when = time.strftime("%m-%d %H:%M:%S", time.localtime(cp.created))
         mark = _(CURRENT) if round_no == current else ""
         screen.say(_(ROUND_LINE).format(round=round_no, when=when, files=len(cp.files), current=mark))

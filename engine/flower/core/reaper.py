@@ -27,7 +27,10 @@ import sys
 import sysconfig
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from claude_agent_sdk import ClaudeAgentOptions
 
 REAL_CLI = "FLOWER_REAPER_CLI"
 WATCHED = "FLOWER_REAPER_PARENT"
@@ -50,7 +53,7 @@ def supervisor() -> str | None:
     return shutil.which(SCRIPT)
 
 
-def real_cli(options: Any) -> str | None:
+def real_cli(options: ClaudeAgentOptions) -> str | None:
     """The CLI the SDK would start: the one the options name, else the bundled one."""
     if getattr(options, "cli_path", None):
         return str(options.cli_path)
@@ -60,7 +63,7 @@ def real_cli(options: Any) -> str | None:
     return str(bundled) if bundled.is_file() else shutil.which("claude")
 
 
-def contain(options: Any) -> bool:
+def contain(options: ClaudeAgentOptions) -> bool:
     """Point `options` at the supervisor, with the real CLI in its environment; False if not here."""
     script, real = supervisor(), real_cli(options)
     if script is None or real is None:

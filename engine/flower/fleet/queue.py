@@ -10,14 +10,14 @@ says why.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..stores.urls import redact_text
 
 if TYPE_CHECKING:
     from procrastinate import App
     from procrastinate.jobs import Job
-    from procrastinate.retry import RetryDecision
+    from procrastinate.retry import BaseRetryStrategy, RetryDecision
 
 __all__ = ["TASK", "HandedBack", "HeldElsewhere", "make_app", "retry_strategy"]
 
@@ -36,7 +36,7 @@ class HeldElsewhere(Exception):
         self.delay = delay
 
 
-def retry_strategy() -> Any:
+def retry_strategy() -> BaseRetryStrategy:
     """The engine's retry rule for runs: only a handback or a busy claim goes back to the queue."""
     from procrastinate.retry import BaseRetryStrategy, RetryDecision
 
