@@ -29,15 +29,6 @@ function withTurn(held: HistoryResult, turn: HistoryTurn, revision: number): His
   return { ...held, turns: [...held.turns, turn], revision };
 }
 
-/**
- * Whether two histories show the same: everything but the revision, which counts the server's
- * sends, not what changed (a folder's files touched and rebuilt into the same history).
- */
-export function sameHistory(a: HistoryResult | undefined, b: HistoryResult | undefined): boolean {
-  if (!a || !b) return a === b;
-  return JSON.stringify({ ...a, revision: 0 }) === JSON.stringify({ ...b, revision: 0 });
-}
-
 /** A request's answer against what updates brought meanwhile: the newer of the two. */
 export function newer(held: HistoryResult | undefined, answer: HistoryResult): HistoryResult {
   return held && held.revision > answer.revision ? held : answer;

@@ -4,7 +4,7 @@
 import * as vscode from 'vscode';
 import { type LanguageClient, State } from 'vscode-languageclient/node';
 import { onNotification, request } from './calls';
-import { applyUpdate, newer, sameHistory } from './history';
+import { applyUpdate, newer } from './history';
 import {
   ASIDE,
   HISTORY,
@@ -77,16 +77,9 @@ export class Histories implements vscode.Disposable {
     await Promise.all((folder ? [folder] : workspaceFolders()).map((f) => this.read(client, f)));
   }
 
-  /**
-   * Read one folder's history; a change is fired only when what the view shows changes (the first
-   * read's loading state, a history that differs): a tree rebuilt for nothing re-renders under the
-   * person's pointer, and a context-menu action chosen meanwhile would reach no item. Updates
-   * follow the same rule.
-   */
   private async read(client: LanguageClient, folder: string): Promise<void> {
-    const before = this.held.get(folder);
     this.reading.add(folder);
-    if (!before) this.changed.fire({ folder });
+    this.changed.fire({ folder });
     try {
       const answer = await request(client, HISTORY, { folder });
       this.held.set(folder, newer(this.held.get(folder), answer));
@@ -94,7 +87,7 @@ export class Histories implements vscode.Disposable {
       if (client.state === State.Running) client.warn(`flower/history for ${folder}: ${String(err)}`);
     } finally {
       this.reading.delete(folder);
-      if (!before || !sameHistory(before, this.held.get(folder))) this.changed.fire({ folder });
+      this.changed.fire({ folder });
     }
   }
 
@@ -105,10 +98,7 @@ export class Histories implements vscode.Disposable {
       return;
     }
     if (applied === 'stale' || !history) return;
-    const before = this.held.get(update.folder);
     this.held.set(update.folder, history);
-    // a whole history rebuilt the same (its files touched, nothing new) redraws nothing
-    if (applied === 'replaced' && sameHistory(before, history)) return;
     this.changed.fire({
       folder: update.folder,
       turn: applied === 'appended' ? (update.turn ?? undefined) : undefined,
