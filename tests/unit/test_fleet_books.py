@@ -136,6 +136,11 @@ def test_the_books_of_a_run_questions_answers_and_a_lost_execution(pg_url):
     book.end_execution(second, "finished")
     intervals = book.intervals()[run]
     assert [e.reason for e in intervals] == ["lost", "finished"] and overlaps({run: intervals}) == []
+    # the database's times (numeric from EXTRACT) come through as seconds, not as 0
+    assert all(0 < e.started_at <= e.ended_at for e in intervals) and intervals[1].pid == 12
+    detail = book.detail(run)
+    assert detail is not None and detail.summary.created_at > 0 and detail.questions[0].options == ["hello"]
+    assert all(q.asked_at > 0 for q in detail.questions) and detail.request.rounds == 3
     # a cancelled run stays cancelled, whatever a worker says after
     book.set_state(run, "cancelled")
     assert not book.set_state(run, "finished")
@@ -155,3 +160,17 @@ def test_submit_carries_the_stall_rounds_to_the_workers_flower_go(tmp_path):
     assert plain.stall_rounds is None
     assert "--stall-rounds" not in go_argv(plain, store="s", workspace=tmp_path, run_dir=tmp_path / "r")
     assert parse_args(["submit", "/r.git", "x", "--stall-rounds", "0"]).stall_rounds == 0
+
+
+def test_a_request_whose_options_are_of_the_wrong_shape_reads_as_its_defaults():
+    # a queue row written by hand or by another version: each odd option is its default (this
+    # raised TypeError on `int(None)` before)
+    odd = {
+        "rounds": None,
+        "timeout_s": "soon",
+        "sandbox": 3,
+        "judge_can_run": "yes",
+        "budget_usd": True,
+        "stall_rounds": -1,
+    }
+    assert RunRequest.of("/r.git", "main", "x", odd) == RunRequest("/r.git", "main", "x")

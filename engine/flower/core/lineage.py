@@ -87,6 +87,7 @@ class Lineage:
         problem = _problem(data)
         if problem is not None:
             return empty._rebuilt(problem)
+        assert isinstance(data, dict)  # _problem refuses anything else
         return cls(
             empty.path,
             empty.workspace,
@@ -105,7 +106,9 @@ class Lineage:
             return
         if data is None or _problem(data) is not None:
             return  # the store has none: the file (a run from before the store) stands
-        self.steps, self.woke = dict(data.get("steps", {})), int(data.get("woke", 0))
+        steps, woke = data.get("steps", {}), data.get("woke", 0)
+        assert isinstance(steps, dict) and isinstance(woke, int)  # as _problem checked
+        self.steps, self.woke = dict(steps), woke
 
     def _rebuilt(self, problem: str) -> Lineage:
         rows, _ = read_rows(self.path.parent)

@@ -18,16 +18,22 @@ import json
 import shutil
 import sqlite3
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
+
+from claude_agent_sdk.types import SessionKey, SessionStoreEntry
 
 from ..base.files import write_bytes
 from ..base.i18n import N_, _
+from ..base.loose import items
 from .labels import StepLabel
 from .manifest import ManifestRow, looks_like_row, rows_of
 from .rundir import Damaged, Repair, read_json, set_aside
+
+if TYPE_CHECKING:
+    from ..stores.layer import FlowerStore
 
 MANIFEST = "manifest.json"
 STORE = "sessions.db"
@@ -43,18 +49,18 @@ class StoreError(RuntimeError):
 # -- the manifest ---------------------------------------------------------------------------------
 
 
-def manifest_problem(data: Any) -> str | None:
+def manifest_problem(data: object) -> str | None:
     if not isinstance(data, list):
         return _("应该是 JSON 数组,却是{name}").format(name=type(data).__name__)
     bad = sum(1 for row in data if not isinstance(row, dict))
     return _("有 {bad} 行不是 JSON 对象").format(bad=bad) if bad else None
 
 
-def salvage_rows(text: str) -> list[dict[str, Any]]:
+def salvage_rows(text: str) -> list[dict[str, object]]:
     """Every manifest row (a JSON object with `step` and `run`) that still parses, in order, as
     the JSON it is (`salvaged` gives them as rows)."""
     decoder = json.JSONDecoder()
-    rows: list[dict[str, Any]] = []
+    rows: list[dict[str, object]] = []
     at = text.find("{")
     while at != -1:
         try:
@@ -81,7 +87,7 @@ def read_rows(run_dir: Path) -> tuple[list[ManifestRow], str | None]:
     return rows_of(data), problem
 
 
-def read_manifest(run_dir: Path) -> tuple[list[dict[str, Any]], str | None]:
+def read_manifest(run_dir: Path) -> tuple[list[dict[str, object]], str | None]:
     """(rows as their JSON, why the file is damaged or None): what `read_rows` reads."""
     path = Path(run_dir) / MANIFEST
     try:
@@ -92,10 +98,8 @@ def read_manifest(run_dir: Path) -> tuple[list[dict[str, Any]], str | None]:
         return [], None
     if data is None:
         return [], None
-    problem = manifest_problem(data)
-    if problem is not None:
-        return ([r for r in data if isinstance(r, dict)] if isinstance(data, list) else []), problem
-    return data, None
+    # with no problem every item is an object already; with one, the objects are what is kept
+    return [r for r in items(data) if isinstance(r, dict)], manifest_problem(data)
 
 
 def rebuilt_rows(repair: Repair) -> list[ManifestRow]:
@@ -105,7 +109,7 @@ def rebuilt_rows(repair: Repair) -> list[ManifestRow]:
     return rows
 
 
-def rebuilt_manifest(repair: Repair) -> list[dict[str, Any]]:
+def rebuilt_manifest(repair: Repair) -> list[dict[str, object]]:
     """`rebuilt_rows` as the JSON they are."""
     return [row.as_json() for row in rebuilt_rows(repair)]
 
@@ -117,17 +121,17 @@ def _text_of(path: Path) -> str:
         return ""
 
 
-def base_step(name: Any) -> str | None:
+def base_step(name: object) -> str | None:
     """The lineage key of a manifest row's step name; None for a side turn of a step: its judge
     rounds (`干活·判定#2`), its handoff (`干活·交接`), its handover to the next tool."""
     return (StepLabel.parse(name).lineage_key or None) if isinstance(name, str) else None
 
 
-def _typed(rows: Iterable[ManifestRow | dict[str, Any]]) -> list[ManifestRow]:
+def _typed(rows: Iterable[ManifestRow | dict[str, object]]) -> list[ManifestRow]:
     return [r if isinstance(r, ManifestRow) else ManifestRow.of_json(r) for r in rows]
 
 
-def sessions_by_step(rows: Iterable[ManifestRow | dict[str, Any]]) -> dict[str, str]:
+def sessions_by_step(rows: Iterable[ManifestRow | dict[str, object]]) -> dict[str, str]:
     """The last session each step ran in, by when its row started."""
     latest: dict[str, tuple[float, str]] = {}
     for row in _typed(rows):
@@ -139,7 +143,7 @@ def sessions_by_step(rows: Iterable[ManifestRow | dict[str, Any]]) -> dict[str, 
     return {step: sid for step, (_, sid) in latest.items()}
 
 
-def wakes_in(rows: Iterable[ManifestRow | dict[str, Any]]) -> int:
+def wakes_in(rows: Iterable[ManifestRow | dict[str, object]]) -> int:
     """How many processes left rows: a lower bound of the wake count."""
     return len({r.run for r in _typed(rows) if r.has_run})
 
@@ -292,7 +296,7 @@ def damaged_store(db: Path) -> Repair | None:
     return Repair(db, set_aside(db, companions=SQLITE_COMPANIONS), reason)
 
 
-def refill_store(repair: Repair, store: Any, project_key: str) -> str:
+def refill_store(repair: Repair, store: FlowerStore, project_key: str) -> str:
     """Copy what still reads from the moved-aside store, then what Claude Code's own transcripts
     hold for the sessions the steps ran in; the one line that says how it went."""
     from .transcripts import catch_up
@@ -321,7 +325,7 @@ def refill_store(repair: Repair, store: Any, project_key: str) -> str:
     return repair.line()
 
 
-def salvage_store(backup: Path, add: Any) -> int:
+def salvage_store(backup: Path, add: Callable[[SessionKey, list[SessionStoreEntry]], object]) -> int:
     """Copy every transcript row that still reads from `backup` through `add(key, entries)`.
 
     Reads in small slices so one unreadable page costs its slice, not the rest. Returns how
@@ -344,7 +348,7 @@ def salvage_store(backup: Path, add: Any) -> int:
             entries = _readable_entries(conn, key_id)
             if not entries:
                 continue
-            key: dict[str, str] = {"project_key": project_key, "session_id": session_id}
+            key: SessionKey = {"project_key": project_key, "session_id": session_id}
             if subpath:
                 key["subpath"] = subpath
             add(key, entries)
@@ -383,7 +387,9 @@ def _drop_copy(copy: Path) -> None:
         copy.with_name(copy.name + suffix).unlink(missing_ok=True)
 
 
-def _readable_entries(conn: sqlite3.Connection, key_id: int, *, slice_rows: int = 200) -> list[Any]:
+def _readable_entries(
+    conn: sqlite3.Connection, key_id: int, *, slice_rows: int = 200
+) -> list[SessionStoreEntry]:
     try:
         bounds = conn.execute("SELECT min(seq), max(seq) FROM entries WHERE key_id = ?", (key_id,)).fetchone()
     except sqlite3.Error:
@@ -391,7 +397,7 @@ def _readable_entries(conn: sqlite3.Connection, key_id: int, *, slice_rows: int 
     low, high = (bounds or (None, None))[:2]
     if low is None or high is None:
         low, high = 0, _max_seq(conn)
-    out: list[Any] = []
+    out: list[SessionStoreEntry] = []
     for start in range(int(low), int(high) + 1, slice_rows):
         try:
             rows = conn.execute(

@@ -19,18 +19,19 @@ import os
 import signal
 import time
 import uuid
+from collections.abc import Mapping
 from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
 
 from ..base.files import write_bytes
 from ..base.i18n import _
+from ..base.loose import integer, items, mapping, text
 from .checkpoints import Checkpoint, CheckpointError, Checkpoints, Entry, restore_file
 from .lineage import Lineage
 from .manifest import ManifestRow
 from .recovery import MANIFEST
-from .rundir import FlowLock, read_json, update_json
+from .rundir import FlowLock, Repair, read_json, update_json
 
 JOURNAL = "journal.json"
 KILL_AFTER = "FLOWER_FAULT_REWIND_KILL_AFTER"  # fault injection: die after that many writes
@@ -199,26 +200,28 @@ def recover(store: Checkpoints) -> str | None:
     if not isinstance(journal, dict):
         return None
     _apply(store, journal)
-    record = journal.get("record") or {}
+    record = mapping(journal.get("record"))
     return _("上次退回到第 {round} 轮时被打断了:已经把它做完(文件、会话、清单都到了第 {round} 轮)").format(
         round=record.get("round", "?")
     )
 
 
-def _apply(store: Checkpoints, journal: dict[str, Any]) -> None:
+def _apply(store: Checkpoints, journal: Mapping[str, object]) -> None:
     """Do (or finish) what the journal says; every part may run again without harm."""
-    for rel in sorted(journal["changes"]):
-        raw = journal["changes"][rel]
-        restore_file(store, rel, Entry(**raw) if raw is not None else None)
+    changes = mapping(journal["changes"])
+    for rel in sorted(changes):
+        raw = changes[rel]
+        restore_file(store, rel, _entry(raw) if raw is not None else None)
         _tick()
     lineage = Lineage.open(store.run_dir, store.workspace, shared=store.shared)
-    point, step = journal.get("point"), str(journal.get("step") or "")
+    point, step = mapping(journal.get("point")), str(journal.get("step") or "")
     if point and step:
         lineage.set_point(step, point)
         _tick()
-    lineage.record_rewind(journal["record"])
+    record = mapping(journal["record"])
+    lineage.record_rewind(record)
     _tick()
-    _manifest_row(store.run_dir, journal["record"])
+    _manifest_row(store.run_dir, record)
     _tick()
     head = Checkpoint.of(journal["head"])
     store.write(head)
@@ -227,15 +230,28 @@ def _apply(store: Checkpoints, journal: dict[str, Any]) -> None:
     (store.root / JOURNAL).unlink(missing_ok=True)
 
 
-def _manifest_row(run_dir: Path, record: dict[str, Any]) -> None:
+def _entry(raw: object) -> Entry:
+    """A file's entry as the journal holds it (`asdict` of an Entry); a missing field is the default."""
+    data, default = mapping(raw), Entry()
+    size, mode, mtime_ns = (integer(data.get(k)) for k in ("size", "mode", "mtime_ns"))
+    return Entry(
+        sha=text(data.get("sha"), default.sha),
+        size=default.size if size is None else size,
+        mode=default.mode if mode is None else mode,
+        mtime_ns=default.mtime_ns if mtime_ns is None else mtime_ns,
+        link=text(data.get("link"), default.link),
+    )
+
+
+def _manifest_row(run_dir: Path, record: Mapping[str, object]) -> None:
     row = ManifestRow.of_branch(record)
 
-    def earlier(found: Any) -> bool:
+    def earlier(found: object) -> bool:
         return isinstance(found, dict) and ManifestRow.of_json(found).run == row.run
 
-    def merge(rows: Any, _repair: Any) -> list[Any]:
+    def merge(rows: object, _repair: Repair | None) -> list[object]:
         # every other row, and whatever is not a row at all, stays as it is
-        return [*(r for r in (rows or []) if not earlier(r)), row.as_json()]
+        return [*(r for r in items(rows) if not earlier(r)), row.as_json()]
 
     update_json(run_dir / MANIFEST, merge)
 

@@ -22,12 +22,14 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol, TypeVar
 
 from ..base.files import atomic_write, faults
 from ..base.i18n import _
 
 CORRUPT = ".corrupt-"
+
+T = TypeVar("T")
 
 
 class Damaged(ValueError):
@@ -94,7 +96,7 @@ def set_aside(path: Path, *, companions: tuple[str, ...] = ()) -> Path:
     return target
 
 
-def read_json(path: Path) -> Any:
+def read_json(path: Path) -> object:
     """The parsed file; None if it does not exist; Damaged if it exists but is not JSON.
 
     Any other OSError (a directory in its place, no permission) is raised as it is.
@@ -123,11 +125,11 @@ def read_json(path: Path) -> Any:
 
 def update_json(
     path: Path,
-    change: Callable[[Any, Repair | None], Any],
+    change: Callable[[object, Repair | None], T],
     *,
-    check: Callable[[Any], str | None] = lambda data: None,
+    check: Callable[[object], str | None] = lambda data: None,
     durable: bool = True,
-) -> tuple[Any, Repair | None]:
+) -> tuple[T, Repair | None]:
     """Re-read `path` under the run_dir lock, let `change(on_disk, repair)` merge into it, write it.
 
     `on_disk` is None when the file is missing or was damaged; `check` returns why a parsed
@@ -303,7 +305,7 @@ class FlowLock:
         self.acquire()
         return self
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.release()
 
 

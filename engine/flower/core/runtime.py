@@ -15,15 +15,16 @@ import sqlite3
 import threading
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from concurrent.futures import Future
 from contextlib import suppress
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 from ..base.files import DiskFault, LowSpace, Space, fault_of, free_space, move, vanished
 from ..base.i18n import _
+from ..base.loose import items
 from ..base.secrets import redact
 from ..base.tempdirs import socket_tempdir
 from ..base.usage import context_tokens
@@ -94,6 +95,9 @@ from .window import Calibration, gateway, model_name, overflow_maximum
 from .workbench import Workbench
 
 if TYPE_CHECKING:
+    from types import FrameType
+
+    from claude_agent_sdk import ClaudeSDKClient, Message, ResultMessage
     from claude_agent_sdk.types import SessionStore
 
 log = logging.getLogger("flower")
@@ -101,6 +105,28 @@ log = logging.getLogger("flower")
 CLI_SOCKET_NAME = len("/claude-socks-") + 16 + len(".sock")
 
 SECTION_FIELDS = tuple(attr for attr, _name in SECTIONS)
+
+
+class _Layers(TypedDict):
+    """The resume-time layers every store of a Runtime is wrapped in (PruningSessionStore's)."""
+
+    workspace: Path
+    policy: TrimPolicy
+    prune: PrunePolicy
+    ephemeral: EphemeralPolicy
+
+
+class _Figures(TypedDict):
+    """A turn's context figures, as ContextUpdate and HandoffNear take them."""
+
+    used: int
+    window: int
+    at: int
+    warn_at: int
+    step: str
+    generation: int
+    session_id: str | None
+    cost_usd: float
 
 
 class _QuietOnDiskFaults(logging.Filter):
@@ -241,7 +267,7 @@ class Runtime:
         # does the run; None while every write lands
         self._fault: DiskFault | None = None
         self._store_fault_before: object = None  # the store's last fault when this step began
-        layers: dict[str, Any] = {
+        layers: _Layers = {
             "workspace": self.workspace,
             "policy": trim_policy,
             "prune": PrunePolicy(keep_denials=keep_denials),
@@ -284,7 +310,7 @@ class Runtime:
         self.on_stderr: Callable[[str], None] | None = None
         self._ctx, self._warned = 0, False
         self._inflight: StepResult | None = None
-        self._client: Any = None
+        self._client: ClaudeSDKClient | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._said = Deliveries()
         self._interrupt_requested = False
@@ -308,7 +334,7 @@ class Runtime:
             self.warnings.append(refused)
         check_credentials(self.env)
 
-    def _local_store(self, layers: dict[str, Any]) -> PruningSessionStore:
+    def _local_store(self, layers: _Layers) -> PruningSessionStore:
         """The run_dir's sessions.db, as the seeds build it; damage is repaired and said."""
         db = self.run_dir / "sessions.db"
         # a store someone deleted is "start fresh" (silently); a store that lags behind the CLI's
@@ -491,7 +517,7 @@ class Runtime:
                 threading.Thread(target=hidden_entries, args=(self.workspace,), daemon=True).start()
         return walls
 
-    def _sandbox_for(self, spec: AgentSpec) -> dict[str, Any] | None:
+    def _sandbox_for(self, spec: AgentSpec) -> dict[str, object] | None:
         """The CLI's sandbox settings for this spec's session, or None when it runs unconfined."""
         state = self.sandbox if spec.sandbox is None else self._decide(spec.sandbox)
         if not state.active:
@@ -946,7 +972,7 @@ class Runtime:
                 callback(sid)
 
     @staticmethod
-    def _account(result: StepResult, message: Any, reported: float) -> float:
+    def _account(result: StepResult, message: ResultMessage, reported: float) -> float:
         """Add one ResultMessage to the step's books; returns the process's running total.
 
         A background subagent ends in a second result whose total includes the first.
@@ -960,7 +986,7 @@ class Runtime:
 
     def _context_event(self, result: StepResult, emit: Callable[[Event], None]) -> None:
         used, window = self._ctx, self.handoff.window
-        figures: dict[str, Any] = {
+        figures: _Figures = {
             "used": used,
             "window": window,
             "at": self.handoff.at,
@@ -1051,7 +1077,7 @@ class Runtime:
         return doc
 
     # -- limits ----------------------------------------------------------------------------
-    def _note_retry_hint(self, data: Any) -> None:
+    def _note_retry_hint(self, data: object) -> None:
         """The CLI's own retry of a 429 / 529 says how long it waited (the retry-after it got)."""
         if not isinstance(data, dict) or data.get("subtype") != "api_retry":
             return
@@ -1257,8 +1283,9 @@ class Runtime:
         """Rewrite this process's rows, keep every other process's rows (append semantics)."""
         mine = [self._row(r) for r in [*self.results, *(extra or [])]]
 
-        def merge(rows: Any, repair: Repair | None) -> list[Any]:
-            kept = rebuilt_rows(repair) if repair is not None else rows_of(rows or [])
+        def merge(rows: object, repair: Repair | None) -> list[dict[str, object]]:
+            # checked by manifest_problem: a list of objects (None when there is no file yet)
+            kept = rebuilt_rows(repair) if repair is not None else rows_of(items(rows))
             return [r.as_json() for r in kept if r.run != self.run_id] + [r.as_json() for r in mine]
 
         shared = self.shared
@@ -1305,7 +1332,7 @@ class Runtime:
 def rescue_on_signals(runtime: Runtime, signals: tuple[int, ...] = (signal.SIGTERM, signal.SIGHUP)) -> None:
     """On SIGTERM/SIGHUP: rescue() the books, then die the way the signal meant to."""
 
-    def handler(signum: int, frame: Any) -> None:
+    def handler(signum: int, frame: FrameType | None) -> None:
         try:
             runtime.rescue()
         finally:
@@ -1316,7 +1343,7 @@ def rescue_on_signals(runtime: Runtime, signals: tuple[int, ...] = (signal.SIGTE
         signal.signal(sig, handler)
 
 
-def _track_tasks(message: Any, outstanding: set[str]) -> None:
+def _track_tasks(message: Message, outstanding: set[str]) -> None:
     """Background subagents: the step is over only when every task it started has ended."""
     from claude_agent_sdk import TaskNotificationMessage, TaskStartedMessage
     from claude_agent_sdk.types import TERMINAL_TASK_STATUSES
@@ -1338,7 +1365,7 @@ def _track_tasks(message: Any, outstanding: set[str]) -> None:
             outstanding.discard(task_id)
 
 
-def _fatal_retry(data: Any) -> str | None:
+def _fatal_retry(data: object) -> str | None:
     """The error of a retry notice from the CLI when retrying cannot help (a refused key), else None."""
     if not isinstance(data, dict) or data.get("subtype") != "api_retry":
         return None
@@ -1346,7 +1373,7 @@ def _fatal_retry(data: Any) -> str | None:
     return text if classify(text) == "fatal" else None
 
 
-async def _quiet(coro: Any) -> None:
+async def _quiet(coro: Awaitable[object]) -> None:
     with contextlib.suppress(Exception):  # interrupting a session that just ended is not an error
         await coro
 

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from ..base.files import DiskFault
 from ..base.i18n import _
@@ -57,15 +57,15 @@ class RunBook(Protocol):
     JSON): the stores lie below the runtime, so `SharedRun.put_rows` and `SharedRun.rows` are
     where rows become JSON and JSON rows again."""
 
-    def lineage(self, workspace: str) -> dict[str, Any] | None: ...
+    def lineage(self, workspace: str) -> dict[str, object] | None: ...
 
     def update_lineage(
-        self, workspace: str, change: Callable[[dict[str, Any] | None], dict[str, Any]]
-    ) -> dict[str, Any]: ...
+        self, workspace: str, change: Callable[[dict[str, object] | None], dict[str, object]]
+    ) -> dict[str, object]: ...
 
-    def put_manifest(self, workspace: str, run: str, rows: list[dict[str, Any]]) -> None: ...
+    def put_manifest(self, workspace: str, run: str, rows: list[dict[str, object]]) -> None: ...
 
-    def manifest(self, workspace: str) -> list[dict[str, Any]]: ...
+    def manifest(self, workspace: str) -> list[dict[str, object]]: ...
 
 
 @dataclass
@@ -95,20 +95,20 @@ class ReadOnlyBook:
     def __init__(self, url: str) -> None:
         self._url = url
 
-    def lineage(self, workspace: str) -> dict[str, Any] | None:
+    def lineage(self, workspace: str) -> dict[str, object] | None:
         from ..stores.postgres import read_lineage
 
         return read_lineage(self._url, workspace)
 
     def update_lineage(
-        self, workspace: str, change: Callable[[dict[str, Any] | None], dict[str, Any]]
-    ) -> dict[str, Any]:
+        self, workspace: str, change: Callable[[dict[str, object] | None], dict[str, object]]
+    ) -> dict[str, object]:
         raise PermissionError("a read-only probe writes nothing")
 
-    def put_manifest(self, workspace: str, run: str, rows: list[dict[str, Any]]) -> None:
+    def put_manifest(self, workspace: str, run: str, rows: list[dict[str, object]]) -> None:
         raise PermissionError("a read-only probe writes nothing")
 
-    def manifest(self, workspace: str) -> list[dict[str, Any]]:
+    def manifest(self, workspace: str) -> list[dict[str, object]]:
         return []
 
 
@@ -225,7 +225,7 @@ class SharedFlowLock:
         release: Callable[[], None] | None = None
         if callable(claim):
             note = {"pid": os.getpid(), "who": self.who, "host": socket.gethostname(), "since": time.time()}
-            extra: dict[str, Any] = {}
+            extra: dict[str, object] = {}
             if "on_lost" in inspect.signature(claim).parameters:
                 extra["on_lost"] = self._lost
             release, other = claim(self.shared.identity.key, self.flow, note, **extra)
@@ -258,7 +258,7 @@ class SharedFlowLock:
 
 
 @contextmanager
-def holding_shared(runtime: Any, flow: str) -> Iterator[None]:
+def holding_shared(runtime: object, flow: str) -> Iterator[None]:
     """Hold ``flow`` across the machines sharing the runtime's store, if it has one."""
     shared = getattr(runtime, "shared", None)
     if not isinstance(shared, SharedRun):

@@ -30,17 +30,18 @@ import contextlib
 import io
 import os
 import socket
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, TextIO, cast
+from typing import TYPE_CHECKING, Literal, ParamSpec, TextIO, TypeVar, cast
 
 from ..core.display import first_line
 from ..core.events import Event, VerdictGiven
 from ..core.rundir import FlowBusy
 from . import checkout as git
 from .answers import Answers
-from .model import FleetError, Note, Outcome, RunRequest
+from .model import FleetError, Note, Outcome, RunRequest, RunState
 from .notes import (
     BUSY,
     CANCELLED_PUSHED,
@@ -70,12 +71,18 @@ from .story import Story
 if TYPE_CHECKING:
     from procrastinate.job_context import JobContext
 
+    from ..core.runtime import Runtime, StepResult
+    from ..workflow.base import Step, Workflow
+
 __all__ = ["RunExecution", "StopReason", "WorkerSide", "go_argv"]
 
 # notes that end a run for good (bad input); anything else a FleetError says is the database
 _FINAL = frozenset({UNREACHABLE, NO_REF, CHECKOUT_FAILED, CANNOT_START})
 
 StopReason = Literal["handback", "fenced"]
+
+P = ParamSpec("P")
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -129,10 +136,10 @@ class RunExecution:
         self.context = context
         self.execution = 0
         self.stopping: StopReason | None = None
-        self._task: asyncio.Task[Any] | None = None
+        self._task: asyncio.Task[object] | None = None
         self._git = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"flower-git-{run_id}")
         self._checkout: git.Checkout | None = None
-        self._runtime: Any = None  # the flow's Runtime while it runs
+        self._runtime: Runtime | None = None  # the flow's Runtime while it runs
         self._refused = False
 
     @property
@@ -153,7 +160,7 @@ class RunExecution:
         finally:
             self._git.shutdown(wait=False)
 
-    async def _db(self, fn: Any, *args: Any, **kw: Any) -> Any:
+    async def _db(self, fn: Callable[P, T], *args: P.args, **kw: P.kwargs) -> T:
         return await asyncio.to_thread(fn, *args, **kw)
 
     async def _execute(self) -> None:
@@ -203,7 +210,12 @@ class RunExecution:
             await work
 
     async def _end(
-        self, reason: str, state: Any, story: Story, note: Note | None = None, outcome: Outcome | None = None
+        self,
+        reason: str,
+        state: RunState,
+        story: Story,
+        note: Note | None = None,
+        outcome: Outcome | None = None,
     ) -> None:
         await story.flush()
         try:
@@ -220,14 +232,16 @@ class RunExecution:
         self._checkout = checkout
         if not base:
             await self._db(self.book.set_base, self.run_id, checkout.base)
-        fields = {"branch": checkout.branch, "commit": checkout.head[:10]}
+        fields: dict[str, object] = {"branch": checkout.branch, "commit": checkout.head[:10]}
         if checkout.continued:
             story.note(Note(CONTINUED, fields))
         else:
             story.note(Note(CHECKED_OUT, {**fields, "repository": request.repository, "ref": request.ref}))
         flow, runtime = await self._assemble(request, checkout.path, where / "runs", story)
         self._runtime = runtime
-        answers = Answers(self.book, self.run_id, self.execution, flow.channel, story)
+        channel = flow.channel
+        assert channel is not None  # the starter flow is always made with its HumanChannel
+        answers = Answers(self.book, self.run_id, self.execution, channel, story)
         try:
             ctx = await self._run_flow(flow, runtime, story, answers)
         finally:
@@ -250,14 +264,16 @@ class RunExecution:
         story.note(note)
         await self._end("failed", "failed", story, note, outcome)
 
-    async def _assemble(self, request: RunRequest, workspace: Path, run_dir: Path, story: Story) -> Any:
+    async def _assemble(
+        self, request: RunRequest, workspace: Path, run_dir: Path, story: Story
+    ) -> tuple[Workflow, Runtime]:
         """The starter flow and its Runtime, built by the command line's own builders."""
         from ..cli.arguments import parse_args
         from ..cli.builders import build_flow, build_runtime
 
         argv = go_argv(request, store=self.side.store, workspace=workspace, run_dir=run_dir)
 
-        def build() -> tuple[Any, Any]:
+        def build() -> tuple[Workflow, Runtime]:
             try:
                 args = parse_args(argv)
             except SystemExit:
@@ -274,7 +290,9 @@ class RunExecution:
             story.line(f"! {warning}")
         return flow, runtime
 
-    async def _run_flow(self, flow: Any, runtime: Any, story: Story, answers: Answers) -> Any:
+    async def _run_flow(
+        self, flow: Workflow, runtime: Runtime, story: Story, answers: Answers
+    ) -> dict[str, object]:
         from ..cli.commands import say_failed_steps, work_then_hand_over
         from ..cli.render import Render
         from ..cli.terminal import Screen
@@ -292,14 +310,15 @@ class RunExecution:
             if isinstance(event, VerdictGiven):
                 self._boundary(Note(WHY_ROUND, {"round": event.round}), story)
 
-        def on_step(step: Any, result: Any) -> None:
+        def on_step(step: Step, result: StepResult) -> None:
             failed(step, result)
             self._boundary(Note(WHY_STEP, {"step": result.step}), story)
 
         answers.start()
-        return await work_then_hand_over(
+        ctx: dict[str, object] = await work_then_hand_over(
             flow, runtime, screen=screen, on_event=on_event, on_step=on_step, handover=True
         )
+        return ctx
 
     # -- delivering the branch ---------------------------------------------------------------
 

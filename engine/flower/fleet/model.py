@@ -9,10 +9,12 @@ submitted in Chinese reads in English to a colleague who speaks English.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 from ..base.i18n import N_, _
+from ..base.loose import flag, integer, mapping, nonempty, number, text
 
 __all__ = [
     "ACTIVE",
@@ -56,7 +58,7 @@ class Note:
     """A text for a person: ``msgid`` is the Chinese text, ``fields`` fill its placeholders."""
 
     msgid: str
-    fields: dict[str, Any] = field(default_factory=dict)
+    fields: dict[str, object] = field(default_factory=dict)
 
     def text(self) -> str:
         """The note in the language flower speaks now."""
@@ -65,15 +67,14 @@ class Note:
         except (KeyError, IndexError, ValueError):  # a note written by another version of flower
             return self.msgid
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self) -> dict[str, object]:
         return {"msgid": self.msgid, "fields": self.fields}
 
     @classmethod
-    def of_json(cls, data: Any) -> Note | None:
-        if not isinstance(data, dict) or not isinstance(data.get("msgid"), str) or not data["msgid"]:
-            return None
-        fields = data.get("fields")
-        return cls(data["msgid"], dict(fields) if isinstance(fields, dict) else {})
+    def of_json(cls, data: object) -> Note | None:
+        found = mapping(data)
+        msgid = nonempty(found.get("msgid"))
+        return cls(msgid, mapping(found.get("fields"))) if msgid is not None else None
 
 
 class FleetError(Exception):
@@ -102,7 +103,7 @@ class RunRequest:
     # worker's $FLOWER_STALL_ROUNDS, else 3; 0: never asked
     stall_rounds: int | None = None
 
-    def options(self) -> dict[str, Any]:
+    def options(self) -> dict[str, object]:
         return {
             "rounds": self.rounds,
             "sandbox": self.sandbox,
@@ -114,22 +115,23 @@ class RunRequest:
         }
 
     @classmethod
-    def of(cls, repository: str, ref: str, request: str, options: dict[str, Any]) -> RunRequest:
-        budget, per_round = options.get("budget_usd"), options.get("round_budget_usd")
-        stall = options.get("stall_rounds")
+    def of(cls, repository: str, ref: str, request: str, options: Mapping[str, object]) -> RunRequest:
+        """The request ``options()`` wrote down; an option missing or of the wrong type (a
+        row written by hand or by another version) is its default, never a crash."""
+        default = cls(repository, ref, request)
+        rounds, timeout = integer(options.get("rounds")), number(options.get("timeout_s"))
+        stall = integer(options.get("stall_rounds"))
         return cls(
             repository=repository,
             ref=ref,
             request=request,
-            rounds=int(options.get("rounds", 3)),
-            sandbox=str(options.get("sandbox", "auto")),
-            judge_can_run=bool(options.get("judge_can_run", False)),
-            timeout_s=float(options.get("timeout_s", 1800.0)),
-            budget_usd=float(budget) if isinstance(budget, (int, float)) else None,
-            round_budget_usd=float(per_round) if isinstance(per_round, (int, float)) else None,
-            stall_rounds=stall
-            if isinstance(stall, int) and not isinstance(stall, bool) and stall >= 0
-            else None,
+            rounds=default.rounds if rounds is None else rounds,
+            sandbox=text(options.get("sandbox"), default.sandbox),
+            judge_can_run=flag(options.get("judge_can_run")),
+            timeout_s=default.timeout_s if timeout is None else timeout,
+            budget_usd=number(options.get("budget_usd")),
+            round_budget_usd=number(options.get("round_budget_usd")),
+            stall_rounds=stall if stall is not None and stall >= 0 else None,
         )
 
 

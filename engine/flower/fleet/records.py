@@ -19,8 +19,10 @@ import secrets
 import socket
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any
+from decimal import Decimal
+from typing import TYPE_CHECKING, TypeAlias
 
+from ..base.loose import integer, items, mapping, text
 from ..stores.urls import check_store_url, redact_text, redact_url
 from .model import (
     ACTIVE,
@@ -42,6 +44,9 @@ if TYPE_CHECKING:
     import psycopg
 
 __all__ = ["FLEET_SCHEMA", "FleetBook", "new_run_id"]
+
+# A row as the database hands it: each column is read through flower.base.loose where it is used
+Row: TypeAlias = "tuple[object, ...]"
 
 FLEET_SCHEMA = "flower_fleet"
 SCHEMA_VERSION = 1
@@ -138,28 +143,44 @@ def new_run_id() -> str:
     return secrets.token_hex(5)
 
 
-def _epoch(value: Any) -> float:
-    return float(value) if value is not None else 0.0
+def _epoch(value: object) -> float:
+    """A time as EXTRACT(EPOCH ...) gives it (a Decimal); 0 for none."""
+    if isinstance(value, bool) or not isinstance(value, (int, float, Decimal)):
+        return 0.0
+    return float(value)
 
 
-def _outcome(data: Any) -> Outcome | None:
-    if not isinstance(data, dict) or not isinstance(data.get("branch"), str):
+def _outcome(data: object) -> Outcome | None:
+    found = mapping(data)
+    branch = found.get("branch")
+    if not isinstance(branch, str):
         return None
     return Outcome(
-        branch=data["branch"],
-        commit=str(data.get("commit") or ""),
-        pushed=bool(data.get("pushed")),
-        patch=str(data.get("patch") or ""),
-        host=str(data.get("host") or ""),
-        goal_met=bool(data.get("goal_met")),
+        branch=branch,
+        commit=str(found.get("commit") or ""),
+        pushed=bool(found.get("pushed")),
+        patch=str(found.get("patch") or ""),
+        host=str(found.get("host") or ""),
+        goal_met=bool(found.get("goal_met")),
     )
 
 
-def _state(text: Any) -> RunState:
+def _state(text: object) -> RunState:
     for state in ("queued", "running", "waiting", "finished", "failed", "cancelled"):
         if text == state:
             return state
     return "failed"
+
+
+def _int(value: object) -> int:
+    """An integer column (NOT NULL in the schema); 0 if it is not one."""
+    return integer(value) or 0
+
+
+def _execution(
+    worker: object, host: object, pid: object, started: object, ended: object, reason: object
+) -> Execution:
+    return Execution(text(worker), text(host), _int(pid), _epoch(started), _epoch(ended), text(reason))
 
 
 class FleetBook:
@@ -176,7 +197,7 @@ class FleetBook:
     # -- plumbing ----------------------------------------------------------------------------
 
     @contextmanager
-    def connect(self) -> Iterator[psycopg.Connection[Any]]:
+    def connect(self) -> Iterator[psycopg.Connection[Row]]:
         """A connection (autocommit); a database error is a FleetError saying where, without the
         password."""
         import psycopg
@@ -202,8 +223,8 @@ class FleetBook:
             ).fetchone()
             if found is not None and found[0] is not None:
                 row = conn.execute(f"SELECT version FROM {self._s}.fleet_version WHERE id = 1").fetchone()
-                if row is not None and int(row[0]) > SCHEMA_VERSION:
-                    raise FleetError(Note(SCHEMA_NEWER, {"where": self.where, "version": int(row[0])}))
+                if row is not None and _int(row[0]) > SCHEMA_VERSION:
+                    raise FleetError(Note(SCHEMA_NEWER, {"where": self.where, "version": _int(row[0])}))
             for statement in _DDL.format(s=self._s).split(";"):
                 if statement.strip():
                     conn.execute(statement)
@@ -241,7 +262,7 @@ class FleetBook:
     def job_of(self, run_id: str) -> tuple[int | None, RunState] | None:
         with self.connect() as conn:
             row = conn.execute(f"SELECT job, state FROM {self._s}.runs WHERE id = %s", (run_id,)).fetchone()
-        return None if row is None else (row[0], _state(row[1]))
+        return None if row is None else (integer(row[0]), _state(row[1]))
 
     def request_of(self, run_id: str) -> tuple[RunRequest, RunState, str] | None:
         """What the run asks for, its state, and the commit it started from ("" before it did)."""
@@ -252,8 +273,8 @@ class FleetBook:
             ).fetchone()
         if row is None:
             return None
-        options = row[3] if isinstance(row[3], dict) else {}
-        return RunRequest.of(row[0], row[1], row[2], options), _state(row[4]), str(row[5] or "")
+        request = RunRequest.of(text(row[0]), text(row[1]), text(row[2]), mapping(row[3]))
+        return request, _state(row[4]), str(row[5] or "")
 
     def set_base(self, run_id: str, commit: str) -> None:
         with self.connect() as conn:
@@ -274,7 +295,7 @@ class FleetBook:
         from psycopg.types.json import Jsonb
 
         sets = ["state = %s", "updated_at = clock_timestamp()"]
-        params: list[Any] = [state]
+        params: list[object] = [state]
         if note is not None:
             sets.append("note = %s")
             params.append(Jsonb(note.as_json()))
@@ -308,19 +329,19 @@ class FleetBook:
             ).fetchone()
         return None if row is None else self._summary(row)
 
-    def _summary(self, row: tuple[Any, ...]) -> RunSummary:
+    def _summary(self, row: Row) -> RunSummary:
         return RunSummary(
-            id=row[0],
+            id=text(row[0]),
             state=_state(row[1]),
-            repository=row[2],
-            ref=row[3],
-            request=row[4],
-            branch=branch_of(row[0]),
-            worker=row[5] or "",
+            repository=text(row[2]),
+            ref=text(row[3]),
+            request=text(row[4]),
+            branch=branch_of(text(row[0])),
+            worker=text(row[5]),
             created_at=_epoch(row[6]),
             updated_at=_epoch(row[7]),
             note=Note.of_json(row[8]),
-            question=row[10] or "",
+            question=text(row[10]),
             outcome=_outcome(row[9]),
         )
 
@@ -344,17 +365,17 @@ class FleetBook:
         return RunDetail(
             summary=summary,
             request=asked[0],
-            events=[RunEvent(_epoch(a), w or "", line or "", Note.of_json(n)) for a, w, line, n in events],
+            events=[RunEvent(_epoch(a), text(w), text(line), Note.of_json(n)) for a, w, line, n in events],
             executions=executions,
             questions=[
-                RunQuestion(int(i), q, [str(o) for o in (opts or [])], _epoch(at), s, ans or "")
+                RunQuestion(_int(i), text(q), [str(o) for o in items(opts)], _epoch(at), text(s), text(ans))
                 for i, q, opts, at, s, ans in questions
             ],
         )
 
     # -- executions --------------------------------------------------------------------------
 
-    def _executions(self, conn: psycopg.Connection[Any], run_id: str | None) -> list[Execution]:
+    def _executions(self, conn: psycopg.Connection[Row], run_id: str | None) -> list[Execution]:
         where, params = ("WHERE run = %s", [run_id]) if run_id is not None else ("", [])
         rows = conn.execute(
             "SELECT worker, host, pid, EXTRACT(EPOCH FROM started_at), EXTRACT(EPOCH FROM ended_at), "
@@ -362,7 +383,7 @@ class FleetBook:
             f"FROM {self._s}.executions {where} ORDER BY started_at, id",
             params,
         ).fetchall()
-        return [Execution(w, h, int(p), _epoch(s), _epoch(e), r or "") for w, h, p, s, e, r, _run in rows]
+        return [_execution(w, h, p, s, e, r) for w, h, p, s, e, r, _run in rows]
 
     def intervals(self) -> dict[str, list[Execution]]:
         """Every run's execution intervals, oldest first (what proves that no run was executed by
@@ -374,7 +395,7 @@ class FleetBook:
             ).fetchall()
         out: dict[str, list[Execution]] = {}
         for run, w, h, p, s, e, r in rows:
-            out.setdefault(run, []).append(Execution(w, h, int(p), _epoch(s), _epoch(e), r or ""))
+            out.setdefault(text(run), []).append(_execution(w, h, p, s, e, r))
         return out
 
     def begin_execution(self, run_id: str, worker: str, pid: int) -> int:
@@ -385,7 +406,7 @@ class FleetBook:
                 (run_id, worker, socket.gethostname(), pid),
             ).fetchone()
         assert row is not None
-        return int(row[0])
+        return _int(row[0])
 
     def end_execution(self, execution: int, reason: str) -> None:
         with self.connect() as conn:
@@ -428,7 +449,7 @@ class FleetBook:
                 "WHERE run = %s AND ended_at IS NULL RETURNING worker, id",
                 (fence_s, run_id),
             ).fetchall()
-            ids = [int(r[1]) for r in rows]
+            ids = [_int(r[1]) for r in rows]
             if ids:
                 conn.execute(
                     f"UPDATE {self._s}.questions SET state = 'gone' "
@@ -470,7 +491,7 @@ class FleetBook:
                 (run_id,),
             )
         assert row is not None
-        return int(row[0])
+        return _int(row[0])
 
     def carried_answer(self, run_id: str, question: str) -> str | None:
         """An answer given to the same question while the run moved to another worker (its old

@@ -33,10 +33,10 @@ import os
 import signal
 import socket
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Protocol
 
 from ..base.i18n import N_, _
 from ..core.display import first_line
@@ -51,6 +51,18 @@ if TYPE_CHECKING:
     from procrastinate.job_context import JobContext
 
 __all__ = ["FleetWorker", "WorkerSettings"]
+
+
+class Engine(Protocol):
+    """What this worker uses of procrastinate's Worker (whose methods are not annotated)."""
+
+    @property
+    def worker_id(self) -> int | None: ...
+
+    def stop(self) -> None: ...
+
+    def run(self) -> Coroutine[object, object, None]: ...
+
 
 STARTED = N_(
     ". worker {name} 开工:同时跑 {concurrency} 个 run,心跳停 {takeover:.0f} 秒内有人接手,工作目录 {work}"
@@ -116,7 +128,7 @@ class FleetWorker:
         self.running: dict[str, RunExecution] = {}
         self._stopping = False
         self._stopped = asyncio.Event()
-        self._engine: Any = None  # procrastinate's Worker (its methods are not annotated)
+        self._engine: Engine | None = None
         self._beat = time.monotonic()
         self._db_lost = False
 
@@ -194,7 +206,7 @@ class FleetWorker:
         app = self._app()
         async with app.open_async():
             poll = max(0.5, self.settings.heartbeat_s)
-            engine: Any = Worker(
+            engine: Engine = Worker(
                 app,
                 name=self.name,
                 concurrency=self.settings.concurrency,
@@ -249,7 +261,7 @@ class FleetWorker:
 
     # -- the three promises ------------------------------------------------------------------
 
-    async def _heartbeat(self, engine: Any) -> None:
+    async def _heartbeat(self, engine: Engine) -> None:
         while True:
             await asyncio.sleep(self.settings.heartbeat_s)
             try:
@@ -275,7 +287,7 @@ class FleetWorker:
         """Take over the runs of silent workers, while this worker is the fleet's reaper."""
         import psycopg
 
-        conn: psycopg.AsyncConnection[Any] | None = None
+        conn: psycopg.AsyncConnection[tuple[object, ...]] | None = None
         try:
             while True:
                 await asyncio.sleep(self.settings.heartbeat_s)

@@ -224,7 +224,8 @@ class FleetRig:
         """How many workers the job engine has registered (each one fetching jobs)."""
         with self.book.connect() as conn:
             row = conn.execute(f"SELECT count(*) FROM {self.book._s}.procrastinate_workers").fetchone()
-        return int(row[0]) if row is not None else 0
+        count = row[0] if row is not None else 0
+        return count if isinstance(count, int) else 0
 
     def over(self, run_ids: list[str]) -> bool:
         return all(self.state(r) in ("finished", "failed", "cancelled") for r in run_ids)
