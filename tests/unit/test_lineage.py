@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import errno
 import json
 import re
 import threading
@@ -7,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from flower.core import rundir
 from flower.core.lineage import Lineage
 
 
@@ -164,6 +166,21 @@ def test_unwritable_location_is_silent(tmp_path: Path, ws: Path) -> None:
     assert lin.bump() == 1
     assert lin.steps == {"a": "s1"}  # memory is still right
     assert blocker.read_text().startswith("a file")
+
+
+def test_a_write_refused_after_the_merge_counts_a_wake_once(
+    run_dir: Path, ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the disk fills up as the file is written: the merge has already counted this wake
+    def full(*args: object, **kwargs: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(rundir, "atomic_write", full)
+    lin = Lineage.open(run_dir, ws)
+    assert lin.bump() == 1
+    lin.remember("a", "s1")
+    assert (lin.woke, lin.steps) == (1, {"a": "s1"})
+    assert lin.fault is not None
 
 
 def test_failed_replace_leaves_no_temp_file(run_dir: Path, ws: Path) -> None:
