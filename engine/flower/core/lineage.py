@@ -243,8 +243,9 @@ class Lineage:
                     "workspace": str(self.workspace),  # the folder that wrote last
                     "woke": _woke(data),
                     "steps": _steps(data),
-                    "points": {},
-                    "rewinds": [],
+                    # the store's own books: the file mirrors this whole, so what is left out is lost
+                    "points": _points(data),
+                    "rewinds": _rewinds(data),
                 }
             change(base)
             return _pruned(base)
