@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gzip
 import hashlib
+import json
 import os
 import subprocess
 import sys
@@ -103,6 +105,21 @@ def test_big_files_and_the_run_limit_are_recorded_as_skipped(ws):
     assert "m1.bin" in cp.files and store.stored_bytes() <= 1000
     line = store.skipped_line(cp)
     assert line is not None and "big.bin" in line and "m2.bin" in line
+
+
+@pytest.mark.parametrize(
+    "entry",
+    [{"sha": 5}, {"sha": "ab", "mode": "644"}, {"sha": "ab", "colour": "red"}, "ab"],
+    ids=["sha-number", "mode-text", "unknown-key", "not-an-object"],
+)
+def test_a_damaged_entry_is_said_when_the_checkpoint_is_read(ws, entry):
+    # not loaded as it is, to fail later in a restore (a number's sha[:2], a text mode)
+    store = Checkpoints(ws / "runs", ws)
+    cp = store.take(round_no=1, phase="before")
+    record = {**cp.record(), "files": {"a.txt": entry}}
+    store.path_of(cp.seq).write_bytes(gzip.compress(json.dumps(record).encode("utf-8")))
+    with pytest.raises(CheckpointError, match=f"检查点 {cp.seq}"):
+        Checkpoints(ws / "runs", ws).load(cp.seq)
 
 
 def three_rounds(ws: Path) -> Checkpoints:

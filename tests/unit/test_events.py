@@ -317,7 +317,9 @@ def test_a_typed_event_is_a_value() -> None:
 
 def test_a_payload_shares_no_list_with_its_event() -> None:
     ev = VerdictGiven(state="not_yet", reason="", failed=["a"], round=1, goal_path="/g")
-    ev.payload["failed"].append("b")
+    failed = ev.payload["failed"]
+    assert isinstance(failed, list)
+    failed.append("b")
     assert ev.failed == ["a"]
 
 

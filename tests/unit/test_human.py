@@ -29,7 +29,13 @@ class Sink:
         self.threads.append(threading.get_ident())
 
     def states(self) -> list[tuple[str, str]]:
-        return [(e.payload["id"], e.payload["state"]) for e in self.events if e.payload.get("kind") != "mail"]
+        out = []
+        for e in self.events:
+            if e.payload.get("kind") != "mail":
+                ident, state = e.payload["id"], e.payload["state"]
+                assert isinstance(ident, str) and isinstance(state, str)
+                out.append((ident, state))
+        return out
 
 
 def from_thread(fn: Any, *args: Any, delay: float = 0.05) -> threading.Thread:
@@ -518,7 +524,7 @@ async def test_inbox_tool_hands_over_pending_mail_once():
 
 
 async def test_ui_callback_errors_are_collected_and_never_stop_the_run():
-    calls: list[str] = []
+    calls: list[object] = []
 
     def broken(ev: Event) -> None:
         calls.append(ev.payload.get("state", ""))

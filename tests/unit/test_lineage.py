@@ -1,13 +1,17 @@
 from __future__ import annotations
 
+import errno
 import json
 import re
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from flower.core import rundir
 from flower.core.lineage import Lineage
+from flower.core.shared import SharedRun
 
 
 @pytest.fixture
@@ -164,6 +168,57 @@ def test_unwritable_location_is_silent(tmp_path: Path, ws: Path) -> None:
     assert lin.bump() == 1
     assert lin.steps == {"a": "s1"}  # memory is still right
     assert blocker.read_text().startswith("a file")
+
+
+def test_a_write_refused_after_the_merge_counts_a_wake_once(
+    run_dir: Path, ws: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the disk fills up as the file is written: the merge has already counted this wake
+    def full(*args: object, **kwargs: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(rundir, "atomic_write", full)
+    lin = Lineage.open(run_dir, ws)
+    assert lin.bump() == 1
+    lin.remember("a", "s1")
+    assert (lin.woke, lin.steps) == (1, {"a": "s1"})
+    assert lin.fault is not None
+
+
+class MemoryBook:
+    """A shared store's lineage books in memory: what it holds is what each change returned."""
+
+    def __init__(self) -> None:
+        self.held: dict[str, object] = {}
+
+    def lineage(self, workspace: str) -> dict[str, object] | None:
+        found = self.held.get(workspace)
+        return json.loads(json.dumps(found)) if isinstance(found, dict) else None
+
+    def update_lineage(
+        self, workspace: str, change: Callable[[dict[str, object] | None], dict[str, object]]
+    ) -> dict[str, object]:
+        self.held[workspace] = json.loads(json.dumps(change(self.lineage(workspace))))
+        return self.lineage(workspace) or {}
+
+    def put_manifest(self, workspace: str, run: str, rows: list[dict[str, object]]) -> None:
+        pass
+
+    def manifest(self, workspace: str) -> list[dict[str, object]]:
+        return []
+
+
+def test_a_shared_store_keeps_the_rewind_books_of_every_change(run_dir: Path, ws: Path) -> None:
+    # a rewind sets the step's point, then records itself: the second change keeps the first's
+    shared = SharedRun.of(ws, MemoryBook(), "memory")
+    lin = Lineage.open(run_dir, ws, shared=shared)
+    lin.remember("干活", "s1")
+    lin.set_point("干活", {"session": "s1", "at": "u1", "round": 1})
+    lin.record_rewind({"id": "r1", "round": 1})
+    lin.record_rewind({"id": "r2", "round": 2})
+    for seen in (lin, Lineage.open(run_dir, ws), Lineage.open(run_dir, ws, shared=shared)):
+        assert seen.point("干活") == {"session": "s1", "at": "u1", "round": 1}
+        assert [r["id"] for r in seen.rewinds] == ["r1", "r2"]
 
 
 def test_failed_replace_leaves_no_temp_file(run_dir: Path, ws: Path) -> None:

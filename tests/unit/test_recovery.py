@@ -30,7 +30,7 @@ from flower.sim.scenarios import GOAL
 from flower.stores.sqlite import SqliteSessionStore
 
 if TYPE_CHECKING:
-    from claude_agent_sdk.types import SessionStoreEntry
+    from claude_agent_sdk.types import SessionKey, SessionStoreEntry
 
 WS_KEY = "-tmp-ws"
 
@@ -190,16 +190,16 @@ class MemoryStore:
     """Enough of SqliteSessionStore for catch_up: uuids by key, and add."""
 
     def __init__(self) -> None:
-        self.keys: dict[str, list[dict[str, object]]] = {}
+        self.keys: dict[str, list[SessionStoreEntry]] = {}
 
-    def _key(self, key: dict[str, str]) -> str:
+    def _key(self, key: SessionKey) -> str:
         return "/".join([key["project_key"], key["session_id"], key.get("subpath", "")])
 
-    def uuids(self, key: dict[str, str]) -> set[str] | None:
+    def uuids(self, key: SessionKey) -> set[str] | None:
         entries = self.keys.get(self._key(key))
         return None if entries is None else {str(e["uuid"]) for e in entries if e.get("uuid")}
 
-    def add(self, key: dict[str, str], entries: list[dict[str, object]]) -> None:
+    def add(self, key: SessionKey, entries: list[SessionStoreEntry]) -> None:
         self.keys.setdefault(self._key(key), []).extend(entries)
 
 
@@ -244,6 +244,16 @@ def test_a_session_the_store_never_saw_comes_back_whole(
     assert catch_up(store, WS_KEY, SID) == 2
     assert catch_up(store, "-another-ws", SID) == 0  # only the workspace's own project folder counts
     assert catch_up(store, WS_KEY, "../../etc/passwd") == 0
+
+
+def test_a_line_that_is_no_entry_is_not_copied(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # the SDK's entry has a text type (and a text uuid where it has one): a line without is not one
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "config"))
+    lines: list[dict[str, object]] = [{"uuid": "x1"}, {"type": 5}, {"type": "user", "uuid": 7}]
+    write_transcript(tmp_path / "config", SID, [*lines, {"type": "user", "uuid": "u1"}], tail="[1, 2]\n")
+    store = MemoryStore()
+    assert catch_up(store, WS_KEY, SID) == 1
+    assert store.keys[f"{WS_KEY}/{SID}/"] == [{"type": "user", "uuid": "u1"}]
 
 
 def test_the_real_store_is_caught_up_and_then_holds_the_session(

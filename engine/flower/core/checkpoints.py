@@ -28,13 +28,17 @@ import stat
 import subprocess
 import time
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Literal, TypedDict
 
 from ..base.files import faults, write_bytes
 from ..base.i18n import _
+from ..base.loose import mapping
 from .rundir import read_json, run_dir_lock
+
+if TYPE_CHECKING:
+    from .shared import SharedRun
 
 FOLDER = "checkpoints"
 HEAD = "head.json"
@@ -46,6 +50,34 @@ FULL_EVERY = 16  # a checkpoint's list is a change to its parent's, and whole ev
 ALWAYS_OUT = (".git", ".flower")  # never a workspace file: the repository's own, flower's own
 
 Phase = Literal["before", "after", "end", "rewind", "fork"]
+
+
+class EntryRecord(TypedDict, total=False):
+    """An Entry as a checkpoint file keeps it: its empty and zero fields left out."""
+
+    sha: str
+    size: int
+    mode: int
+    mtime_ns: int
+    link: str
+
+
+class CheckpointRecord(TypedDict):
+    """A Checkpoint as a checkpoint file keeps it (a delta file keeps `changed`, `removed`,
+    `delta_of` and `depth` in place of `files`)."""
+
+    seq: int
+    round: int
+    phase: str
+    parent: int | None
+    step: str
+    flow: str
+    session: str
+    at: str
+    files: dict[str, EntryRecord]
+    skipped: dict[str, str]
+    created: float
+    added_bytes: int
 
 
 def _limit(var: str, default: int) -> int:
@@ -76,6 +108,36 @@ class Entry:
             and (self.mode & 0o111) == (other.mode & 0o111)
         )
 
+    def record(self) -> EntryRecord:
+        out: EntryRecord = {}
+        if self.sha:
+            out["sha"] = self.sha
+        if self.size:
+            out["size"] = self.size
+        if self.mode:
+            out["mode"] = self.mode
+        if self.mtime_ns:
+            out["mtime_ns"] = self.mtime_ns
+        if self.link:
+            out["link"] = self.link
+        return out
+
+    @classmethod
+    def of(cls, data: object) -> Entry:
+        """An entry as a checkpoint file keeps it. A key it does not know, or a value of the wrong
+        type, is a damaged checkpoint (TypeError): said when it is read, not a crash at restore."""
+        raw = _object(data, "a checkpoint entry")
+        unknown = sorted(set(raw) - _ENTRY_KEYS)
+        if unknown:
+            raise TypeError(f"a checkpoint entry has unknown keys: {unknown}")
+        return cls(
+            sha=_text(raw, "sha"),
+            size=_count(raw, "size", 0),
+            mode=_count(raw, "mode", 0o644),
+            mtime_ns=_count(raw, "mtime_ns", 0),
+            link=_text(raw, "link"),
+        )
+
 
 @dataclass
 class Checkpoint:
@@ -93,32 +155,44 @@ class Checkpoint:
     added_bytes: int = 0  # what this checkpoint added to the blobs
     depth: int = field(default=0, compare=False)  # changes since the last whole list (on disk)
 
-    def record(self) -> dict[str, Any]:
-        data = asdict(self)
-        data.pop("depth")
-        data["files"] = {
-            p: {k: v for k, v in asdict(e).items() if v not in ("", 0)} for p, e in self.files.items()
+    def record(self) -> CheckpointRecord:
+        # in the fields' order: the same checkpoint is the same bytes on disk
+        return {
+            "seq": self.seq,
+            "round": self.round,
+            "phase": self.phase,
+            "parent": self.parent,
+            "step": self.step,
+            "flow": self.flow,
+            "session": self.session,
+            "at": self.at,
+            "files": {p: e.record() for p, e in self.files.items()},
+            "skipped": dict(self.skipped),
+            "created": self.created,
+            "added_bytes": self.added_bytes,
         }
-        return data
 
     @classmethod
-    def of(cls, data: Any) -> Checkpoint:
+    def of(cls, data: object) -> Checkpoint:
+        """A checkpoint as its file (or a rewind's journal) keeps it; a damaged one raises
+        (KeyError, TypeError, ValueError)."""
         if not isinstance(data, dict):
             raise ValueError("a checkpoint is a JSON object")
-        files = {str(p): Entry(**e) for p, e in dict(data.get("files", {})).items()}
+        raw = mapping(data)
+        parent = raw.get("parent")
         return cls(
-            seq=int(data["seq"]),
-            round=int(data["round"]),
-            phase=str(data["phase"]),
-            parent=None if data.get("parent") is None else int(data["parent"]),
-            step=str(data.get("step", "")),
-            flow=str(data.get("flow", "")),
-            session=str(data.get("session", "")),
-            at=str(data.get("at", "")),
-            files=files,
-            skipped={str(k): str(v) for k, v in dict(data.get("skipped", {})).items()},
-            created=float(data.get("created", 0.0)),
-            added_bytes=int(data.get("added_bytes", 0)),
+            seq=_int(raw["seq"]),
+            round=_int(raw["round"]),
+            phase=str(raw["phase"]),
+            parent=None if parent is None else _int(parent),
+            step=str(raw.get("step", "")),
+            flow=str(raw.get("flow", "")),
+            session=str(raw.get("session", "")),
+            at=str(raw.get("at", "")),
+            files={p: Entry.of(e) for p, e in _object(raw.get("files", {}), "files").items()},
+            skipped={k: str(v) for k, v in _object(raw.get("skipped", {}), "skipped").items()},
+            created=_float(raw.get("created", 0.0)),
+            added_bytes=_int(raw.get("added_bytes", 0)),
         )
 
 
@@ -147,7 +221,7 @@ class Checkpoints:
         self.said = False  # the line about skipped files was said in this process
         self._loaded: dict[int, Checkpoint] = {}  # a checkpoint never changes once written
         # the shared store's books of this work (core/shared.py), whose lineage a rewind moves
-        self.shared: Any = None
+        self.shared: SharedRun | None = None
 
     # -- reading ---------------------------------------------------------------------------
     def path_of(self, seq: int) -> Path:
@@ -161,12 +235,12 @@ class Checkpoints:
     def blob_path(self, sha: str) -> Path:
         return self.root / "blobs" / sha[:2] / sha
 
-    def _head_data(self) -> dict[str, Any]:
+    def _head_data(self) -> dict[str, object]:
         try:
-            data = read_json(self.root / HEAD)
+            data: object = read_json(self.root / HEAD)
         except (OSError, ValueError):
             return {}
-        return data if isinstance(data, dict) else {}
+        return mapping(data)
 
     def head_seq(self) -> int | None:
         seq = self._head_data().get("head")
@@ -180,16 +254,23 @@ class Checkpoints:
         if seq in self._loaded:
             return self._loaded[seq]
         try:
-            data = json.loads(gzip.decompress(self.path_of(seq).read_bytes()))
-            base = data.get("delta_of") if isinstance(data, dict) else None
+            data: object = json.loads(gzip.decompress(self.path_of(seq).read_bytes()))
+            record = mapping(data)
+            base = record.get("delta_of")
             if isinstance(base, int) and base < seq:
-                files = {p: asdict(e) for p, e in self.load(base).files.items()}
-                files.update(data.pop("changed", {}))
-                for rel in data.pop("removed", []):
+                files: dict[str, object] = {p: asdict(e) for p, e in self.load(base).files.items()}
+                files.update(_object(record.pop("changed", {}), "changed"))
+                removed = record.pop("removed", [])
+                if not isinstance(removed, list):
+                    raise TypeError("removed is not a JSON array")
+                for rel in removed:
+                    if not isinstance(rel, str):
+                        raise TypeError(f"removed holds a path that is not text: {rel!r}")
                     files.pop(rel, None)
-                data["files"] = files
+                record["files"] = files
+                data = record
             cp = Checkpoint.of(data)
-            cp.depth = int(data.get("depth", 0))
+            cp.depth = _int(record.get("depth", 0))
         except (OSError, ValueError, KeyError, TypeError, EOFError) as exc:
             raise CheckpointError(
                 _("检查点 {seq} 读不出来({why}):{path}").format(seq=seq, why=exc, path=self.path_of(seq))
@@ -418,14 +499,15 @@ class Checkpoints:
         return sha
 
     def write(self, cp: Checkpoint) -> None:
-        record = cp.record()
+        full = cp.record()
+        record: dict[str, object] = dict(full)
         parent = self.load(cp.parent) if cp.parent is not None and self.path_of(cp.parent).exists() else None
         if parent is not None and parent.depth + 1 < FULL_EVERY:
             # only what changed since the parent: ten thousand unchanged files cost nothing again
-            full = record.pop("files")
-            old = parent.record()["files"]
-            record["changed"] = {p: e for p, e in full.items() if old.get(p) != e}
-            record["removed"] = sorted(set(old) - set(full))
+            files, old = full["files"], parent.record()["files"]
+            del record["files"]
+            record["changed"] = {p: e for p, e in files.items() if old.get(p) != e}
+            record["removed"] = sorted(set(old) - set(files))
             record["delta_of"] = parent.seq
             record["depth"] = cp.depth = parent.depth + 1
         data = json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
@@ -456,6 +538,43 @@ class Checkpoints:
         return _(
             "检查点没存 {n} 个文件({shown}):太大、超了这次运行的总量,或是 .env;退回时它们保持原样"
         ).format(n=len(names), shown=shown)
+
+
+_ENTRY_KEYS = frozenset(f.name for f in fields(Entry))
+
+
+def _object(value: object, what: str) -> dict[str, object]:
+    """A JSON object; anything else is a damaged checkpoint (TypeError)."""
+    if not isinstance(value, dict):
+        raise TypeError(f"{what} is not a JSON object")
+    return mapping(value)
+
+
+def _text(raw: dict[str, object], key: str) -> str:
+    value = raw.get(key, "")
+    if not isinstance(value, str):
+        raise TypeError(f"{key} is not text: {value!r}")
+    return value
+
+
+def _count(raw: dict[str, object], key: str, default: int) -> int:
+    value = raw.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{key} is not a whole number: {value!r}")
+    return value
+
+
+def _int(value: object) -> int:
+    """int() of a JSON value (a number or a numeral, as before these were typed); else TypeError."""
+    if isinstance(value, (str, int, float)):
+        return int(value)
+    raise TypeError(f"not a number: {value!r}")
+
+
+def _float(value: object) -> float:
+    if isinstance(value, (str, int, float)):
+        return float(value)
+    raise TypeError(f"not a number: {value!r}")
 
 
 def replace_sha(entry: Entry, data: bytes) -> Entry:

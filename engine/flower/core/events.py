@@ -18,9 +18,10 @@ import json
 import typing
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, ClassVar, Literal, TypeAlias
+from typing import TYPE_CHECKING, ClassVar, Literal, TypeAlias, TypedDict
 
 from ..base.i18n import _
+from ..base.loose import mapping
 from ..base.secrets import redact_value
 from ..base.usage import context_tokens
 from .evidence import Evidence, TrailCall
@@ -63,8 +64,8 @@ class Event:
     kind: EventKind
     text: str = ""
     tool: str = ""
-    payload: dict[str, Any] = field(default_factory=dict)
-    raw: Any = None
+    payload: dict[str, object] = field(default_factory=dict)
+    raw: object = None  # the SDK message the event came from, for a caller that wants it whole
 
     def __str__(self) -> str:
         if self.kind == "tool_call":
@@ -74,15 +75,10 @@ class Event:
 
 _EVENT_FIELDS = frozenset(f.name for f in dataclasses.fields(Event))
 
-
-def _key(name: str) -> Any:
-    """A field stored in the payload under another key (`kind` is taken by Event itself)."""
-    return field(metadata={"key": name})
-
-
-def _optional(default: Any = None) -> Any:
-    """A field left out of the payload while it is None (as the SDK's parent_tool_use_id)."""
-    return field(default=default, metadata={"omit_none": True})
+# A field's metadata, read by `_payload`: a field left out of the payload while it is None (as
+# the SDK's parent_tool_use_id), and a field kept under another key (`kind` is Event's own).
+# Written out in each `field(...)`, so that mypy's dataclass plugin sees the defaults.
+_OMIT_NONE = {"omit_none": True}
 
 
 @dataclass(kw_only=True)
@@ -92,19 +88,19 @@ class TypedEvent(Event):
     `payload` is `TAGS` (the constant keys that told the kinds' variants apart before they had
     types) followed by the subclass's own fields, copied."""
 
-    payload: dict[str, Any] = field(init=False, repr=False, compare=False)
-    TAGS: ClassVar[dict[str, Any]] = {}
+    payload: dict[str, object] = field(init=False, repr=False, compare=False)
+    TAGS: ClassVar[dict[str, object]] = {}
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "payload", self._payload())
         object.__setattr__(self, "_sealed", True)
 
-    def __setattr__(self, name: str, value: Any) -> None:
+    def __setattr__(self, name: str, value: object) -> None:
         if getattr(self, "_sealed", False):
             raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}: events are values")
         object.__setattr__(self, name, value)
 
-    def _payload(self) -> dict[str, Any]:
+    def _payload(self) -> dict[str, object]:
         out = dict(self.TAGS)
         for f in dataclasses.fields(self):
             if f.name in _EVENT_FIELDS:
@@ -116,7 +112,7 @@ class TypedEvent(Event):
         return out
 
 
-def _copy(value: Any) -> Any:
+def _copy(value: object) -> object:
     # the payload must not share a list or dict with the fields it was made from
     if isinstance(value, list):
         return list(value)
@@ -133,7 +129,7 @@ class Utterance(TypedEvent):
     """What every assistant or user message carries: whose it is and the context it saw."""
 
     subagent: bool = False
-    parent_tool_use_id: str | None = _optional()
+    parent_tool_use_id: str | None = field(default=None, metadata=_OMIT_NONE)
     context: int = 0  # input + cache reads + cache writes of the message's turn
 
 
@@ -162,7 +158,7 @@ class ToolCall(Utterance):
 
     kind: Literal["tool_call"] = field(default="tool_call", init=False)
     id: str
-    input: dict[str, Any] = field(default_factory=dict)
+    input: dict[str, object] = field(default_factory=dict)
 
 
 @dataclass(kw_only=True)
@@ -197,9 +193,9 @@ class SystemNote(TypedEvent):
     """Any other system message of the CLI; `text` is its subtype, `data` what it carried."""
 
     kind: Literal["system"] = field(default="system", init=False)
-    data: dict[str, Any] = field(default_factory=dict)
+    data: dict[str, object] = field(default_factory=dict)
 
-    def _payload(self) -> dict[str, Any]:
+    def _payload(self) -> dict[str, object]:
         return dict(self.data)
 
 
@@ -220,7 +216,7 @@ class SyntheticError(TypedEvent):
     """Disconnect noise written as if the model said it; kept out of the step's text."""
 
     kind: Literal["error"] = field(default="error", init=False)
-    TAGS: ClassVar[dict[str, Any]] = {"synthetic": True}
+    TAGS: ClassVar[dict[str, object]] = {"synthetic": True}
 
 
 @dataclass(kw_only=True)
@@ -239,7 +235,7 @@ class Retry(TypedEvent):
 
     kind: Literal["retry"] = field(default="retry", init=False)
     attempt: int
-    failure: str = _key("kind")  # what classify() said: transient, unknown, ...
+    failure: str = field(metadata={"key": "kind"})  # what classify() said: transient, unknown, ...
     error: str | None = None
     delay: float = 0.0
 
@@ -249,7 +245,7 @@ class Offline(TypedEvent):
     """Waiting for the network: said once when it goes, once when it comes back."""
 
     kind: Literal["retry"] = field(default="retry", init=False)
-    TAGS: ClassVar[dict[str, Any]] = {"phase": "offline"}
+    TAGS: ClassVar[dict[str, object]] = {"phase": "offline"}
 
 
 @dataclass(kw_only=True)
@@ -271,7 +267,7 @@ class ContextUpdate(ContextFigures):
     """After every model turn of a step's main thread; `text` is the reading for people."""
 
     kind: Literal["system"] = field(default="system", init=False)
-    TAGS: ClassVar[dict[str, Any]] = {"subtype": "context"}
+    TAGS: ClassVar[dict[str, object]] = {"subtype": "context"}
 
 
 @dataclass(kw_only=True)
@@ -279,7 +275,7 @@ class HandoffNear(ContextFigures):
     """The context passed `warn_at`: said once per generation, with that turn's figures."""
 
     kind: Literal["handoff"] = field(default="handoff", init=False)
-    TAGS: ClassVar[dict[str, Any]] = {"phase": "near", "subtype": "context"}
+    TAGS: ClassVar[dict[str, object]] = {"phase": "near", "subtype": "context"}
 
 
 @dataclass(kw_only=True)
@@ -287,7 +283,7 @@ class HandoffWriting(TypedEvent):
     """The full session is writing its handoff document (takes a dozen seconds)."""
 
     kind: Literal["handoff"] = field(default="handoff", init=False)
-    TAGS: ClassVar[dict[str, Any]] = {"phase": "writing"}
+    TAGS: ClassVar[dict[str, object]] = {"phase": "writing"}
     step: str
     used: int
 
@@ -299,7 +295,7 @@ class HandoffDone(TypedEvent):
     session saw last against `window`."""
 
     kind: Literal["handoff"] = field(default="handoff", init=False)
-    TAGS: ClassVar[dict[str, Any]] = {"phase": "done"}
+    TAGS: ClassVar[dict[str, object]] = {"phase": "done"}
     degraded: bool
     path: str | None
     sections: dict[str, str]
@@ -316,7 +312,7 @@ class WindowNote(TypedEvent):
     what an overflow showed, `configured` what the run assumed; `path` keeps it for next runs."""
 
     kind: Literal["handoff"] = field(default="handoff", init=False)
-    TAGS: ClassVar[dict[str, Any]] = {"phase": "window"}
+    TAGS: ClassVar[dict[str, object]] = {"phase": "window"}
     configured: int
     learned: int
     model: str
@@ -331,7 +327,7 @@ class LimitWait(TypedEvent):
     when it ends (`phase` resumed). Never a failed attempt."""
 
     kind: Literal["retry"] = field(default="retry", init=False)
-    TAGS: ClassVar[dict[str, Any]] = {"subtype": "limit"}
+    TAGS: ClassVar[dict[str, object]] = {"subtype": "limit"}
     phase: Literal["wait", "resumed"]
     limit: str  # usage, rate, overloaded
     until: float
@@ -346,7 +342,7 @@ class BudgetNote(TypedEvent):
     stopped because a ceiling was reached (`phase` stopped, `scope` run or round)."""
 
     kind: Literal["system"] = field(default="system", init=False)
-    TAGS: ClassVar[dict[str, Any]] = {"subtype": "budget"}
+    TAGS: ClassVar[dict[str, object]] = {"subtype": "budget"}
     phase: Literal["forecast", "stopped"]
     spent: float
     run_usd: float | None = None
@@ -365,8 +361,8 @@ class Recovery(TypedEvent):
     rebuilt; `text` is the one line that says so and where the copy is."""
 
     kind: Literal["error"] = field(default="error", init=False)
-    TAGS: ClassVar[dict[str, Any]] = {"kind": "recovery"}
-    backup: str | None = _optional()
+    TAGS: ClassVar[dict[str, object]] = {"kind": "recovery"}
+    backup: str | None = field(default=None, metadata=_OMIT_NONE)
 
 
 @dataclass(kw_only=True)
@@ -375,7 +371,7 @@ class DiskSpace(TypedEvent):
     `stopped` says the step did not start (below the floor)."""
 
     kind: Literal["error"] = field(default="error", init=False)
-    TAGS: ClassVar[dict[str, Any]] = {"kind": "disk"}
+    TAGS: ClassVar[dict[str, object]] = {"kind": "disk"}
     folder: str
     free: int  # bytes
     stopped: bool = False
@@ -387,7 +383,7 @@ class NoteBackup(TypedEvent):
     was wrong with it, if anything."""
 
     kind: Literal["task"] = field(default="task", init=False)
-    TAGS: ClassVar[dict[str, Any]] = {"kind": "backup"}
+    TAGS: ClassVar[dict[str, object]] = {"kind": "backup"}
     path: str
     backup: str
     problem: str = ""
@@ -409,7 +405,7 @@ class StepFinished(TypedEvent):
     """A step's books are closed (what `Workflow.run`'s on_step reports); `text` is its name."""
 
     kind: Literal["step"] = field(default="step", init=False)
-    TAGS: ClassVar[dict[str, Any]] = {"phase": "done"}
+    TAGS: ClassVar[dict[str, object]] = {"phase": "done"}
     ok: bool
     cost_usd: float
     session_id: str | None = None
@@ -431,7 +427,7 @@ class VerdictGiven(TypedEvent):
     """The judge ruled on a round of work."""
 
     kind: Literal["task"] = field(default="task", init=False)
-    TAGS: ClassVar[dict[str, Any]] = {"kind": "verdict"}
+    TAGS: ClassVar[dict[str, object]] = {"kind": "verdict"}
     state: VerdictState
     reason: str
     failed: list[str]
@@ -446,7 +442,7 @@ class VerdictGiven(TypedEvent):
     unproven: list[str] = field(default_factory=list)
     claimed: VerdictState = ""  # the judge's own conclusion when flower overruled it, else ""
 
-    def _payload(self) -> dict[str, Any]:
+    def _payload(self) -> dict[str, object]:
         out = super()._payload()
         # plain JSON in the payload, as every front end reads it; the typed values on the fields
         out["evidence"] = [e.to_json() for e in self.evidence]
@@ -475,7 +471,7 @@ class MailNote(TypedEvent):
     """Something the person said unasked: queued, then delivered; `text` is what they said."""
 
     kind: Literal["ask"] = field(default="ask", init=False)
-    TAGS: ClassVar[dict[str, Any]] = {"kind": "mail"}
+    TAGS: ClassVar[dict[str, object]] = {"kind": "mail"}
     state: MailState
     id: str
     amended: str  # the file the words were appended to, "" when none
@@ -610,7 +606,15 @@ def _is_synthetic(message: AssistantMessage) -> bool:
     )
 
 
-def _common(message: AssistantMessage | UserMessage) -> dict[str, Any]:
+class _Common(TypedDict):
+    """The Utterance fields of every event one message yields."""
+
+    subagent: bool
+    parent_tool_use_id: str | None
+    context: int
+
+
+def _common(message: AssistantMessage | UserMessage) -> _Common:
     """The Utterance fields of every event a message yields."""
     parent = message.parent_tool_use_id
     return {
@@ -623,7 +627,7 @@ def _common(message: AssistantMessage | UserMessage) -> dict[str, Any]:
 def _blocks(
     blocks: Sequence[ContentBlock],
     said: type[Text] | type[Prompt],
-    common: dict[str, Any],
+    common: _Common,
     message: AssistantMessage | UserMessage,
 ) -> list[Event]:
     from claude_agent_sdk import (
@@ -669,7 +673,7 @@ def _blocks(
     return out
 
 
-def _summary(tool_input: dict[str, Any]) -> str:
+def _summary(tool_input: dict[str, object]) -> str:
     for key in _SUMMARY_KEYS:
         value = tool_input.get(key)
         if isinstance(value, str) and value.strip():
@@ -696,10 +700,10 @@ def _plain_text(blocks: Sequence[ContentBlock]) -> str:
 def _compact_reset(message: SystemMessage) -> Reset:
     data = message.data if isinstance(message.data, dict) else {}
     micro = message.subtype == "microcompact_boundary"
-    meta: dict[str, Any] = {}
+    meta: dict[str, object] = {}
     for key in ("compact_metadata", "compactMetadata", "microcompact_metadata", "microcompactMetadata"):
         if isinstance(data.get(key), dict):
-            meta = data[key]
+            meta = mapping(data[key])
             break
     trigger = _first(meta, data, keys=("trigger",))
     pre = _int(_first(meta, data, keys=("pre_tokens", "preTokens")))
@@ -725,7 +729,7 @@ def _shown(tokens: int | None) -> str:
     return "?" if tokens is None else str(tokens)
 
 
-def _first(*sources: dict[str, Any], keys: tuple[str, ...]) -> Any:
+def _first(*sources: dict[str, object], keys: tuple[str, ...]) -> object:
     for source in sources:
         for key in keys:
             if source.get(key) is not None:
@@ -733,7 +737,7 @@ def _first(*sources: dict[str, Any], keys: tuple[str, ...]) -> Any:
     return None
 
 
-def _int(value: Any) -> int | None:
+def _int(value: object) -> int | None:
     if isinstance(value, bool):
         return None
     if isinstance(value, (int, float)):

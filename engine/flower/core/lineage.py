@@ -18,14 +18,15 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 from ..base.files import DiskFault, fault_of
 from ..base.files import move as move_file
 from ..base.i18n import _
+from ..base.loose import integer, items, mapping
 from .recovery import read_rows, sessions_by_step, wakes_in
 from .rundir import Damaged, Repair, read_json, run_dir_lock, update_json
 
@@ -33,6 +34,17 @@ if TYPE_CHECKING:
     from .shared import SharedRun
 
 FILENAME = "lineage.json"
+
+
+class _Books(TypedDict):
+    """A lineage as a change sees it: every key there, the rewind books empty while there are
+    none (`_pruned` leaves those out of what is written)."""
+
+    workspace: str
+    woke: int
+    steps: dict[str, str]
+    points: dict[str, dict[str, object]]
+    rewinds: list[dict[str, object]]
 
 
 @dataclass
@@ -43,9 +55,9 @@ class Lineage:
     woke: int = 0
     # step -> where its session continues from after a rewind: {session, at, round, remark}; used
     # once, by the next run of the step, and only while `steps` still names that session
-    points: dict[str, dict[str, Any]] = field(default_factory=dict)
+    points: dict[str, dict[str, object]] = field(default_factory=dict)
     # every rewind and fork of this run, oldest first (core/rewind.py)
-    rewinds: list[dict[str, Any]] = field(default_factory=list)
+    rewinds: list[dict[str, object]] = field(default_factory=list)
     # why the file on disk is unusable (steps and woke are then what the manifest says), or None
     damage: str | None = field(default=None, compare=False)
     # the repair this object made: where the damaged file went and what was rebuilt
@@ -77,7 +89,7 @@ class Lineage:
     def _open_file(cls, path: Path, workspace: Path) -> Lineage:
         empty = cls(path, workspace)
         try:
-            data = read_json(empty.path)
+            data: object = read_json(empty.path)
         except Damaged as exc:
             return empty._rebuilt(exc.reason)
         except OSError:
@@ -87,12 +99,11 @@ class Lineage:
         problem = _problem(data)
         if problem is not None:
             return empty._rebuilt(problem)
-        assert isinstance(data, dict)  # _problem refuses anything else
         return cls(
             empty.path,
             empty.workspace,
-            dict(data.get("steps", {})),
-            data.get("woke", 0),
+            _steps(data),
+            _woke(data),
             _points(data),
             _rewinds(data),
         )
@@ -101,14 +112,12 @@ class Lineage:
         shared = self.shared
         assert shared is not None
         try:
-            data = shared.book.lineage(shared.identity.key)
+            data: object = shared.book.lineage(shared.identity.key)
         except Exception:  # an unreachable store: the file alone, as for a local run
             return
         if data is None or _problem(data) is not None:
             return  # the store has none: the file (a run from before the store) stands
-        steps, woke = data.get("steps", {}), data.get("woke", 0)
-        assert isinstance(steps, dict) and isinstance(woke, int)  # as _problem checked
-        self.steps, self.woke = dict(steps), woke
+        self.steps, self.woke = _steps(data), _woke(data)
 
     def _rebuilt(self, problem: str) -> Lineage:
         rows, _ = read_rows(self.path.parent)
@@ -122,17 +131,17 @@ class Lineage:
         self.steps[step] = session_id
         self._update(lambda data: data["steps"].__setitem__(step, session_id))
 
-    def set_point(self, step: str, point: dict[str, Any]) -> None:
+    def set_point(self, step: str, point: Mapping[str, object]) -> None:
         """After a rewind: the step continues `point["session"]`, cut at `point["at"]`, next time."""
         self.steps[step], self.points[step] = str(point["session"]), dict(point)
 
-        def change(data: dict[str, Any]) -> None:
+        def change(data: _Books) -> None:
             data["steps"][step] = str(point["session"])
             data["points"][step] = dict(point)
 
         self._update(change)
 
-    def point(self, step: str) -> dict[str, Any] | None:
+    def point(self, step: str) -> dict[str, object] | None:
         """Where `step` resumes after a rewind; None when it simply continues its session."""
         found = self.points.get(step)
         return found if found is not None and found.get("session") == self.steps.get(step) else None
@@ -140,14 +149,18 @@ class Lineage:
     def clear_point(self, step: str) -> None:
         if step in self.points:
             self.points.pop(step, None)
-            self._update(lambda data: data["points"].pop(step, None))
 
-    def record_rewind(self, entry: dict[str, Any]) -> None:
+            def change(data: _Books) -> None:
+                data["points"].pop(step, None)
+
+            self._update(change)
+
+    def record_rewind(self, entry: Mapping[str, object]) -> None:
         """Add a rewind or fork to the books (once: a replayed journal records it again)."""
         if any(r.get("id") == entry.get("id") for r in self.rewinds):
             return
 
-        def change(data: dict[str, Any]) -> None:
+        def change(data: _Books) -> None:
             if not any(r.get("id") == entry.get("id") for r in data["rewinds"]):
                 data["rewinds"].append(dict(entry))
 
@@ -192,41 +205,48 @@ class Lineage:
                 self.shared.book.update_lineage(self.shared.identity.key, lambda data: self._record())
         return dest
 
-    def _record(self) -> dict[str, Any]:
-        return _pruned(
-            {
-                "workspace": str(self.workspace),
-                "woke": self.woke,
-                "steps": dict(self.steps),
-                "points": {k: dict(v) for k, v in self.points.items()},
-                "rewinds": [dict(r) for r in self.rewinds],
-            }
-        )
+    def _record(self) -> dict[str, object]:
+        return _pruned(self._books())
 
-    def _update(self, change: Callable[[dict[str, Any]], None]) -> None:
+    def _books(self) -> _Books:
+        """What this process knows, as a change sees it (a copy: the change may be undone)."""
+        return {
+            "workspace": str(self.workspace),
+            "woke": self.woke,
+            "steps": dict(self.steps),
+            "points": {k: dict(v) for k, v in self.points.items()},
+            "rewinds": [dict(r) for r in self.rewinds],
+        }
+
+    def _update(self, change: Callable[[_Books], None]) -> None:
         """Apply `change` to the shared store's entry (if any) and to the file, each re-read first."""
         merged = self._update_shared(change)
         if merged is not None:
             # the file mirrors what the store now holds
-            def mirror(data: dict[str, Any]) -> None:
-                data["steps"], data["woke"] = dict(merged["steps"]), merged["woke"]
+            def mirror(data: _Books) -> None:
+                data["steps"], data["woke"] = _steps(merged), _woke(merged)
                 data["points"], data["rewinds"] = _points(merged), _rewinds(merged)
 
             change = mirror
         self._update_file(change)
 
-    def _update_shared(self, change: Callable[[dict[str, Any]], None]) -> dict[str, Any] | None:
+    def _update_shared(self, change: Callable[[_Books], None]) -> dict[str, object] | None:
         shared = self.shared
         if shared is None:
             return None
 
-        def merge(data: dict[str, Any] | None) -> dict[str, Any]:
+        def merge(data: object) -> dict[str, object]:
             if data is None or _problem(data) is not None:
-                base = self._record()  # the store's first copy: what this process knows
+                base = self._books()  # the store's first copy: what this process knows
             else:
-                base = {"woke": data.get("woke", 0), "steps": dict(data.get("steps", {}))}
-            _books(base)
-            base["workspace"] = str(self.workspace)  # the folder that wrote last
+                base = {
+                    "workspace": str(self.workspace),  # the folder that wrote last
+                    "woke": _woke(data),
+                    "steps": _steps(data),
+                    # the store's own books: the file mirrors this whole, so what is left out is lost
+                    "points": _points(data),
+                    "rewinds": _rewinds(data),
+                }
             change(base)
             return _pruned(base)
 
@@ -235,92 +255,91 @@ class Lineage:
         except Exception:  # losing the shared copy must not take the run down with it
             return None
 
-    def _update_file(self, change: Callable[[dict[str, Any]], None]) -> None:
+    def _update_file(self, change: Callable[[_Books], None]) -> None:
         """Re-read under the run_dir lock, apply `change` to what is on disk, write it back."""
-        ours = self._record()
 
-        def merge(disk: Any, repair: Repair | None) -> dict[str, Any]:
+        def merge(disk: object, repair: Repair | None) -> dict[str, object]:
+            data: _Books
             if disk is None or _foreign(disk, self.workspace):
                 # nothing usable here (none yet, a copied folder's, or damaged and set aside):
                 # what this process knows, rebuilt from the manifest if it opened a damaged file
-                data = ours
+                data = self._books()
             else:
-                steps = dict(disk.get("steps", {}))
                 data = {
                     "workspace": str(self.workspace),
-                    "woke": disk.get("woke", 0),
-                    "steps": steps,
+                    "woke": _woke(disk),
+                    "steps": _steps(disk),
                     "points": _points(disk),
                     "rewinds": _rewinds(disk),
                 }
-            _books(data)
             change(data)
             if repair is not None:
                 repair.recovered = _recovered(data)
             return _pruned(data)
 
-        def check(disk: Any) -> str | None:
+        def check(disk: object) -> str | None:
             return None if _foreign(disk, self.workspace) else _problem(disk)
 
         try:
             written, repair = update_json(self.path, merge, check=check, durable=True)
         except OSError as exc:
             self.fault = fault_of(exc, self.path) or self.fault
-            _books(ours)
-            change(ours)  # losing continuity must not take the run down with it; memory stays right
+            # losing continuity must not take the run down with it; memory stays right (a fresh
+            # copy: a write that failed after the merge has already changed the merge's own)
+            ours = self._books()
+            change(ours)
             self.steps, self.woke = ours["steps"], ours["woke"]
             self.points, self.rewinds = _points(ours), _rewinds(ours)
             return
-        self.steps, self.woke = dict(written["steps"]), int(written["woke"])
+        self.steps, self.woke = _steps(written), _woke(written)
         self.points, self.rewinds = _points(written), _rewinds(written)
         self.repair = repair or self.repair
         self.damage = None  # repaired now, by this process or by another one first
 
 
-def _foreign(data: Any, workspace: Path) -> bool:
+def _foreign(data: object, workspace: Path) -> bool:
     """A well-formed lineage of another workspace (a copied folder): silently not ours."""
-    return (
-        isinstance(data, dict)
-        and isinstance(data.get("workspace"), str)
-        and data["workspace"] != str(workspace)
-    )
+    found = mapping(data).get("workspace")
+    return isinstance(found, str) and found != str(workspace)
 
 
-def _books(data: dict[str, Any]) -> None:
-    """Give `data` the rewind books' keys (empty), for a change to write into."""
-    data.setdefault("points", {})
-    data.setdefault("rewinds", [])
-
-
-def _pruned(data: dict[str, Any]) -> dict[str, Any]:
+def _pruned(data: _Books) -> dict[str, object]:
     """The seeds' three keys, and the rewind books only once there are any."""
+    out: dict[str, object] = dict(data)
     for key in ("points", "rewinds"):
-        if not data.get(key):
-            data.pop(key, None)
-    return data
+        if not out.get(key):
+            out.pop(key, None)
+    return out
 
 
-def _points(data: Any) -> dict[str, dict[str, Any]]:
-    found = data.get("points") if isinstance(data, dict) else None
-    if not isinstance(found, dict):
-        return {}
-    return {
-        str(k): dict(v) for k, v in found.items() if isinstance(v, dict) and isinstance(v.get("session"), str)
-    }
+# The readers below take any parsed value; on one `_problem` passed they read it whole.
 
 
-def _rewinds(data: Any) -> list[dict[str, Any]]:
-    found = data.get("rewinds") if isinstance(data, dict) else None
-    return [dict(r) for r in found if isinstance(r, dict)] if isinstance(found, list) else []
+def _steps(data: object) -> dict[str, str]:
+    return {k: v for k, v in mapping(mapping(data).get("steps")).items() if isinstance(v, str)}
 
 
-def _problem(data: Any) -> str | None:
+def _woke(data: object) -> int:
+    return integer(mapping(data).get("woke")) or 0
+
+
+def _points(data: object) -> dict[str, dict[str, object]]:
+    found = {k: mapping(v) for k, v in mapping(mapping(data).get("points")).items()}
+    return {k: point for k, point in found.items() if isinstance(point.get("session"), str)}
+
+
+def _rewinds(data: object) -> list[dict[str, object]]:
+    return [mapping(r) for r in items(mapping(data).get("rewinds")) if isinstance(r, dict)]
+
+
+def _problem(data: object) -> str | None:
     """Why a parsed lineage is unusable, for a person; None if it is one."""
     if not isinstance(data, dict):
         return _("应该是 JSON 对象,却是 {name}").format(name=type(data).__name__)
-    if not isinstance(data.get("workspace"), str):
+    raw = mapping(data)
+    if not isinstance(raw.get("workspace"), str):
         return _("缺 workspace 字段")
-    steps, woke = data.get("steps", {}), data.get("woke", 0)
+    steps, woke = raw.get("steps", {}), raw.get("woke", 0)
     if not isinstance(steps, dict) or not all(
         isinstance(k, str) and isinstance(v, str) for k, v in steps.items()
     ):
@@ -330,7 +349,7 @@ def _problem(data: Any) -> str | None:
     return None
 
 
-def _recovered(data: dict[str, Any]) -> str:
+def _recovered(data: _Books) -> str:
     steps = data["steps"]
     if not steps:
         return _("manifest.json 里也没有会话可找回,从头开始")

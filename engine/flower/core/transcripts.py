@@ -15,7 +15,10 @@ import os
 import re
 import tempfile
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Protocol, TypeGuard
+
+if TYPE_CHECKING:
+    from claude_agent_sdk.types import SessionKey, SessionStoreEntry
 
 _SESSION_ID = re.compile(r"^[0-9A-Za-z][0-9A-Za-z-]{7,63}$")
 # what the CLI keeps for itself in its file and never mirrors into a store
@@ -23,9 +26,11 @@ _LOCAL_ONLY = ("api-request",)
 
 
 class EntryStore(Protocol):
-    def uuids(self, key: Any) -> set[str] | None: ...
+    """What catch_up needs of a store: flower's own stores have both (stores/layer.py)."""
 
-    def add(self, key: Any, entries: list[Any]) -> None: ...
+    def uuids(self, key: SessionKey) -> set[str] | None: ...
+
+    def add(self, key: SessionKey, entries: list[SessionStoreEntry]) -> None: ...
 
 
 def config_dir() -> Path:
@@ -70,7 +75,7 @@ def catch_up(store: EntryStore, project_key: str, session_id: str) -> int:
     """
     added = 0
     for main in transcript_files(session_id, project_key):
-        key = {"project_key": project_key, "session_id": session_id}
+        key: SessionKey = {"project_key": project_key, "session_id": session_id}
         added += _import(store, key, main)
         subagents = main.with_suffix("") / "subagents"
         for sub in sorted(subagents.rglob("*.jsonl")) if subagents.is_dir() else []:
@@ -79,12 +84,11 @@ def catch_up(store: EntryStore, project_key: str, session_id: str) -> int:
     return added
 
 
-def _import(store: EntryStore, key: dict[str, str], path: Path) -> int:
+def _import(store: EntryStore, key: SessionKey, path: Path) -> int:
     stored = store.uuids(key)
-    fresh = []
+    fresh: list[SessionStoreEntry] = []
     for entry in _entries(path):
-        kind = str(entry.get("type", ""))
-        if kind.startswith(_LOCAL_ONLY):
+        if entry["type"].startswith(_LOCAL_ONLY):
             continue
         uid = entry.get("uuid")
         if stored is None:
@@ -97,7 +101,7 @@ def _import(store: EntryStore, key: dict[str, str], path: Path) -> int:
     return len(fresh)
 
 
-def _entries(path: Path) -> list[dict[str, Any]]:
+def _entries(path: Path) -> list[SessionStoreEntry]:
     try:
         lines = path.read_bytes().decode("utf-8", errors="replace").splitlines()
     except OSError:
@@ -108,9 +112,19 @@ def _entries(path: Path) -> list[dict[str, Any]]:
             value = json.loads(line)
         except ValueError:
             continue  # a line torn by the kill
-        if isinstance(value, dict):
+        if _is_entry(value):
             out.append(value)
     return out
+
+
+def _is_entry(value: object) -> TypeGuard[SessionStoreEntry]:
+    """A transcript line as the SDK's stores take it: an object with a text `type`, and a text
+    `uuid` and `timestamp` where it has them; any other line is not an entry to copy."""
+    if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
+        return False
+    return isinstance(value.get("type"), str) and all(
+        isinstance(value[k], str) for k in ("uuid", "timestamp") if k in value
+    )
 
 
 __all__ = ["catch_up", "config_dir", "transcript_files"]
