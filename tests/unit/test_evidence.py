@@ -164,6 +164,16 @@ def test_values_round_trip_through_json_and_partial_ones_default() -> None:
     assert Evidence(check="only this").kind == "none" and not Evidence().backed
 
 
+def test_every_field_round_trips_and_an_ill_typed_one_gets_its_default() -> None:
+    # from_json names each field: a field it forgot would come back as its default here
+    full = Evidence("c", "read", "cmd", 2, "ex", "a.py", 3, 9, "pat", 4, True, "basis")
+    call = TrailCall("Read", "sum", "cmd", 1, "ex", "a.py", 3, 9, "pat", 4, True)
+    assert Evidence.from_json(full.to_json()) == full and TrailCall.from_json(call.to_json()) == call
+    wrong: dict[str, object] = {"exit_code": True, "line": 3.0, "backed": 1, "ran": "yes", "check": 7}
+    assert Evidence.from_json(wrong) == Evidence() and TrailCall.from_json(wrong) == TrailCall()
+    assert Evidence.from_json([full.to_json()]) == Evidence() and Trail.from_json({"calls": []}) == Trail()
+
+
 @dataclass
 class _Event:  # what the Runtime's events carry, by field (the recorder reads no more)
     kind: str

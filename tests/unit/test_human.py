@@ -60,7 +60,9 @@ async def first_pending(ch: HumanChannel) -> Ask:
 
 async def call_tool(ch: HumanChannel, name: str, args: dict[str, Any]) -> tuple[str, bool]:
     """Call one of the channel's MCP tools in-process, the way the CLI reaches them."""
-    async with Client(ch.mcp_servers()["human"]["instance"]) as client:
+    config = ch.mcp_servers()["human"]
+    assert config["type"] == "sdk"
+    async with Client(config["instance"]) as client:
         result = await client.call_tool(name, args)
     return "".join(getattr(c, "text", "") for c in result.content), bool(result.is_error)
 
@@ -454,7 +456,8 @@ def test_tool_names_and_server_config():
     servers = ch.mcp_servers()
     assert list(servers) == ["human"]
     assert servers["human"]["type"] == "sdk" and servers["human"]["name"] == "human"
-    assert servers["human"]["alwaysLoad"] is True  # full schemas up front, not behind ToolSearch
+    # full schemas up front, not behind ToolSearch (a setting the SDK's TypedDict lacks)
+    assert dict(servers["human"])["alwaysLoad"] is True
 
 
 @pytest.mark.parametrize(
@@ -462,7 +465,7 @@ def test_tool_names_and_server_config():
     [(1800.0, 1_860_000), (0, 60_000), (-5, 60_000), (None, 2_147_483_647), (1e9, 2_147_483_647)],
 )
 def test_the_cli_tool_timeout_always_outlasts_the_channel_timeout(timeout_s: float | None, expected_ms: int):
-    assert HumanChannel(timeout_s=timeout_s).mcp_servers()["human"]["timeout"] == expected_ms
+    assert dict(HumanChannel(timeout_s=timeout_s).mcp_servers()["human"])["timeout"] == expected_ms
 
 
 async def test_ask_tool_returns_the_answer():

@@ -49,6 +49,14 @@ def test_a_damaged_file_knows_no_stop_and_never_raises(tmp_path: Path) -> None:
     end_wake(tmp_path / "gone" / "deeper", "r1", "budget", BUDGET_LINE)  # parents made, or said nothing
 
 
+def test_a_stops_entry_that_is_not_a_list_is_no_stop_and_never_raises(tmp_path: Path) -> None:
+    # a number there once made the next wake's end raise (it was iterated)
+    (tmp_path / STOPS_FILE).write_text('{"last": null, "stops": 7}', encoding="utf-8")
+    assert stops_by_run(tmp_path) == {}
+    stop = end_wake(tmp_path, "r2", "budget", BUDGET_LINE)
+    assert stop is not None and list(stops_by_run(tmp_path)) == ["r2"]
+
+
 def test_the_banner_keeps_the_seeds_line_and_adds_the_stop_under_it(tmp_path: Path) -> None:
     state = {
         "waking": True,

@@ -20,8 +20,9 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Literal, TypedDict, TypeGuard, get_args
 
+from ..base import loose
 from ..base.i18n import N_
 from ..base.secrets import redact
 
@@ -70,8 +71,12 @@ def _excerpt(text: str, limit: int = EXCERPT_CHARS) -> str:
     return clean if len(clean) <= limit else clean[: limit - 1].rstrip() + "…"
 
 
-def _int_or_none(value: Any) -> int | None:
+def _int_or_none(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _is_kind(value: object) -> TypeGuard[EvidenceKind]:
+    return value in _KINDS
 
 
 @dataclass(frozen=True)
@@ -99,16 +104,21 @@ class Evidence:
     backed: bool = False
     basis: str = ""
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return asdict(self)
 
     @classmethod
-    def from_json(cls, data: Any) -> Evidence:
+    def from_json(cls, data: object) -> Evidence:
         """A value from `to_json`'s shape; unknown keys and ill-typed values fall back to defaults."""
-        values = _typed(cls, data)
-        if values.get("kind") not in _KINDS:
-            values.pop("kind", None)
-        return cls(**values)
+        d = _fields_of(data)
+        kind = d.get("kind")
+        return cls(
+            check=loose.text(d.get("check")),
+            kind=kind if _is_kind(kind) else "none",
+            **_common(d),
+            backed=loose.flag(d.get("backed")),
+            basis=loose.text(d.get("basis")),
+        )
 
 
 @dataclass(frozen=True)
@@ -134,12 +144,19 @@ class TrailCall:
     hits: int | None = None
     ran: bool = False
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> dict[str, object]:
         return asdict(self)
 
     @classmethod
-    def from_json(cls, data: Any) -> TrailCall:
-        return cls(**_typed(cls, data))
+    def from_json(cls, data: object) -> TrailCall:
+        """A value from `to_json`'s shape; unknown keys and ill-typed values fall back to defaults."""
+        d = _fields_of(data)
+        return cls(
+            tool=loose.text(d.get("tool")),
+            summary=loose.text(d.get("summary")),
+            **_common(d),
+            ran=loose.flag(d.get("ran")),
+        )
 
 
 @dataclass(frozen=True)
@@ -148,11 +165,11 @@ class Trail:
 
     calls: tuple[TrailCall, ...] = ()
 
-    def to_json(self) -> list[dict[str, Any]]:
+    def to_json(self) -> list[dict[str, object]]:
         return [c.to_json() for c in self.calls]
 
     @classmethod
-    def from_json(cls, data: Any) -> Trail:
+    def from_json(cls, data: object) -> Trail:
         if not isinstance(data, list):
             return cls()
         return cls(tuple(TrailCall.from_json(c) for c in data if isinstance(c, dict)))
@@ -163,25 +180,36 @@ class Trail:
         return [c for c in self.calls if c.ran]
 
 
-def _str(value: Any) -> str:
-    return value if isinstance(value, str) else ""
+class _Common(TypedDict):
+    """The fields an Evidence and a TrailCall share."""
+
+    command: str
+    exit_code: int | None
+    excerpt: str
+    path: str
+    line: int | None
+    end_line: int | None
+    pattern: str
+    hits: int | None
 
 
-def _typed(cls: type, data: Any) -> dict[str, Any]:
-    """The fields of `cls` found in `data` with the type they are declared with (str, bool,
-    int | None); anything else is left out, so the field keeps its default."""
-    if not isinstance(data, dict):
-        return {}
-    out: dict[str, Any] = {}
-    for f in fields(cls):
-        value = data.get(f.name)
-        if (
-            (f.type in ("str", "EvidenceKind") and isinstance(value, str))
-            or (f.type == "bool" and isinstance(value, bool))
-            or (f.type == "int | None" and _int_or_none(value) is not None)
-        ):
-            out[f.name] = value
-    return out
+def _common(d: dict[str, object]) -> _Common:
+    return {
+        "command": loose.text(d.get("command")),
+        "exit_code": _int_or_none(d.get("exit_code")),
+        "excerpt": loose.text(d.get("excerpt")),
+        "path": loose.text(d.get("path")),
+        "line": _int_or_none(d.get("line")),
+        "end_line": _int_or_none(d.get("end_line")),
+        "pattern": loose.text(d.get("pattern")),
+        "hits": _int_or_none(d.get("hits")),
+    }
+
+
+def _fields_of(data: object) -> dict[str, object]:
+    # a field keeps a value only of the type it is declared with (str, bool, int | None):
+    # anything else gives its default, which is what loose's readers give
+    return loose.mapping(data) if isinstance(data, dict) else {}
 
 
 class TrailRecorder:
@@ -195,7 +223,7 @@ class TrailRecorder:
         self._order: list[str] = []
         self._calls: dict[str, TrailCall] = {}
 
-    def observe(self, event: Any) -> None:
+    def observe(self, event: object) -> None:
         kind = getattr(event, "kind", "")
         if getattr(event, "subagent", False):
             return
@@ -217,11 +245,11 @@ class TrailRecorder:
             return path[len(self._root) + 1 :]
         return path
 
-    def _called(self, tool: str, data: Any) -> TrailCall:
-        data = data if isinstance(data, dict) else {}
-        command = _str(data.get("command"))
-        path = _str(data.get("file_path") or data.get("notebook_path") or data.get("path"))
-        pattern = _str(data.get("pattern"))
+    def _called(self, tool: str, given: object) -> TrailCall:
+        data = _fields_of(given)
+        command = loose.text(data.get("command"))
+        path = loose.text(data.get("file_path") or data.get("notebook_path") or data.get("path"))
+        pattern = loose.text(data.get("pattern"))
         offset = _int_or_none(data.get("offset"))
         summary = command or path or pattern or json.dumps(data, ensure_ascii=False, default=str)
         return TrailCall(
@@ -233,7 +261,7 @@ class TrailRecorder:
             pattern=redact(pattern),
         )
 
-    def _answered(self, call: TrailCall, event: Any) -> TrailCall:
+    def _answered(self, call: TrailCall, event: object) -> TrailCall:
         text = _result_text(event)
         error = bool(getattr(event, "is_error", False))
         structured = _structured(event)
@@ -249,7 +277,7 @@ class TrailRecorder:
         line, end, hits = call.line, None, None
         if call.tool in READ_TOOLS and ran:
             got = structured.get("file")
-            file: dict[str, Any] = got if isinstance(got, dict) else {}
+            file = _fields_of(got)
             start = _int_or_none(file.get("startLine")) or call.line or 1
             count = _int_or_none(file.get("numLines"))
             if count is None:
@@ -276,7 +304,7 @@ class TrailRecorder:
         )
 
 
-def _result_text(event: Any) -> str:
+def _result_text(event: object) -> str:
     """The whole text of a tool result: the event's own head, else the raw message's block."""
     raw = getattr(event, "raw", None)
     wanted = getattr(event, "tool_use_id", "")
@@ -291,11 +319,10 @@ def _result_text(event: Any) -> str:
     return str(getattr(event, "text", "") or "")
 
 
-def _structured(event: Any) -> dict[str, Any]:
+def _structured(event: object) -> dict[str, object]:
     """The CLI's structured result of the call (the SDK's ``tool_use_result``), when it is one call's."""
     raw = getattr(event, "raw", None)
-    data = getattr(raw, "tool_use_result", None)
-    return data if isinstance(data, dict) else {}
+    return _fields_of(getattr(raw, "tool_use_result", None))
 
 
 # -- linking the verdict's evidence lines to the trail ---------------------------------------------
@@ -313,7 +340,7 @@ def _assign(checks: Sequence[str], lines: Sequence[str]) -> dict[int, str]:
     """Which check each evidence line is about: by its number, by naming the check, else by order."""
     out: dict[int, str] = {}
     keys = [_key(c) for c in checks]
-    loose: list[str] = []
+    unnamed: list[str] = []
     for raw in lines:
         text = _MARK.sub("", raw, count=1).strip()
         if not text:
@@ -335,9 +362,9 @@ def _assign(checks: Sequence[str], lines: Sequence[str]) -> dict[int, str]:
         if named is not None and named not in out:
             out[named] = (rest or text).strip()
         else:
-            loose.append(text)
+            unnamed.append(text)
     free = [i for i in range(len(checks)) if i not in out]
-    for index, text in zip(free, loose, strict=False):
+    for index, text in zip(free, unnamed, strict=False):
         out[index] = text  # by order: the judge wrote one line per check as asked
     return out
 

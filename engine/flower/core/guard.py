@@ -25,10 +25,11 @@ import contextlib
 import copy
 import hashlib
 import re
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypeVar
 
+from ..base import loose
 from ..base.files import spill
 from ..base.i18n import N_, _
 from ..base.secrets import redact, redact_value
@@ -53,10 +54,15 @@ OnFault = Callable[[OSError, Path], object]
 
 # What the SDK hands a hook (one of its HookInput TypedDicts, read as a mapping: the fields a
 # guard needs differ per event), the tool use id, and a context flower's guards never read.
-Hook = Callable[[Mapping[str, Any], "str | None", object], Awaitable["SyncHookJSONOutput"]]
+Hook = Callable[[Mapping[str, object], "str | None", object], Awaitable["SyncHookJSONOutput"]]
+# Told of a subagent sent to its own worktree: its type and the task's description.
+OnInject = Callable[[str, str], object]
+
+_Key = TypeVar("_Key")
+_Item = TypeVar("_Item")
 
 
-def _is_main_thread(data: Mapping[str, Any]) -> bool:
+def _is_main_thread(data: Mapping[str, object]) -> bool:
     # Subagent tool-lifecycle hooks carry agent_id; the main thread's never do.
     return not data.get("agent_id")
 
@@ -80,12 +86,11 @@ def _deny(reason: str) -> SyncHookJSONOutput:
     }
 
 
-def _tool_input(data: Mapping[str, Any]) -> dict[str, Any]:
-    value = data.get("tool_input")
-    return value if isinstance(value, dict) else {}
+def _tool_input(data: Mapping[str, object]) -> dict[str, object]:
+    return loose.mapping(data.get("tool_input"))
 
 
-def _resolve(path: Any, data: Mapping[str, Any], base: Path) -> Path | None:
+def _resolve(path: object, data: Mapping[str, object], base: Path) -> Path | None:
     if not isinstance(path, str) or not path:
         return None
     p = Path(path).expanduser()
@@ -113,8 +118,10 @@ def whitelist_guard(allowed: list[str] | None, *, role: str = "这个角色") ->
     if not banned:
         return None
 
-    async def hook(data: Mapping[str, Any], tool_use_id: str | None, context: object) -> SyncHookJSONOutput:
-        tool = data.get("tool_name", "")
+    async def hook(
+        data: Mapping[str, object], tool_use_id: str | None, context: object
+    ) -> SyncHookJSONOutput:
+        tool = loose.text(data.get("tool_name"))
         if not _is_main_thread(data) or tool not in banned:
             return {}
         return _deny(_not_for(role, tool))
@@ -149,7 +156,9 @@ def delegate_guard(
     None: no confinement here, and a glance is judged by the rules alone (``confined=False``).
     """
 
-    async def hook(data: Mapping[str, Any], tool_use_id: str | None, context: object) -> SyncHookJSONOutput:
+    async def hook(
+        data: Mapping[str, object], tool_use_id: str | None, context: object
+    ) -> SyncHookJSONOutput:
         if not _is_main_thread(data):
             return {}
         tool = data.get("tool_name", "")
@@ -175,7 +184,7 @@ _UNCONFINABLE = N_("这条命令在这里隔离不了({why}),所以没有运行�
 
 
 async def _confined(
-    data: Mapping[str, Any], workspace: str | Path, role: Role, *, also: str = ""
+    data: Mapping[str, object], workspace: str | Path, role: Role, *, also: str = ""
 ) -> SyncHookJSONOutput:
     """Run the model's command confined: the same tool call, its command replaced by the argv of
     ``flower.shell.confine`` (the transcript keeps the model's own command)."""
@@ -201,7 +210,9 @@ def confine_guard(workspace: str | Path, *, role: Role = "judge") -> HookMatcher
     """Run every main-thread Bash command confined (the judge with ``can_run``: an overlay of
     ``workspace`` that is thrown away); subagents pass."""
 
-    async def hook(data: Mapping[str, Any], tool_use_id: str | None, context: object) -> SyncHookJSONOutput:
+    async def hook(
+        data: Mapping[str, object], tool_use_id: str | None, context: object
+    ) -> SyncHookJSONOutput:
         if not _is_main_thread(data) or data.get("tool_name") != "Bash":
             return {}
         return await _confined(data, workspace, role)
@@ -217,7 +228,9 @@ def redact_guard(*, leave_longer_than: int | None = None) -> HookMatcher:
     it redacts whatever it returns.
     """
 
-    async def hook(data: Mapping[str, Any], tool_use_id: str | None, context: object) -> SyncHookJSONOutput:
+    async def hook(
+        data: Mapping[str, object], tool_use_id: str | None, context: object
+    ) -> SyncHookJSONOutput:
         response = data.get("tool_response")
         if not _is_main_thread(data) or not isinstance(response, dict):
             return {}
@@ -274,7 +287,9 @@ def allowlist_guard(
     names = allowed_names(allowed)
     left = {t for t in leave.split("|") if t}
 
-    async def hook(data: Mapping[str, Any], tool_use_id: str | None, context: object) -> SyncHookJSONOutput:
+    async def hook(
+        data: Mapping[str, object], tool_use_id: str | None, context: object
+    ) -> SyncHookJSONOutput:
         tool = data.get("tool_name")
         if not _is_main_thread(data) or allows(names, tool) or tool in left:
             return {}
@@ -315,7 +330,7 @@ def _spill(spill_dir: Path, text: str, on_fault: OnFault | None = None) -> Path 
         return None
 
 
-def _not_text(node: dict[str, Any]) -> bool:
+def _not_text(node: dict[str, object]) -> bool:
     # Images/PDFs come as base64 strings inside a dict; the CLI spilled huge Bash output already.
     kind = node.get("type")
     if isinstance(kind, str) and kind != "text":
@@ -323,7 +338,7 @@ def _not_text(node: dict[str, Any]) -> bool:
     return bool(node.get("isImage")) or "persistedOutputPath" in node
 
 
-def _trim(node: dict[str, Any], threshold: int, spill_dir: Path, on_fault: OnFault | None = None) -> bool:
+def _trim(node: dict[str, object], threshold: int, spill_dir: Path, on_fault: OnFault | None = None) -> bool:
     """Replace too-long string fields in place; lists are never entered (image blocks)."""
     if _not_text(node):
         return False
@@ -340,7 +355,7 @@ def _trim(node: dict[str, Any], threshold: int, spill_dir: Path, on_fault: OnFau
     return changed
 
 
-def _reads_spill(data: Mapping[str, Any], spill_dir: Path, workbench: Workbench) -> bool:
+def _reads_spill(data: Mapping[str, object], spill_dir: Path, workbench: Workbench) -> bool:
     """The model is reading a spill file back: spilling it again would loop forever."""
     args = _tool_input(data)
     for key in ("file_path", "path", "notebook_path"):
@@ -369,7 +384,9 @@ def spill_guard(
     disk refused; the result then reaches the model as it was.
     """
 
-    async def hook(data: Mapping[str, Any], tool_use_id: str | None, context: object) -> SyncHookJSONOutput:
+    async def hook(
+        data: Mapping[str, object], tool_use_id: str | None, context: object
+    ) -> SyncHookJSONOutput:
         if main_only and not _is_main_thread(data):
             return {}
         response = data.get("tool_response")
@@ -395,7 +412,9 @@ def index_guard(workbench: Workbench, *, on_fault: OnFault | None = None) -> Hoo
     """Refresh INDEX.md whenever something is written into the workbench; `on_fault(error, path)`
     hears of an index the disk refused (the old one stays)."""
 
-    async def hook(data: Mapping[str, Any], tool_use_id: str | None, context: object) -> SyncHookJSONOutput:
+    async def hook(
+        data: Mapping[str, object], tool_use_id: str | None, context: object
+    ) -> SyncHookJSONOutput:
         p = _resolve(_tool_input(data).get("file_path"), data, workbench.workspace)
         if p is not None and p.is_relative_to(workbench.root):
             try:
@@ -423,10 +442,12 @@ def wants_isolation(agent: AgentDefinition | None) -> bool:
     return agent is not None and getattr(agent, _MARK, False) is True
 
 
-def isolate_guard(agents: dict[str, AgentDefinition], *, on_inject: Any = None) -> HookMatcher:
+def isolate_guard(agents: dict[str, AgentDefinition], *, on_inject: OnInject | None = None) -> HookMatcher:
     """Send subagents of isolated roles to their own git worktree."""
 
-    async def hook(data: Mapping[str, Any], tool_use_id: str | None, context: object) -> SyncHookJSONOutput:
+    async def hook(
+        data: Mapping[str, object], tool_use_id: str | None, context: object
+    ) -> SyncHookJSONOutput:
         if data.get("tool_name") not in _AGENT_TOOLS:
             return {}
         args = _tool_input(data)
@@ -439,7 +460,7 @@ def isolate_guard(agents: dict[str, AgentDefinition], *, on_inject: Any = None) 
         if on_inject is not None:
             # a failing notifier must not cost the role its isolation
             with contextlib.suppress(Exception):
-                on_inject(kind, args.get("description"))
+                on_inject(kind, loose.text(args.get("description")))
         return {
             "hookSpecificOutput": {
                 "hookEventName": "PreToolUse",
@@ -480,9 +501,9 @@ def workbench_hooks(
     return {event: hooks for event, hooks in (("PreToolUse", pre), ("PostToolUse", post)) if hooks}
 
 
-def merge_hooks(*groups: dict[str, list[Any]] | None) -> dict[str, list[Any]]:
+def merge_hooks(*groups: Mapping[_Key, Sequence[_Item | None] | None] | None) -> dict[_Key, list[_Item]]:
     """Concatenate hook configs per event, in order; no dedup, None groups skipped."""
-    out: dict[str, list[Any]] = {}
+    out: dict[_Key, list[_Item]] = {}
     for group in groups:
         if not group:
             continue

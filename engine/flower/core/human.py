@@ -26,14 +26,21 @@ import re
 import threading
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Literal, TypedDict, TypeVar, TypeVarTuple
 
 from ..base.files import append_text
 from ..base.secrets import redact_value
 from .events import Event, MailNote, MailState, Question, ask_state
+
+if TYPE_CHECKING:  # the SDK is slow to import; _build_server imports it when called
+    from claude_agent_sdk.types import McpSdkServerConfig, McpServerConfig
+    from mcp.server import Server
+
+_T = TypeVar("_T")
+_Ts = TypeVarTuple("_Ts")
 
 SERVER = "human"
 ASK_TOOL = "ask"
@@ -128,6 +135,16 @@ class _Waiting:
     loop: asyncio.AbstractEventLoop
 
 
+class HumanServer(TypedDict):
+    """The SDK's in-process server config with two settings its TypedDict lacks and the CLI reads."""
+
+    type: Literal["sdk"]
+    name: str
+    instance: Server[object]  # its lifespan result is never read
+    timeout: int  # ms, the CLI's hard limit on one call
+    alwaysLoad: bool
+
+
 class HumanChannel:
     """In-process MCP server (``mcp__human__ask``, ``mcp__human__inbox``) plus the UI side."""
 
@@ -165,7 +182,7 @@ class HumanChannel:
         self._pullers: list[asyncio.Future[None]] = []
         self._amended: dict[str, str] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._server: Any = None
+        self._server: McpSdkServerConfig | None = None
 
     # -- what the model sees -----------------------------------------------------------
     @property
@@ -176,15 +193,13 @@ class HumanChannel:
     def inbox_name(self) -> str:
         return f"mcp__{SERVER}__{INBOX_TOOL}"
 
-    def mcp_servers(self) -> dict[str, Any]:
+    def mcp_servers(self) -> dict[str, McpServerConfig]:
         """``{"human": <sdk server config>}``, ready for ``mcp_servers=``; the key must be the server name."""
         if self._server is None:
             self._server = self._build_server()
-        config = dict(self._server)
-        config["timeout"] = self._cli_timeout_ms()
-        # Otherwise the CLI defers MCP tools behind ToolSearch: the model would see only the
-        # names and have to search before it could ask anything.
-        config["alwaysLoad"] = True
+        # alwaysLoad: otherwise the CLI defers MCP tools behind ToolSearch, and the model would
+        # see only the names and have to search before it could ask anything.
+        config: HumanServer = {**self._server, "timeout": self._cli_timeout_ms(), "alwaysLoad": True}
         return {SERVER: config}
 
     def _cli_timeout_ms(self) -> int:
@@ -193,7 +208,7 @@ class HumanChannel:
         seconds = max(float(self.timeout_s), 0.0) + _TIMEOUT_SLACK_S
         return min(int(seconds * 1000), _CLI_MAX_TIMEOUT_MS)
 
-    def _build_server(self) -> Any:
+    def _build_server(self) -> McpSdkServerConfig:
         # Imported here: the SDK is slow to import and `import flower` must stay cheap.
         import claude_agent_sdk as sdk
 
@@ -209,7 +224,7 @@ class HumanChannel:
             },
             "required": ["question"],
         }
-        inbox_schema: dict[str, Any] = {"type": "object", "properties": {}}
+        inbox_schema: dict[str, object] = {"type": "object", "properties": {}}
         ask_tool = sdk.SdkMcpTool(
             name=ASK_TOOL, description=ASK_DESCRIPTION, input_schema=ask_schema, handler=self._ask_tool
         )
@@ -221,15 +236,16 @@ class HumanChannel:
         )
         return sdk.create_sdk_mcp_server(name=SERVER, tools=[ask_tool, inbox_tool])
 
-    async def _ask_tool(self, args: dict[str, Any]) -> dict[str, Any]:
+    async def _ask_tool(self, args: dict[str, object]) -> dict[str, object]:
         question = args.get("question")  # the model's input: anything but a string is an empty question
-        ask = await self.ask(question if isinstance(question, str) else "", args.get("options"))
-        reply: dict[str, Any] = {"content": [{"type": "text", "text": self._reply_text(ask)}]}
+        options = _clean_options(args.get("options"))  # ask() cleans them again: a no-op
+        ask = await self.ask(question if isinstance(question, str) else "", options)
+        reply: dict[str, object] = {"content": [{"type": "text", "text": self._reply_text(ask)}]}
         if ask.state == "invalid":
             reply["is_error"] = True
         return reply
 
-    async def _inbox_tool(self, args: dict[str, Any]) -> dict[str, Any]:
+    async def _inbox_tool(self, args: dict[str, object]) -> dict[str, object]:
         self._remember_loop()
         return {"content": [{"type": "text", "text": self._take_mail()}]}
 
@@ -473,11 +489,13 @@ class HumanChannel:
             self.ui_errors.append(f"{type(exc).__name__}: {exc}")
 
 
-def _clean_options(options: Any) -> list[str]:
+def _clean_options(options: object) -> list[str]:
     if options is None:
         return []
     if isinstance(options, str):
         options = [options]
+    if not isinstance(options, Iterable):
+        return []
     try:
         items = list(options)
     except TypeError:
@@ -485,7 +503,7 @@ def _clean_options(options: Any) -> list[str]:
     return [str(o).strip() for o in items if o is not None and str(o).strip()]
 
 
-def _resolve(future: asyncio.Future[Any], value: Any) -> None:
+def _resolve(future: asyncio.Future[_T], value: _T) -> None:
     if not future.done():
         future.set_result(value)
 
@@ -497,7 +515,7 @@ def _running_loop() -> asyncio.AbstractEventLoop | None:
         return None
 
 
-def _call_soon(loop: asyncio.AbstractEventLoop, fn: Callable[..., Any], *args: Any) -> bool:
+def _call_soon(loop: asyncio.AbstractEventLoop, fn: Callable[[*_Ts], object], *args: *_Ts) -> bool:
     """Run ``fn`` on ``loop`` from any thread; directly when already on it. False if the loop is gone."""
     if _running_loop() is loop:
         fn(*args)

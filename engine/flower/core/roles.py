@@ -7,14 +7,33 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Protocol, cast
 
-from .agent import AgentSpec
+from .agent import AgentSpec, CompactPolicy
 
 if TYPE_CHECKING:  # the SDK is slow to import; only worker() needs it at run time
-    from claude_agent_sdk import AgentDefinition
-    from claude_agent_sdk.types import EffortLevel, PermissionMode
+    from claude_agent_sdk import AgentDefinition, HookMatcher
+    from claude_agent_sdk.types import EffortLevel, McpServerConfig, PermissionMode
+
+
+class AskChannel(Protocol):
+    """What the clarifier and the judge need of the channel to the person (flower.core.human's
+    HumanChannel is one): its ask tool's name and the MCP server that serves it."""
+
+    @property
+    def tool_name(self) -> str: ...
+
+    def mcp_servers(self) -> dict[str, McpServerConfig]: ...
+
+
+class Channel(AskChannel, Protocol):
+    """What the coordinator needs of it: the inbox tool's name as well."""
+
+    @property
+    def inbox_name(self) -> str: ...
+
 
 COORDINATOR_TOOLS = ["Agent", "TodoWrite", "Read"]
 WEB_TOOLS = ["WebFetch", "WebSearch"]
@@ -110,7 +129,7 @@ def _join(rules: str, instructions: str) -> str:
     return f"{rules}\n{instructions}".strip()
 
 
-def _web_tools_of(workers: dict[str, Any]) -> list[str]:
+def _web_tools_of(workers: Mapping[str, AgentDefinition]) -> list[str]:
     """WEB_TOOLS entries any worker can use; a worker without ``tools`` gets the full default set."""
     found: list[str] = []
     for defn in workers.values():
@@ -128,7 +147,7 @@ def coordinator(
     instructions: str,
     workers: dict[str, AgentDefinition],
     *,
-    channel: Any = None,
+    channel: Channel | None = None,
     can_read: bool = True,
     glance: bool = True,
     model: str | None = None,
@@ -136,8 +155,8 @@ def coordinator(
     max_turns: int | None = None,
     max_budget_usd: float | None = None,
     permission_mode: str = "acceptEdits",
-    compact: Any = None,
-    hooks: dict[str, Any] | None = None,
+    compact: CompactPolicy | None = None,
+    hooks: dict[str, list[HookMatcher]] | None = None,
     env: dict[str, str] | None = None,
 ) -> AgentSpec:
     """The main-thread coordinator: splits, delegates, reads reports, decides; never does the work.
@@ -149,7 +168,7 @@ def coordinator(
     tools = [t for t in COORDINATOR_TOOLS if can_read or t != "Read"]
     if glance:
         tools.append("Bash")
-    servers: dict[str, Any] = {}
+    servers: dict[str, McpServerConfig] = {}
     if channel is not None:
         # mounting the server brings both tools; listing only one would still leave the other callable
         tools += [channel.tool_name, channel.inbox_name]
@@ -220,7 +239,7 @@ def worker(
 
 def clarify(
     name: str,
-    channel: Any,
+    channel: AskChannel,
     *,
     instructions: str = "",
     can_read: bool = True,
@@ -244,7 +263,7 @@ def clarify(
 
 def judge(
     name: str,
-    channel: Any,
+    channel: AskChannel,
     *,
     instructions: str = "",
     can_run: bool = False,
@@ -273,7 +292,7 @@ def _asking_role(
     rules: str,
     instructions: str,
     tools: list[str],
-    channel: Any,
+    channel: AskChannel,
     model: str | None,
     effort: str | None,
     max_turns: int | None,

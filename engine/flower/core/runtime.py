@@ -86,7 +86,7 @@ from .recovery import (
 )
 from .resilience import Resilience, classify
 from .rundir import Repair, update_json
-from .sandbox import SandboxPolicy, SandboxState, decide
+from .sandbox import CliSandbox, SandboxPolicy, SandboxState, decide
 from .shared import SharedRun, claim_lost, shared_key, store_setting, watch_claim
 from .sizes import over_limit, say_refusal, too_big
 from .transcripts import catch_up
@@ -517,7 +517,7 @@ class Runtime:
                 threading.Thread(target=hidden_entries, args=(self.workspace,), daemon=True).start()
         return walls
 
-    def _sandbox_for(self, spec: AgentSpec) -> dict[str, object] | None:
+    def _sandbox_for(self, spec: AgentSpec) -> CliSandbox | None:
         """The CLI's sandbox settings for this spec's session, or None when it runs unconfined."""
         state = self.sandbox if spec.sandbox is None else self._decide(spec.sandbox)
         if not state.active:

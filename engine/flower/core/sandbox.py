@@ -30,7 +30,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, cast
+from typing import Literal, TypedDict, cast
 
 from ..base.i18n import N_, _, language, ngettext
 from ..base.secrets import CREDENTIAL_ENV, CREDENTIAL_PATHS
@@ -40,6 +40,39 @@ SandboxMode = Literal["require", "auto", "off"]
 MODES: tuple[SandboxMode, ...] = ("require", "auto", "off")
 
 INSTALL_HINT = N_("安装 bubblewrap 和 socat(Debian/Ubuntu:apt-get install bubblewrap socat)")
+
+
+class SandboxFilesystem(TypedDict):
+    allowWrite: list[str]
+    denyWrite: list[str]
+    denyRead: list[str]
+
+
+class SandboxEnvVar(TypedDict):
+    name: str
+    mode: Literal["deny"]
+
+
+class SandboxCredentials(TypedDict):
+    envVars: list[SandboxEnvVar]
+
+
+class SandboxNetwork(TypedDict):
+    allowedDomains: list[str]
+    strictAllowlist: bool
+
+
+class CliSandbox(TypedDict):
+    """The CLI's `sandbox` settings as flower writes them: more than the SDK's SandboxSettings
+    knows (failIfUnavailable, filesystem, credentials, strictAllowlist), all honoured by the CLI."""
+
+    enabled: bool
+    autoAllowBashIfSandboxed: bool
+    allowUnsandboxedCommands: bool
+    failIfUnavailable: bool
+    filesystem: SandboxFilesystem
+    credentials: SandboxCredentials
+    network: SandboxNetwork
 
 
 class SandboxUnavailable(RuntimeError):
@@ -81,7 +114,7 @@ class SandboxPolicy:
         workspace: Path,
         writable: list[Path] | None = None,
         protected: list[Path] | None = None,
-    ) -> dict[str, Any]:
+    ) -> CliSandbox:
         """The CLI's `sandbox` settings for a session working in `workspace`."""
         home = Path.home()
         deny_read = [str(home / p) for p in self.deny_read]

@@ -15,8 +15,9 @@ import json
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Literal, get_args
 
+from ..base import loose
 from ..base.files import atomic_write
 from ..base.i18n import N_, _
 
@@ -60,7 +61,7 @@ class Stop:
         return _("   上次停在 {summary}").format(summary=self.summary())
 
     @classmethod
-    def of(cls, data: Any) -> Stop | None:
+    def of(cls, data: object) -> Stop | None:
         if not isinstance(data, dict) or data.get("kind") not in KINDS:
             return None
         at = data.get("at")
@@ -72,12 +73,12 @@ class Stop:
         )
 
 
-def _read(run_dir: Path) -> dict[str, Any]:
+def _read(run_dir: Path) -> dict[str, object]:
     try:
         data = json.loads((Path(run_dir) / STOPS_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}  # none yet, or damaged: no stop is known, never a reason to stop a run
-    return data if isinstance(data, dict) else {}
+    return loose.mapping(data)
 
 
 def last_stop(run_dir: str | Path) -> Stop | None:
@@ -96,7 +97,7 @@ def stops_by_run(run_dir: str | Path) -> dict[str, Stop]:
     return out
 
 
-def _write(run_dir: Path, data: dict[str, Any]) -> None:
+def _write(run_dir: Path, data: dict[str, object]) -> None:
     with contextlib.suppress(OSError):  # the run's last line still says it; the books are a bonus
         atomic_write(run_dir / STOPS_FILE, json.dumps(data, ensure_ascii=False, indent=2) + "\n")
 
@@ -120,7 +121,7 @@ def end_wake(run_dir: str | Path, run: str, kind: StopKind | None, line: str = "
         return None
     stop = Stop(kind=kind, line=line, run=run, at=time.time())
     record = asdict(stop)
-    earlier = [s for s in data.get("stops") or [] if isinstance(s, dict) and s.get("run") != run]
+    earlier = [s for s in loose.items(data.get("stops")) if isinstance(s, dict) and s.get("run") != run]
     _write(run_dir, {"last": record, "stops": [*earlier, record]})
     return stop
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .agent import AgentSpec
 from .guard import HANDS_ON, allowed_names, allowlist_guard, allows, refusal
@@ -34,7 +34,7 @@ if TYPE_CHECKING:  # the SDK is slow to import
     from claude_agent_sdk import HookMatcher
     from claude_agent_sdk.types import PermissionResult, ToolPermissionContext
 
-CanUseTool = Callable[[str, dict[str, Any], "ToolPermissionContext"], Awaitable["PermissionResult"]]
+CanUseTool = Callable[[str, dict[str, object], "ToolPermissionContext"], Awaitable["PermissionResult"]]
 
 UNATTENDED = "没人在场批准这次调用:flower 无人值守地运行,要人批准的调用一律拒绝。换一个不需要批准的做法。"
 
@@ -66,7 +66,7 @@ def refuse_permission(allowed: list[str] | None, *, role: str, delegate: bool = 
     names = allowed_names(allowed)
 
     async def can_use_tool(
-        tool: str, data: dict[str, Any], context: ToolPermissionContext
+        tool: str, data: dict[str, object], context: ToolPermissionContext
     ) -> PermissionResult:
         from claude_agent_sdk.types import PermissionResultDeny
 
