@@ -356,11 +356,11 @@ class Figures:
 
     @classmethod
     def of(cls, rec: Recorded) -> Figures:
-        u = rec.usage or {}
+        u = rec.usage
         read, write, unc = (
-            int(u.get("cache_read_input_tokens", 0)),
-            int(u.get("cache_creation_input_tokens", 0)),
-            int(u.get("input_tokens", 0)),
+            (u["cache_read_input_tokens"], u["cache_creation_input_tokens"], u["input_tokens"])
+            if u is not None
+            else (0, 0, 0)
         )
         return cls(read + write + unc, read, write, unc)
 

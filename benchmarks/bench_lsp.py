@@ -39,7 +39,7 @@ from _cli import add_smoke
 from flower.sim import scenarios
 from flower.sim.env import isolated_env, scrub_host_model_vars
 from flower.sim.scenario import RequestView
-from flower.sim.server import SimServer
+from flower.sim.server import Answer, SimServer
 from flower_lsp import protocol as p
 
 RUN_S = 300.0  # a whole starter run, on a busy machine
@@ -55,7 +55,7 @@ class TimedSim(SimServer):
         super().__init__(*args, **kw)
         self.turn_ends: list[tuple[float, str]] = []
 
-    async def _stream(self, request: Any, message: dict[str, Any], turn: Any) -> Any:
+    async def _stream(self, request: Any, message: Answer, turn: Any) -> Any:
         resp = await super()._stream(request, message, turn)
         ended = time.perf_counter()
         actor = self.scenario.actor_of(

@@ -14,6 +14,7 @@ import pytest
 from test_cli_e2e import CLOSING, Child, cli_env
 
 from flower.core.lineage import Lineage
+from flower.sim.scenario import ScenarioData
 from flower.sim.scenarios import HANDOVER, starter_scenario
 
 pytestmark = pytest.mark.e2e
@@ -22,7 +23,7 @@ WHERE = "在干活:coder 在写 hello.py。"
 LATE = "快了,只差判定。"
 
 
-def scenario(release: Path) -> dict[str, Any]:
+def scenario(release: Path) -> ScenarioData:
     s = starter_scenario(verdicts=("achieved",))
     # the coder's command waits for the test: the work step is in flight for as long as it takes
     wait = f"while [ ! -f {release} ]; do sleep 0.1; done; printf 'print(\"hello\")\\n' > hello.py"

@@ -25,7 +25,7 @@ from flower.core.goal import Goal
 from flower.core.human import TIMEOUT
 from flower.core.lineage import Lineage
 from flower.sim.env import DUMMY_KEY, isolated_env
-from flower.sim.scenario import content_text
+from flower.sim.scenario import TurnData, content_text
 from flower.sim.scenarios import BRIEF, VERDICTS, judged, starter_scenario
 
 pytestmark = pytest.mark.e2e
@@ -145,7 +145,7 @@ def child_processes():
 # -- go ---------------------------------------------------------------------------------------------
 
 
-def touch(name: str) -> dict[str, Any]:
+def touch(name: str) -> TurnData:
     command = f"touch {name} && ls {name}"
     return {"tool": {"name": "Bash", "input": {"command": command, "description": "touch"}}}
 

@@ -22,6 +22,7 @@ from test_cli_e2e import Child, cli_env, flower
 from flower.core.goal import Goal
 from flower.core.lineage import Lineage
 from flower.sim import scenarios
+from flower.sim.scenario import ScenarioData, TurnData
 
 pytestmark = pytest.mark.e2e
 
@@ -296,10 +297,10 @@ def test_a_half_goal_is_not_a_short_checklist(sim_factory, claude_root, ws):
 
 # -- a fatal error stops at once -----------------------------------------------------------------------
 
-FAULT = {"fault": 401, "times": 50}  # the key stays bad: every retry is refused again
+FAULT: TurnData = {"fault": 401, "times": 50}  # the key stays bad: every retry is refused again
 
 
-def insert_fault(where: str) -> dict[str, Any]:
+def insert_fault(where: str) -> ScenarioData:
     sc = scenarios.starter_scenario(verdicts=("not_yet", "achieved"))
     scripts = sc["scripts"]
     position = {

@@ -11,6 +11,7 @@ from typing import Any
 from test_cli_e2e import cli_env, flower
 
 from flower.core.evidence import Evidence
+from flower.sim.scenario import ScenarioData, TurnData
 from flower.sim.scenarios import (
     BARE_VERDICTS,
     CHECKS,
@@ -33,7 +34,7 @@ RAN = "## 证据\n" + (
 LOOK_AND_RUN = RUN_AND_READ  # the real tools, before the verdict: the command, the two files
 
 
-def scenario(judge: list[dict[str, Any]], *, goal: str = GOAL, rounds: int = 2) -> dict[str, Any]:
+def scenario(judge: list[TurnData], *, goal: str = GOAL, rounds: int = 2) -> ScenarioData:
     """One worker round writes both files (README.md one line); every later round changes nothing."""
     return judge_runs_scenario(judge, goal=goal, rounds=rounds, write=WRITE_BOTH)
 

@@ -12,6 +12,7 @@ from test_cli_e2e import Child, child_processes, cli_env  # noqa: F401 (child_pr
 
 from flower.core.goal import Goal
 from flower.core.human import read_log
+from flower.sim.scenario import ScenarioData, TurnData
 from flower.sim.scenarios import BRIEF, GOAL, HANDOVER, STARTER_ACTORS, _bash, delegate, judge_script
 from flower.workflow.goal import AMEND_QUESTION, STALL_AMEND, STALL_CONTINUE, STALL_STOP
 
@@ -24,7 +25,7 @@ IDLE = "看了一遍,没有要改的。"
 NEW_GOAL = "README.md 不要了,hello.py 的文档字符串写明用法就算数"
 
 
-def idle_rounds(verdicts: list[str], *, coordinator: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+def idle_rounds(verdicts: list[str], *, coordinator: list[TurnData] | None = None) -> ScenarioData:
     """A run whose coordinator changes nothing round after round (unless `coordinator` says
     otherwise) while the judge rules `verdicts` in order."""
     return {
@@ -126,7 +127,7 @@ def test_a_round_that_changes_the_workspace_is_progress_and_nothing_is_asked(
     sim_factory, claude_root, ws, children
 ):
     # round 2 writes a file: rounds 1 | 2 (changed) | 3, 4 make no run of three
-    coordinator = [
+    coordinator: list[TurnData] = [
         {"text": IDLE},
         delegate("写 notes.txt"),
         {"text": "写了 notes.txt。"},

@@ -25,6 +25,7 @@ from flower.core.identity import identify
 from flower.core.shared import shared_key
 from flower.sim import scenarios
 from flower.sim.postgres import LocalPostgres
+from flower.sim.scenario import ScenarioData
 from flower.stores.postgres import PostgresRunBook, PostgresSessionStore
 from flower.workflow.starter import WORK, wake_state
 
@@ -196,7 +197,7 @@ def test_eight_runs_through_the_cli_against_one_database_lose_nothing_and_keep_t
 # -- continue anywhere ---------------------------------------------------------------------------------
 
 
-def slow_starter(seconds: int) -> dict[str, Any]:
+def slow_starter(seconds: int) -> ScenarioData:
     """The resumable starter run, its coder's command taking `seconds` in a workspace that holds
     a `.slow` file (a kill lands in it), no time elsewhere.
 
@@ -206,7 +207,7 @@ def slow_starter(seconds: int) -> dict[str, Any]:
     for rule in scenario["rules"]:
         tool = rule["reply"].get("tool")
         if rule["actor"] == "coder" and tool is not None and tool["name"] == "Bash":
-            tool["input"]["command"] = tool["input"]["command"].replace("sleep 0", slow)
+            tool["input"]["command"] = str(tool["input"]["command"]).replace("sleep 0", slow)
     return scenario
 
 

@@ -9,7 +9,6 @@ import copy
 import json
 import re
 from pathlib import Path
-from typing import Any
 
 import pytest
 from test_cli_e2e import cli_env, flower
@@ -17,6 +16,7 @@ from test_cli_e2e import cli_env, flower
 from flower.core.resilience import RESUME_PROMPT
 from flower.core.sizes import DEFAULT_MB, LIMIT_VAR
 from flower.sim import scenarios
+from flower.sim.scenario import ScenarioData
 
 pytestmark = pytest.mark.e2e
 
@@ -25,7 +25,7 @@ MB = 1024 * 1024
 REPORT_HEAD = "结论:hello.py 写好了。\n依据:python3 hello.py 输出 hello。\n产物:hello.py\n未验证:无\n"
 
 
-def with_report(size: int) -> dict[str, Any]:
+def with_report(size: int) -> ScenarioData:
     """The resumable starter flow whose worker reports `size` characters."""
     scenario = copy.deepcopy(scenarios.resumable_starter_scenario(bash_seconds=0))
     for rule in scenario["rules"]:

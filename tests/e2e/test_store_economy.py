@@ -23,7 +23,7 @@ from claude_agent_sdk.types import SessionKey, SessionStoreEntry
 
 from flower import AgentSpec, EphemeralPolicy, PrunePolicy, Resilience, Runtime, TrimPolicy
 from flower.sim.cache import SimClock
-from flower.sim.server import Recorded, SimServer
+from flower.sim.server import Recorded, SimServer, Usage
 from flower.stores.prune import PruningSessionStore
 from flower.stores.sqlite import SqliteSessionStore
 
@@ -62,13 +62,19 @@ def first_request_after(sim: SimServer, prompt: str) -> Recorded:
 
 
 def texts(rec: Recorded) -> list[str]:
+    contents = [m.get("content") for m in rec.messages]
     return [
         b.get("text", "")
-        for m in rec.messages
-        if isinstance(m.get("content"), list)
-        for b in m["content"]
+        for content in contents
+        if isinstance(content, list)
+        for b in content
         if isinstance(b, dict) and b.get("type") == "text"
-    ] + [m["content"] for m in rec.messages if isinstance(m.get("content"), str)]
+    ] + [content for content in contents if isinstance(content, str)]
+
+
+def usage(rec: Recorded) -> Usage:
+    assert rec.usage is not None, f"a fault answered: {rec.reply}"
+    return rec.usage
 
 
 def runtime(workspace: Path, tmp_path: Path, clock: SimClock, **kw: Any) -> Runtime:
@@ -126,10 +132,10 @@ async def test_the_cli_placeholder_is_sent_once_and_the_request_does_not_grow_by
     )
     for before, after in itertools.pairwise(resumes):
         assert normalized(after)[: len(normalized(before)) - 1] == normalized(before)[:-1]
-        usage = after.usage or {}
         # everything up to the previous request's end is read back from the cache
-        assert usage["cache_read_input_tokens"] >= sum(
-            (before.usage or {})[k] for k in ("cache_read_input_tokens", "cache_creation_input_tokens")
+        assert (
+            usage(after)["cache_read_input_tokens"]
+            >= usage(before)["cache_read_input_tokens"] + usage(before)["cache_creation_input_tokens"]
         )
 
 
@@ -261,13 +267,13 @@ async def test_trimming_keeps_the_prefix_byte_identical_while_the_cache_lives(
     # warm resumes: nothing is decided, what was sent before is sent again byte for byte
     assert "699\n700" in two.all_text and "699\n700" in three.all_text
     assert normalized(three)[: len(normalized(two)) - 1] == normalized(two)[:-1]
-    assert (three.usage or {})["cache_read_input_tokens"] >= (two.usage or {})["cache_read_input_tokens"]
+    assert usage(three)["cache_read_input_tokens"] >= usage(two)["cache_read_input_tokens"]
     # the cold resume is where trimming happens: the whole prompt is written anyway
     assert "699\n700" not in four.all_text and "[工具结果已裁剪" in four.all_text
     assert "git status 的结果已过期" in four.all_text or "`git status` 的结果已过期" in four.all_text
     spill = list((workspace / ".flower" / "spill").glob("*.txt"))
     assert len(spill) == 1 and spill[0].read_text().splitlines()[-1] == "700"
-    assert (four.usage or {})["cache_read_input_tokens"] < (four.usage or {})["cache_creation_input_tokens"]
+    assert usage(four)["cache_read_input_tokens"] < usage(four)["cache_creation_input_tokens"]
     # and from there on the trimmed prompt is as stable as the plain one was
     assert normalized(five)[: len(normalized(four)) - 1] == normalized(four)[:-1]
 

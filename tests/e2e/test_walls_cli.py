@@ -201,10 +201,10 @@ def assert_nothing_ran(ws: Path) -> None:
 def assert_all_refused(sim: SimServer, actor: str, names: set[str]) -> int:
     """Every scripted call of `actor` came back refused; returns how many there were."""
     uses: dict[str, str] = {}
-    results: dict[str, dict[str, Any]] = {}
+    results: dict[str, dict[str, object]] = {}
     for request in sim.requests_for(actor):
-        uses.update({u["id"]: u["name"] for u in request.tool_uses()})
-        results.update({r["tool_use_id"]: r for r in request.tool_results()})
+        uses.update({str(u["id"]): str(u["name"]) for u in request.tool_uses()})
+        results.update({str(r["tool_use_id"]): r for r in request.tool_results()})
     seen = [(uses[i], results[i]) for i in uses if uses[i] in names]
     assert {name for name, _ in seen} == names, f"{actor} never got to call {names - {n for n, _ in seen}}"
     for name, result in seen:

@@ -12,13 +12,14 @@ import pytest
 from test_starter import REQUEST, RUN_S, answer_the_clarifier, finished
 
 from flower.sim import scenarios
+from flower.sim.scenario import ScenarioData
 
 pytestmark = pytest.mark.e2e
 
 MB = 1000 * 1000
 
 
-def mid_turn_scenario() -> dict:
+def mid_turn_scenario() -> ScenarioData:
     scenario = scenarios.starter_scenario(verdicts=("achieved",))
     scenario["scripts"]["coordinator"][1]["delay"] = 120  # mid-turn when the person speaks
     return scenario

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import socket
+import sys
 import threading
 import time
 import urllib.error
@@ -13,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from flower.sim import lsp_pipe
 from flower.sim.fixtures import ForbiddenNetworkAccess
 from flower.sim.scenario import Scenario, ScenarioError
 from flower.sim.server import SimServer
@@ -206,6 +209,71 @@ def test_scenario_errors_name_the_offending_part(tmp_path: Path):
         Scenario.load(bad)
     with pytest.raises(ScenarioError, match="cannot read"):
         Scenario.load(tmp_path / "missing.json")
+
+
+@pytest.mark.parametrize(
+    ("turn", "says"),
+    [
+        # each of these was taken, then failed at serve time, or raised a bare TypeError
+        ({"content": "hello"}, r"'content' must be a list of blocks"),
+        ({"content": ["hello"]}, r"'content' must be a list of blocks"),
+        ({"text": "x", "usage": {"input_tokens": "many"}}, r"usage\.input_tokens must be a whole number"),
+        ({"text": 42}, r"'text' must be a string"),
+        ({"fault": [529]}, r"unknown fault \[529\]"),
+        ({"text": "x", "delay": None}, r"'delay' must be a number"),
+        ({"text": "x", "times": "twice"}, r"'times' must be a whole number"),
+        # a misspelt figure no longer goes out unnoticed next to the real ones
+        ({"text": "x", "usage": {"input_token": 5}}, r"unknown usage keys \['input_token'\]"),
+    ],
+)
+def test_a_malformed_turn_is_refused_when_the_scenario_is_read(turn: dict[str, object], says: str) -> None:
+    with pytest.raises(ScenarioError, match=r"scripts\.main\[0\]: " + says):
+        Scenario.from_data({"scripts": {"main": [turn]}})
+
+
+@pytest.mark.parametrize(
+    ("data", "says"),
+    [
+        ({"actors": ["judge"]}, r"actors: must be a mapping"),  # was an AttributeError
+        ({"scripts": "main"}, r"scripts: must be a mapping"),
+        ({"rules": [{"actor": ["main"], "reply": "x"}]}, r"rules\[0\]: 'actor' must be a string"),
+        ({"rules": "x"}, r"rules: must be a list"),
+        ({"context_offset": None}, r"'context_offset' must be a whole number"),
+    ],
+)
+def test_a_malformed_part_of_a_scenario_is_a_scenario_error(data: dict[str, object], says: str) -> None:
+    with pytest.raises(ScenarioError, match=says):
+        Scenario.from_data(data)
+
+
+def test_raw_content_blocks_stream_even_when_a_block_lacks_a_field(sim_factory):
+    # a text block without its text once broke the stream halfway (a KeyError in the handler)
+    blocks = [{"type": "text"}, {"type": "tool_use", "name": "Bash", "input": {}}]
+    sim = sim_factory({"scripts": {"main": [{"content": blocks}]}})
+    status, _, raw = post(sim, "/v1/messages", msg(stream=True))
+    names = [e for e, _ in sse_events(raw)]
+    assert status == 200 and names.count("content_block_stop") == 2 and names[-1] == "message_stop"
+
+
+def test_a_frame_that_holds_no_json_object_does_not_stop_the_pipes_reader(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # a bare value or a batch once killed LspPipe's reader thread: every answer after it was lost
+    server = (
+        "import json, sys\n"
+        "out = sys.stdout.buffer\n"
+        "for body in (b'[1, 2]', b'7', json.dumps({'jsonrpc': '2.0', 'id': 1, 'result': 'ok'}).encode()):\n"
+        "    out.write(b'Content-Length: %d\\r\\n\\r\\n' % len(body) + body)\n"
+        "out.flush()\n"
+        "sys.stdin.read()\n"
+    )
+    monkeypatch.setattr(lsp_pipe, "SERVER", [sys.executable, "-c", server])
+    pipe = lsp_pipe.LspPipe(dict(os.environ), tmp_path)
+    try:
+        assert pipe.result("1", 10)["result"] == "ok"
+        assert pipe.notifications == [] and pipe.asked == []
+    finally:
+        pipe.kill()
 
 
 def test_yaml_and_json_scenarios_load_the_same(tmp_path: Path):

@@ -251,7 +251,7 @@ def test_the_server_reports_cache_usage_and_elapse_moves_its_clock(sim_factory: 
     assert second["usage"]["cache_read_input_tokens"] == total
     assert third["usage"]["cache_creation_input_tokens"] == total
     assert sim.requests[2].at - sim.requests[1].at >= 301
-    assert [(r.usage or {}).get("cache_read_input_tokens") for r in sim.requests] == [0, total, 0]
+    assert [r.usage["cache_read_input_tokens"] if r.usage else None for r in sim.requests] == [0, total, 0]
 
 
 def test_a_shared_clock_lets_the_caller_expire_the_cache() -> None:
@@ -275,6 +275,16 @@ def test_too_many_marks_get_the_apis_400(sim_factory: SimFactory) -> None:
     status, reply = post(sim.base_url, req)
     assert status == 400 and reply["error"]["type"] == "invalid_request_error"
     assert "A maximum of 4 blocks" in reply["error"]["message"]
+
+
+def test_a_mark_whose_ttl_is_no_string_gets_the_apis_400(sim_factory: SimFactory) -> None:
+    # such a ttl once raised TypeError (unhashable) inside the handler: a 500 without a reason
+    sim = sim_factory({"default": {"text": "ok"}})
+    req = body(conversation(2))
+    req["messages"][-1]["content"][-1]["cache_control"] = {"type": "ephemeral", "ttl": ["1h"]}
+    status, reply = post(sim.base_url, req)
+    assert status == 400 and "cache_control.ttl must be one of" in reply["error"]["message"]
+    assert sim.requests[0].reply == "error:cache_control"
 
 
 def test_a_scenario_that_states_usage_keeps_its_figures(sim_factory: SimFactory) -> None:

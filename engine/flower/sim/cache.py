@@ -24,13 +24,14 @@ import hashlib
 import json
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TypedDict
 
+from ..base.loose import items, mapping
 from ..stores.tokens import block_tokens
 
-__all__ = ["CacheError", "CacheUsage", "PromptCache", "SimClock"]
+__all__ = ["CacheCreation", "CacheError", "CacheUsage", "InputUsage", "PromptCache", "SimClock"]
 
 MAX_BREAKPOINTS = 4
 LOOKBACK = 20
@@ -63,6 +64,20 @@ class SimClock:
             self._skipped += seconds
 
 
+class CacheCreation(TypedDict):
+    ephemeral_5m_input_tokens: int
+    ephemeral_1h_input_tokens: int
+
+
+class InputUsage(TypedDict):
+    """The input half of the API's ``usage`` object."""
+
+    input_tokens: int
+    cache_creation_input_tokens: int
+    cache_read_input_tokens: int
+    cache_creation: CacheCreation
+
+
 class CacheError(ValueError):
     """A request the API would refuse for its cache_control marks."""
 
@@ -78,7 +93,7 @@ class CacheUsage:
     def total(self) -> int:
         return self.read + self.write + self.uncached
 
-    def as_usage(self) -> dict[str, Any]:
+    def as_usage(self) -> InputUsage:
         """The input half of the API's ``usage`` object."""
         return {
             "input_tokens": self.uncached,
@@ -98,7 +113,7 @@ class _Unit:
     ttl: float | None  # set when this block is a breakpoint
 
 
-def _without_mark(value: Any) -> Any:
+def _without_mark(value: object) -> object:
     if isinstance(value, dict):
         return {k: _without_mark(v) for k, v in value.items() if k != "cache_control"}
     if isinstance(value, list):
@@ -106,21 +121,22 @@ def _without_mark(value: Any) -> Any:
     return value
 
 
-def _ttl(block: Any) -> float | None:
+def _ttl(block: object) -> float | None:
     if not isinstance(block, dict) or not isinstance(block.get("cache_control"), dict):
         return None
-    mark = block["cache_control"]
+    mark = mapping(block["cache_control"])
     if mark.get("type") != "ephemeral":
         raise CacheError(f"cache_control.type must be 'ephemeral', got {mark.get('type')!r}")
     ttl = mark.get("ttl", "5m")
-    if ttl not in TTL_SECONDS:
+    # a ttl that is no string (a list, say) is refused like an unknown one, not a crash
+    if not isinstance(ttl, str) or ttl not in TTL_SECONDS:
         raise CacheError(f"cache_control.ttl must be one of {sorted(TTL_SECONDS)}, got {ttl!r}")
     return TTL_SECONDS[ttl]
 
 
-def _blocks(body: dict[str, Any]) -> Iterator[tuple[str, Any]]:
+def _blocks(body: Mapping[str, object]) -> Iterator[tuple[str, object]]:
     """(where, block) for every block of the prompt, in the order the API reads them."""
-    for tool in body.get("tools") or []:
+    for tool in items(body.get("tools")):
         yield "tool", tool
     system = body.get("system")
     if isinstance(system, str) and system:
@@ -128,18 +144,18 @@ def _blocks(body: dict[str, Any]) -> Iterator[tuple[str, Any]]:
     elif isinstance(system, list):
         for block in system:
             yield "system", block
-    for message in body.get("messages") or []:
+    for message in items(body.get("messages")):
         if not isinstance(message, dict):
             continue
         role = str(message.get("role", ""))
         content = message.get("content")
-        parts = [{"type": "text", "text": content}] if isinstance(content, str) else content
-        for i, block in enumerate(parts if isinstance(parts, list) else []):
+        parts = [{"type": "text", "text": content}] if isinstance(content, str) else items(content)
+        for i, block in enumerate(parts):
             # the first block of a message also carries the turn boundary
             yield (f"{role}:{'start' if i == 0 else 'more'}", block)
 
 
-def prompt_units(body: dict[str, Any]) -> list[_Unit]:
+def prompt_units(body: Mapping[str, object]) -> list[_Unit]:
     units: list[_Unit] = []
     digest = hashlib.sha256()
     for where, block in _blocks(body):
@@ -149,7 +165,7 @@ def prompt_units(body: dict[str, Any]) -> list[_Unit]:
     return units
 
 
-def prompt_tokens(body: dict[str, Any]) -> int:
+def prompt_tokens(body: Mapping[str, object]) -> int:
     """Every input token of a request, cached or not."""
     return sum(block_tokens(block) for _, block in _blocks(body))
 
@@ -163,7 +179,7 @@ class PromptCache:
         self._entries: dict[str, tuple[float, float]] = {}  # digest -> (expires at, ttl)
         self._lock = threading.Lock()
 
-    def serve(self, body: dict[str, Any]) -> CacheUsage:
+    def serve(self, body: Mapping[str, object]) -> CacheUsage:
         """Account one request as the API would, and update the cache with its breakpoints."""
         units = prompt_units(body)
         marks = [i for i, u in enumerate(units) if u.ttl is not None]

@@ -16,14 +16,15 @@ import ipaddress
 import os
 import socket
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Protocol
 
 import pytest
 
 from .env import isolated_env, scrub_host_model_vars
 from .postgres import LocalPostgres, PostgresUnavailable
+from .scenario import Scenario
 from .server import SimServer
 
 
@@ -31,7 +32,7 @@ class ForbiddenNetworkAccess(RuntimeError):
     """A test tried to connect somewhere other than this machine."""
 
 
-def _loopback_only(event: str, args: tuple[Any, ...]) -> None:
+def _loopback_only(event: str, args: tuple[object, ...]) -> None:
     if event != "socket.connect":
         return
     sock, address = args[0], args[1]
@@ -39,12 +40,27 @@ def _loopback_only(event: str, args: tuple[Any, ...]) -> None:
         return
     host = address[0] if isinstance(address, tuple) else address
     try:
-        if ipaddress.ip_address(host).is_loopback:
+        # what ip_address reads; any other host is no address, so not loopback either
+        if isinstance(host, (str, int, bytes)) and ipaddress.ip_address(host).is_loopback:
             return
     except ValueError:
         if host == "localhost":
             return
     raise ForbiddenNetworkAccess(f"tests may only connect to loopback, not {address!r}")
+
+
+class SimEnv(Protocol):
+    """``sim_env``: the environment of a CLI that talks to `sim` (options: isolated_env's)."""
+
+    def __call__(self, sim: SimServer, **options: int | None) -> dict[str, str]: ...
+
+
+class UseSim(Protocol):
+    """``use_sim``: start `scenario` (or take a started sim) and point every CLI at it."""
+
+    def __call__(
+        self, scenario: SimServer | Scenario | Mapping[str, object], **options: int | None
+    ) -> SimServer: ...
 
 
 _guard_installed = False
@@ -85,11 +101,11 @@ def claude_root(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def sim_factory() -> Iterator[Callable[[Any], SimServer]]:
+def sim_factory() -> Iterator[Callable[[Scenario | Mapping[str, object]], SimServer]]:
     """Start flower.sim servers for a test; all are stopped when it ends."""
     started: list[SimServer] = []
 
-    def start(scenario: Any) -> SimServer:
+    def start(scenario: Scenario | Mapping[str, object]) -> SimServer:
         server = SimServer(scenario).start()
         started.append(server)
         return server
@@ -100,10 +116,10 @@ def sim_factory() -> Iterator[Callable[[Any], SimServer]]:
 
 
 @pytest.fixture
-def sim_env(claude_root: Path) -> Callable[..., dict[str, str]]:
+def sim_env(claude_root: Path) -> SimEnv:
     """Environment for the CLI talking to a given sim: ``sim_env(sim, max_retries=2)``."""
 
-    def make(sim: SimServer, **kw: Any) -> dict[str, str]:
+    def make(sim: SimServer, **kw: int | None) -> dict[str, str]:
         return isolated_env(sim.base_url, claude_root, **kw)
 
     return make
@@ -116,7 +132,7 @@ def cli_stderr() -> list[str]:
 
 
 @pytest.fixture
-def use_sim(monkeypatch: pytest.MonkeyPatch, claude_root: Path) -> Iterator[Callable[..., SimServer]]:
+def use_sim(monkeypatch: pytest.MonkeyPatch, claude_root: Path) -> Iterator[UseSim]:
     """Point every CLI this process starts (e.g. through flower's Runtime) at a sim.
 
     The SDK hands the whole parent environment to the CLI, so this sets os.environ for the
@@ -124,7 +140,7 @@ def use_sim(monkeypatch: pytest.MonkeyPatch, claude_root: Path) -> Iterator[Call
     """
     started: list[SimServer] = []
 
-    def start(scenario: Any, **env_kw: Any) -> SimServer:
+    def start(scenario: SimServer | Scenario | Mapping[str, object], **env_kw: int | None) -> SimServer:
         server = scenario if isinstance(scenario, SimServer) else SimServer(scenario).start()
         started.append(server)
         for name, value in isolated_env(server.base_url, claude_root, **env_kw).items():

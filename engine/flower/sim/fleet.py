@@ -15,12 +15,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from ..fleet.model import Execution, RunDetail, RunSummary
 from ..fleet.records import FleetBook
 from . import scenarios
 from .env import isolated_env
+from .scenario import ScenarioData
 
 __all__ = ["ANSWER", "FleetRig", "WorkerProcess", "fleet_scenario", "overlaps"]
 
@@ -35,7 +35,7 @@ GIT_ID = [
 ANSWER = "hello, fleet"  # the clarifier's brief follows once it has seen this answer
 
 
-def fleet_scenario(*, bash_seconds: float = 0.0, asks: bool = False) -> dict[str, Any]:
+def fleet_scenario(*, bash_seconds: float = 0.0, asks: bool = False) -> ScenarioData:
     """The resumable starter run (any role answers by what its conversation holds, so a run
     killed anywhere and continued elsewhere still ends with its goal met), with a handover; its
     coder's command takes ``bash_seconds``. With ``asks`` the clarifier asks until its
@@ -44,10 +44,14 @@ def fleet_scenario(*, bash_seconds: float = 0.0, asks: bool = False) -> dict[str
     slow = f"python3 -c 'import time; time.sleep({bash_seconds:g})'"
     for rule in scenario["rules"]:
         tool = rule["reply"].get("tool")
-        if rule["actor"] == "coder" and tool is not None and tool["name"] == "Bash":
-            tool["input"]["command"] = tool["input"]["command"].replace("sleep 0", slow)
-        if asks and rule["actor"] == "clarifier" and rule["when"].get("messages_contain"):
-            rule["when"]["messages_contain"] = ANSWER
+        if rule.get("actor") == "coder" and tool is not None and tool["name"] == "Bash":
+            given = tool.setdefault("input", {})
+            command = given.get("command")
+            if isinstance(command, str):
+                given["command"] = command.replace("sleep 0", slow)
+        when = rule.get("when")
+        if asks and rule.get("actor") == "clarifier" and when is not None and when.get("messages_contain"):
+            when["messages_contain"] = ANSWER
     scenario["rules"].insert(0, {"actor": "handover", "when": {}, "reply": {"text": scenarios.HANDOVER}})
     return scenario
 

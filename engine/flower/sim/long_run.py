@@ -11,8 +11,8 @@ editor's tests and the benchmark of an HT001-scale run.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
+from .scenario import ScenarioData, TurnData
 from .scenarios import delegate as _delegate
 from .scenarios import proof, starter_scenario
 
@@ -37,7 +37,7 @@ HANDOFF_MARK = "写一份交接书"  # in the prompt a session gets when it must
 
 # how the judge verified each check when it accepts: the one file the worker wrote, read by its look
 # (a scripted judge: its words need not be true, only backed by a call it really made)
-LOOK = {"tools": [{"name": "Read", "input": {"file_path": "hello.py"}}]}
+LOOK: TurnData = {"tools": [{"name": "Read", "input": {"file_path": "hello.py"}}]}
 EVIDENCE = proof(list(CHECKS), "hello.py")
 
 
@@ -47,10 +47,10 @@ def verdict_text(round_no: int, failed: str | None) -> str:
     return f"## 结论\n未达成\n\n## 理由\n第 {round_no} 轮:还差一条。\n\n## 未通过\n- {failed}"
 
 
-def _judged(round_no: int, failed: str | None) -> list[dict[str, Any]]:
+def _judged(round_no: int, failed: str | None) -> list[TurnData]:
     """A judge's turn: an accepting one looks first (the real Read tool), as achieved needs proof."""
-    text = {"text": verdict_text(round_no, failed)}
-    return [text] if failed is not None else [dict(LOOK), text]
+    text: TurnData = {"text": verdict_text(round_no, failed)}
+    return [text] if failed is not None else [LOOK.copy(), text]
 
 
 def long_run_scenario(
@@ -65,7 +65,7 @@ def long_run_scenario(
     report_chars: int = 0,
     delegate_every_round: bool = False,
     tool_output_bytes: int = 0,
-) -> dict[str, Any]:
+) -> ScenarioData:
     """`rounds` judged rounds (the last accepted), then `wakes` wakes of one accepted round each.
 
     The coordinator's turns report `start`, `start + growth`, ... tokens of context; the first
@@ -79,9 +79,9 @@ def long_run_scenario(
     if rounds < 1:
         raise ValueError("a run has at least one round")
     used = start
-    coordinator: list[dict[str, Any]] = []
+    coordinator: list[TurnData] = []
 
-    def say(turn: dict[str, Any]) -> None:
+    def say(turn: TurnData) -> None:
         nonlocal used
         turn["usage"] = {"input_tokens": used}
         coordinator.append(turn)
@@ -91,7 +91,7 @@ def long_run_scenario(
             coordinator.append({"text": "接手了交接书,这一轮接着做完了。", "usage": {"input_tokens": used}})
         used += growth
 
-    coder: list[dict[str, Any]] = []
+    coder: list[TurnData] = []
 
     def delegate(task: str) -> None:
         say(_delegate(task))
@@ -103,7 +103,7 @@ def long_run_scenario(
             report("结论:hello.py 写好了。\n依据:python3 hello.py 输出 hello。\n产物:hello.py\n未验证:无")
         )
 
-    def report(text: str) -> dict[str, Any]:
+    def report(text: str) -> TurnData:
         if len(text) >= report_chars:
             return {"text": text}
         filler = "细节:已核对。"
@@ -154,20 +154,20 @@ def long_run_scenario(
     }
 
 
-def editor_scenario() -> dict[str, Any]:
+def editor_scenario() -> ScenarioData:
     """Three rounds (two rejected), a question in round 2, a handoff in round 2 under the default
     1M window (threshold 750K), and one wake accepted at once: what the editor's history tests walk
     through."""
     return long_run_scenario(rounds=3, threshold=750_000, start=690_000, growth=20_000, fresh=40_000, wakes=1)
 
 
-def twenty_rounds_scenario() -> dict[str, Any]:
+def twenty_rounds_scenario() -> ScenarioData:
     """Twenty rounds under a 200K window (threshold 150K): one handoff, at round 15."""
     return long_run_scenario(rounds=20, threshold=150_000)
 
 
 # what `python -m flower.sim serve --scenario NAME` serves besides the starter scenarios
-NAMED: dict[str, Callable[[], dict[str, Any]]] = {
+NAMED: dict[str, Callable[[], ScenarioData]] = {
     "history": editor_scenario,
     "twenty-rounds": twenty_rounds_scenario,
 }

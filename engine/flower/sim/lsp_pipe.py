@@ -18,9 +18,13 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TypeVar
+
+from ..base.loose import items, mapping
+
+T = TypeVar("T")
 
 SERVER = [sys.executable, "-m", "flower_lsp"]
 
@@ -29,7 +33,7 @@ def frame(body: bytes) -> bytes:
     return b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body
 
 
-def encode(message: dict[str, Any]) -> bytes:
+def encode(message: Mapping[str, object]) -> bytes:
     return frame(json.dumps(message, ensure_ascii=False).encode("utf-8"))
 
 
@@ -43,17 +47,18 @@ class LspPipe:
         self._ids = itertools.count(1)
         self._lock = threading.Condition()
         self._write = threading.Lock()
-        self.responses: dict[str, dict[str, Any]] = {}  # by json.dumps(id)
-        self.notifications: list[dict[str, Any]] = []
-        self.asked: list[dict[str, Any]] = []  # the server's own requests
+        # what the server sent, each a JSON object of any shape (the server is what is tested)
+        self.responses: dict[str, dict[str, object]] = {}  # by json.dumps(id)
+        self.notifications: list[dict[str, object]] = []
+        self.asked: list[dict[str, object]] = []  # the server's own requests
         self.stderr = bytearray()
         self.gone = False
         # how the server's own requests are answered: method -> params -> result
-        self.answers: dict[str, Callable[[Any], Any]] = {
+        self.answers: dict[str, Callable[[object], object]] = {
             "window/workDoneProgress/create": lambda params: None,
             "window/showMessageRequest": lambda params: None,
             "client/registerCapability": lambda params: None,
-            "workspace/configuration": lambda params: [None] * len(params.get("items", [])),
+            "workspace/configuration": lambda params: [None] * len(items(mapping(params).get("items"))),
         }
         threading.Thread(target=self._read, daemon=True).start()
         threading.Thread(target=self._drain, daemon=True).start()
@@ -70,20 +75,20 @@ class LspPipe:
                 return False
         return True
 
-    def notify(self, method: str, params: Any = None) -> bool:
+    def notify(self, method: str, params: object = None) -> bool:
         return self.send_bytes(encode({"jsonrpc": "2.0", "method": method, "params": params}))
 
-    def request(self, method: str, params: Any = None, *, msg_id: Any = None) -> str:
+    def request(self, method: str, params: object = None, *, msg_id: object = None) -> str:
         """Send a request; its key in `responses`."""
         msg_id = next(self._ids) if msg_id is None else msg_id
         self.send_bytes(encode({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params}))
         return json.dumps(msg_id)
 
-    def command(self, name: str, args: dict[str, Any] | None = None) -> str:
+    def command(self, name: str, args: Mapping[str, object] | None = None) -> str:
         return self.request("workspace/executeCommand", {"command": name, "arguments": [args or {}]})
 
     def initialize(
-        self, workspace: Path, *, options: dict[str, Any] | None = None, timeout: float = 30
+        self, workspace: Path, *, options: Mapping[str, object] | None = None, timeout: float = 30
     ) -> None:
         capabilities = {
             "window": {"workDoneProgress": True, "showMessage": {}},
@@ -116,14 +121,14 @@ class LspPipe:
                     return sorted(missing)
                 self._lock.wait(min(left, 0.5))
 
-    def result(self, key: str, timeout: float) -> dict[str, Any]:
+    def result(self, key: str, timeout: float) -> dict[str, object]:
         """The response to `key`; AssertionError naming the stderr tail when none came."""
         if self.wait([key], timeout):
             tail = bytes(self.stderr[-2000:]).decode(errors="replace")
             raise AssertionError(f"no answer to {key} within {timeout:.0f} s; stderr:\n{tail}")
         return self.responses[key]
 
-    def until(self, predicate: Callable[[], Any], timeout: float) -> Any:
+    def until(self, predicate: Callable[[], T], timeout: float) -> T:
         deadline = time.monotonic() + timeout
         with self._lock:
             while True:
@@ -132,15 +137,14 @@ class LspPipe:
                     return value
                 self._lock.wait(0.2)
 
-    def events(self, kind: str) -> list[dict[str, Any]]:
+    def events(self, kind: str) -> list[dict[str, object]]:
+        """The params of every flower/event notification of `kind`."""
         with self._lock:
-            return [
-                n["params"]
-                for n in self.notifications
-                if n.get("method") == "flower/event" and n["params"].get("kind") == kind
-            ]
+            said = [n.get("params") for n in self.notifications if n.get("method") == "flower/event"]
+        shown = [mapping(p) for p in said]
+        return [p for p in shown if p.get("kind") == kind]
 
-    def answer(self, msg_id: Any, result: Any) -> None:
+    def answer(self, msg_id: object, result: object) -> None:
         self.send_bytes(encode({"jsonrpc": "2.0", "id": msg_id, "result": result}))
 
     # -- ending ---------------------------------------------------------------------------------
@@ -189,12 +193,16 @@ class LspPipe:
                 del buf[: end + 4 + length]
                 self._take(json.loads(body))
 
-    def _take(self, message: dict[str, Any]) -> None:
+    def _take(self, raw: object) -> None:
+        if not isinstance(raw, dict):
+            return  # a frame of a bare value or a batch is no message: the reader keeps going
+        message = mapping(raw)
         if "method" in message and "id" in message:  # the server asks
             with self._lock:
                 self.asked.append(message)
                 self._lock.notify_all()
-            reply = self.answers.get(message["method"])
+            method = message["method"]
+            reply = self.answers.get(method) if isinstance(method, str) else None
             if reply is not None:
                 self.answer(message["id"], reply(message.get("params")))
             return

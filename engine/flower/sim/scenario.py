@@ -22,12 +22,13 @@ A scenario is plain data (a dict, JSON or YAML), never code paths in the server:
     cache_min_tokens: 1024        # shortest prefix the prompt cache keeps
 
 A reply ("turn") may carry: ``text``, ``tool`` (one tool_use), ``tools`` (several), ``content``
-(raw blocks), ``usage`` (token counts reported to the client), ``stop_reason``, ``delay``
-(seconds before answering), ``retry_after`` and ``resets_in`` (an HTTP fault's limit: its
-``retry-after`` header, a reset moment the message names), ``elapse`` (seconds the sim's clock
-jumps before answering: a slow tool or a long think, without waiting for real), ``hold`` (a
-gate's name: the answer waits until the test calls ``SimServer.release(name)``; in-process
-servers only) and ``fault`` (an injected failure, see ``FAULTS``).
+(raw blocks), ``usage`` (token counts reported to the client, by the API's names: see
+``USAGE_FIELDS``), ``stop_reason``, ``delay`` (seconds before answering), ``retry_after`` and
+``resets_in`` (an HTTP fault's limit: its ``retry-after`` header, a reset moment the message
+names), ``elapse`` (seconds the sim's clock jumps before answering: a slow tool or a long
+think, without waiting for real), ``hold`` (a gate's name: the answer waits until the test
+calls ``SimServer.release(name)``; in-process servers only) and ``fault`` (an injected
+failure, see ``FAULTS``).
 
 Usage is computed by the sim's prompt cache (``flower.sim.cache``): ``input_tokens``,
 ``cache_read_input_tokens`` and ``cache_creation_input_tokens`` as the API would report them
@@ -39,10 +40,12 @@ prompt) - the cache still sees the request.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Literal, NotRequired, TypedDict, TypeVar
+
+from ..base.loose import items, mapping
 
 # Injected failures. Integers are HTTP statuses answered with Anthropic's error body;
 # the names below are transport-level or content-level failures.
@@ -64,10 +67,117 @@ NAMED_FAULTS = {
     "stream_error",  # HTTP 200, then an SSE `error` event (overloaded) mid-stream
     "away",  # cut this connection and refuse every connection for `seconds`
 }
+_N = TypeVar("_N", int, float)
+# The token counts of the API's usage object: what a turn's ``usage`` may state.
+UsageField = Literal[
+    "input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"
+]
+USAGE_FIELDS: tuple[UsageField, ...] = (
+    "input_tokens",
+    "output_tokens",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+)
+
+
+# A scenario as data, the way flower's ready-made scenarios (flower.sim.scenarios) write it.
+# `Scenario.from_data` reads any value and checks it; it also takes a plain string for a turn
+# (its text) or for a matcher (a substring of the system prompt).
+class ToolCall(TypedDict):
+    name: str
+    input: NotRequired[dict[str, object]]
+    id: NotRequired[str]
+
+
+class TurnData(TypedDict, total=False):
+    text: str
+    tool: ToolCall
+    tools: list[ToolCall]
+    content: list[dict[str, object]]
+    usage: dict[str, int]
+    stop_reason: str
+    delay: float
+    elapse: float
+    hold: str
+    fault: int | str
+    message: str
+    seconds: float
+    after_events: int
+    times: int
+    retry_after: float
+    resets_in: float
+
+
+class MatcherData(TypedDict, total=False):
+    system: str
+    not_system: str
+    model: str
+    tools_include: str
+    tools_exclude: str
+    first_user_contains: str
+    last_user_contains: str
+    messages_contain: str
+
+
+class RuleData(TypedDict):
+    reply: TurnData
+    actor: NotRequired[str]
+    when: NotRequired[MatcherData]
+    times: NotRequired[int]
+
+
+class ScenarioData(TypedDict, total=False):
+    actors: dict[str, MatcherData]
+    scripts: dict[str, list[TurnData]]
+    rules: list[RuleData]
+    default: TurnData
+    context_offset: int
+    cache_min_tokens: int
 
 
 class ScenarioError(ValueError):
     """A scenario that cannot be played; the message names the offending part."""
+
+
+def _number(value: object, kind: type[_N], what: str) -> _N:
+    if isinstance(value, (int, float, str)):  # what int() and float() read
+        try:
+            return kind(value)
+        except ValueError:
+            pass
+    raise ScenarioError(f"{what} must be {'a whole number' if kind is int else 'a number'}, got {value!r}")
+
+
+def _optional(data: Mapping[str, object], key: str, where: str) -> float | None:
+    value = data.get(key)
+    return None if value is None else _number(value, float, f"{where}: '{key}'")
+
+
+def _string(data: Mapping[str, object], key: str, where: str) -> str | None:
+    value = data.get(key)
+    if value is None or isinstance(value, str):
+        return value
+    raise ScenarioError(f"{where}: '{key}' must be a string, got {type(value).__name__}")
+
+
+def _fault(value: object, where: str) -> int | str | None:
+    if isinstance(value, str) and value.isdigit():
+        value = int(value)
+    if value is None or (isinstance(value, int) and value in FAULTS):
+        return value
+    if isinstance(value, str) and value in NAMED_FAULTS:
+        return value
+    raise ScenarioError(
+        f"{where}: unknown fault {value!r}; use one of {sorted(FAULTS)} or {sorted(NAMED_FAULTS)}"
+    )
+
+
+def _section(data: Mapping[str, object], key: str) -> dict[str, object]:
+    """A part of the scenario that maps names to entries (absent or empty: none)."""
+    value = data.get(key) or {}
+    if not isinstance(value, Mapping):
+        raise ScenarioError(f"{key}: must be a mapping of names, got {type(value).__name__}")
+    return {str(k): v for k, v in value.items()}
 
 
 @dataclass
@@ -75,8 +185,8 @@ class Turn:
     """One scripted reply."""
 
     text: str | None = None
-    tools: list[dict[str, Any]] = field(default_factory=list)
-    content: list[dict[str, Any]] | None = None
+    tools: list[dict[str, object]] = field(default_factory=list)  # each with a string "name"
+    content: list[dict[str, object]] | None = None
     usage: dict[str, int] = field(default_factory=dict)
     stop_reason: str | None = None
     delay: float = 0.0
@@ -95,10 +205,10 @@ class Turn:
     resets_in: float | None = None
 
     @classmethod
-    def from_data(cls, data: Any, where: str) -> Turn:
+    def from_data(cls, data: object, where: str) -> Turn:
         if isinstance(data, str):
             return cls(text=data)
-        if not isinstance(data, dict):
+        if not isinstance(data, Mapping):
             raise ScenarioError(f"{where}: a turn must be a mapping or a string, got {type(data).__name__}")
         known = {
             "text",
@@ -118,46 +228,59 @@ class Turn:
             "retry_after",
             "resets_in",
         }
-        unknown = set(data) - known
-        if unknown:
-            raise ScenarioError(f"{where}: unknown keys {sorted(unknown)} (known: {sorted(known)})")
-        tools = list(data.get("tools") or [])
-        if data.get("tool") is not None:
-            tools.insert(0, data["tool"])
-        for i, tool in enumerate(tools):
-            if not isinstance(tool, dict) or not isinstance(tool.get("name"), str):
+        if unknown := sorted(str(k) for k in data if k not in known):
+            raise ScenarioError(f"{where}: unknown keys {unknown} (known: {sorted(known)})")
+        fields = mapping(data)
+        listed = fields.get("tools")
+        if listed and not isinstance(listed, (list, tuple)):
+            raise ScenarioError(f"{where}: 'tools' must be a list")
+        given = items(listed)
+        if fields.get("tool") is not None:
+            given.insert(0, fields["tool"])
+        tools: list[dict[str, object]] = []
+        for i, tool in enumerate(given):
+            call = mapping(tool)
+            if not isinstance(call.get("name"), str):
                 raise ScenarioError(f"{where}: tool #{i} needs a string 'name'")
-            if not isinstance(tool.get("input", {}), dict):
+            if not isinstance(call.get("input", {}), dict):
                 raise ScenarioError(f"{where}: tool #{i} 'input' must be a mapping")
-        fault = data.get("fault")
-        if isinstance(fault, str) and fault.isdigit():
-            fault = int(fault)
-        if fault is not None and fault not in FAULTS and fault not in NAMED_FAULTS:
-            raise ScenarioError(
-                f"{where}: unknown fault {fault!r}; use one of {sorted(FAULTS)} or {sorted(NAMED_FAULTS)}"
-            )
+            tools.append(call)
+        content = fields.get("content")
+        blocks = None
+        if content is not None:
+            # raw blocks go out as they are: each must be a JSON object to be a block at all
+            if not isinstance(content, (list, tuple)) or not all(isinstance(b, Mapping) for b in content):
+                raise ScenarioError(f"{where}: 'content' must be a list of blocks (mappings)")
+            blocks = [mapping(b) for b in content]
+        usage = fields.get("usage") or {}
+        if not isinstance(usage, Mapping):
+            raise ScenarioError(f"{where}: 'usage' must be a mapping of token counts")
+        odd = sorted(str(k) for k in usage if k not in USAGE_FIELDS)
+        if odd:
+            raise ScenarioError(f"{where}: unknown usage keys {odd} (known: {sorted(USAGE_FIELDS)})")
+        hold = fields.get("hold")
         turn = cls(
-            text=data.get("text"),
+            text=_string(fields, "text", where),
             tools=tools,
-            content=data.get("content"),
-            usage=dict(data.get("usage") or {}),
-            stop_reason=data.get("stop_reason"),
-            delay=float(data.get("delay", 0.0)),
-            elapse=float(data.get("elapse", 0.0)),
-            hold=None if data.get("hold") is None else str(data["hold"]),
-            fault=fault,
-            message=data.get("message"),
-            seconds=float(data.get("seconds", 0.0)),
-            after_events=int(data.get("after_events", 0)),
-            times=int(data.get("times", 1)),
-            retry_after=None if data.get("retry_after") is None else float(data["retry_after"]),
-            resets_in=None if data.get("resets_in") is None else float(data["resets_in"]),
+            content=blocks,
+            usage={str(k): _number(v, int, f"{where}: usage.{k}") for k, v in usage.items()},
+            stop_reason=_string(fields, "stop_reason", where),
+            delay=_number(fields.get("delay", 0.0), float, f"{where}: 'delay'"),
+            elapse=_number(fields.get("elapse", 0.0), float, f"{where}: 'elapse'"),
+            hold=None if hold is None else str(hold),
+            fault=_fault(fields.get("fault"), where),
+            message=_string(fields, "message", where),
+            seconds=_number(fields.get("seconds", 0.0), float, f"{where}: 'seconds'"),
+            after_events=_number(fields.get("after_events", 0), int, f"{where}: 'after_events'"),
+            times=_number(fields.get("times", 1), int, f"{where}: 'times'"),
+            retry_after=_optional(fields, "retry_after", where),
+            resets_in=_optional(fields, "resets_in", where),
         )
         if turn.times < 1:
             raise ScenarioError(f"{where}: 'times' must be >= 1")
         if turn.elapse < 0:
             raise ScenarioError(f"{where}: 'elapse' must be >= 0 (the clock only moves forward)")
-        if fault is None and turn.text is None and not turn.tools and turn.content is None:
+        if turn.fault is None and turn.text is None and not turn.tools and turn.content is None:
             raise ScenarioError(f"{where}: a turn needs text, tool(s), content or a fault")
         return turn
 
@@ -176,16 +299,15 @@ class Matcher:
     messages_contain: str | None = None  # anywhere in the conversation
 
     @classmethod
-    def from_data(cls, data: Any, where: str) -> Matcher:
+    def from_data(cls, data: object, where: str) -> Matcher:
         if isinstance(data, str):
             return cls(system=data)
-        if not isinstance(data, dict):
+        if not isinstance(data, Mapping):
             raise ScenarioError(f"{where}: a matcher must be a mapping or a string")
         names = set(cls.__dataclass_fields__)
-        unknown = set(data) - names
-        if unknown:
-            raise ScenarioError(f"{where}: unknown matcher keys {sorted(unknown)} (known: {sorted(names)})")
-        return cls(**{k: str(v) for k, v in data.items()})
+        if unknown := sorted(str(k) for k in data if k not in names):
+            raise ScenarioError(f"{where}: unknown matcher keys {unknown} (known: {sorted(names)})")
+        return cls(**{k: str(v) for k, v in mapping(data).items()})
 
     def matches(self, request: RequestView) -> bool:
         checks: list[tuple[str | None, Callable[[str], bool]]] = [
@@ -219,52 +341,58 @@ class Scenario:
     cache_min_tokens: int = 1024  # prefixes shorter than this are never cached (as in the API)
 
     @classmethod
-    def from_data(cls, data: Any) -> Scenario:
+    def from_data(cls, data: object) -> Scenario:
         if isinstance(data, Scenario):
             return data
-        if not isinstance(data, dict):
+        if not isinstance(data, Mapping):
             raise ScenarioError("a scenario must be a mapping")
         known = {"actors", "scripts", "rules", "default", "context_offset", "cache_min_tokens"}
-        unknown = set(data) - known
-        if unknown:
-            raise ScenarioError(f"unknown scenario keys {sorted(unknown)} (known: {sorted(known)})")
+        if unknown := sorted(str(k) for k in data if k not in known):
+            raise ScenarioError(f"unknown scenario keys {unknown} (known: {sorted(known)})")
+        fields = mapping(data)
         actors = {
             str(name): Matcher.from_data(m, f"actors.{name}")
-            for name, m in (data.get("actors") or {}).items()
+            for name, m in _section(fields, "actors").items()
         }
         scripts: dict[str, list[Turn]] = {}
-        for actor, turns in (data.get("scripts") or {}).items():
+        for actor, turns in _section(fields, "scripts").items():
             if not isinstance(turns, list):
                 raise ScenarioError(f"scripts.{actor}: must be a list of turns")
             scripts[str(actor)] = [Turn.from_data(t, f"scripts.{actor}[{i}]") for i, t in enumerate(turns)]
         for actor in scripts:
             if actor != "main" and actor not in actors:
                 raise ScenarioError(f"scripts.{actor}: no actor of that name (declare it under 'actors')")
+        listed = fields.get("rules")
+        if listed and not isinstance(listed, (list, tuple)):
+            raise ScenarioError("rules: must be a list of rules")
         rules = []
-        for i, rule in enumerate(data.get("rules") or []):
+        for i, given in enumerate(items(listed)):
             where = f"rules[{i}]"
-            if not isinstance(rule, dict) or "reply" not in rule:
+            rule = mapping(given)
+            if "reply" not in rule:
                 raise ScenarioError(f"{where}: a rule needs 'reply'")
-            actor = rule.get("actor")
-            if actor is not None and actor != "main" and actor not in actors:
-                raise ScenarioError(f"{where}: no actor named {actor!r}")
+            who = rule.get("actor")
+            if who is not None and not isinstance(who, str):
+                raise ScenarioError(f"{where}: 'actor' must be a string")
+            if who is not None and who != "main" and who not in actors:
+                raise ScenarioError(f"{where}: no actor named {who!r}")
             times = rule.get("times")
             rules.append(
                 Rule(
-                    actor=actor,
+                    actor=who,
                     when=Matcher.from_data(rule.get("when") or {}, f"{where}.when"),
                     reply=Turn.from_data(rule["reply"], f"{where}.reply"),
-                    times=None if times is None else int(times),
+                    times=None if times is None else _number(times, int, f"{where}: 'times'"),
                 )
             )
-        default = Turn.from_data(data["default"], "default") if "default" in data else Turn(text="ok")
+        default = Turn.from_data(fields["default"], "default") if "default" in fields else Turn(text="ok")
         return cls(
             actors=actors,
             scripts=scripts,
             rules=rules,
             default=default,
-            context_offset=int(data.get("context_offset", 0)),
-            cache_min_tokens=int(data.get("cache_min_tokens", 1024)),
+            context_offset=_number(fields.get("context_offset", 0), int, "'context_offset'"),
+            cache_min_tokens=_number(fields.get("cache_min_tokens", 1024), int, "'cache_min_tokens'"),
         )
 
     @classmethod
@@ -293,7 +421,7 @@ class Scenario:
         return "main"
 
 
-def _block_text(block: Any) -> str:
+def _block_text(block: object) -> str:
     if isinstance(block, str):
         return block
     if not isinstance(block, dict):
@@ -311,7 +439,7 @@ def _block_text(block: Any) -> str:
     return ""
 
 
-def content_text(content: Any) -> str:
+def content_text(content: object) -> str:
     """The readable text of a message's content (string or block list)."""
     if isinstance(content, list):
         return "\n".join(_block_text(b) for b in content)
@@ -319,15 +447,16 @@ def content_text(content: Any) -> str:
 
 
 class RequestView:
-    """Read-only helpers over one Messages API request body."""
+    """Read-only helpers over one Messages API request body (parsed JSON, any shape)."""
 
-    def __init__(self, body: dict[str, Any]):
+    def __init__(self, body: Mapping[str, object]):
         self.body = body
         system = body.get("system", "")
         self.system_text = content_text(system) if isinstance(system, list) else str(system or "")
         self.model = str(body.get("model", ""))
-        self.tool_names = [str(t.get("name", "")) for t in body.get("tools") or [] if isinstance(t, dict)]
-        self.messages: list[dict[str, Any]] = [m for m in body.get("messages") or [] if isinstance(m, dict)]
+        self.tool_names = [str(t.get("name", "")) for t in items(body.get("tools")) if isinstance(t, dict)]
+        given = items(body.get("messages"))
+        self.messages: list[dict[str, object]] = [mapping(m) for m in given if isinstance(m, dict)]
         users = [m for m in self.messages if m.get("role") == "user"]
         self.first_user_text = content_text(users[0].get("content")) if users else ""
         self.last_user_text = content_text(users[-1].get("content")) if users else ""

@@ -7,7 +7,8 @@ Each role is recognised by the rule text flower puts in its system prompt.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+
+from .scenario import MatcherData, RuleData, ScenarioData, ToolCall, TurnData
 
 QUESTION = "hello.py 要打印什么?"
 OPTIONS = ["hello", "hello, flower"]
@@ -60,15 +61,15 @@ BARE_VERDICTS = {
 VERDICTS = {state: text + EVIDENCE[state] for state, text in BARE_VERDICTS.items()}
 
 
-def _read(path: str) -> dict[str, Any]:
+def _read(path: str) -> ToolCall:
     return {"name": "Read", "input": {"file_path": path}}
 
 
 # the scripted judge's look before every verdict: the real Read tool on what the checks name
-LOOK: dict[str, Any] = {"tools": [_read("hello.py"), _read("README.md")]}
+LOOK: TurnData = {"tools": [_read("hello.py"), _read("README.md")]}
 
 
-def judged(verdict: str, *, look: dict[str, Any] | None = LOOK) -> list[dict[str, Any]]:
+def judged(verdict: str, *, look: TurnData | None = LOOK) -> list[TurnData]:
     """One judge turn as a script: the look first (real tool calls), then the verdict `verdict`
     (a state of VERDICTS, or a verdict's own text). ``look=None``: a judge that looks at nothing."""
     text = VERDICTS.get(verdict, verdict)
@@ -80,12 +81,12 @@ def proof(checks: list[str], path: str) -> str:
     return "\n\n## 证据\n" + "\n".join(f"- {c} — 读了 {path}" for c in checks)
 
 
-def looked(text: str, *paths: str) -> list[dict[str, Any]]:
+def looked(text: str, *paths: str) -> list[TurnData]:
     """A judge's turn that reads `paths` (the real Read tool) before it says `text`."""
     return [{"tools": [_read(p) for p in paths]}, {"text": text}]
 
 
-def judge_script(verdicts: tuple[str, ...], *, look: dict[str, Any] | None = LOOK) -> list[dict[str, Any]]:
+def judge_script(verdicts: tuple[str, ...], *, look: TurnData | None = LOOK) -> list[TurnData]:
     """The judge's script for rounds ruled `verdicts` in order, each looked at first."""
     return [turn for v in verdicts for turn in judged(v, look=look)]
 
@@ -104,7 +105,7 @@ HANDOVER_ASKED = "给下一个来接手这个工作区的工具"
 ORACLE_ROLE = "你的角色:旁路问答"
 
 # Each role of the starter flow, recognised by the rule text flower puts in its system prompt.
-STARTER_ACTORS: dict[str, dict[str, str]] = {
+STARTER_ACTORS: dict[str, MatcherData] = {
     "clarifier": {"system": "你的角色:确认者"},
     "goal_setter": {"system": "你的角色:判定者", "first_user_contains": "请据此设定目标"},
     "judge": {"system": "你的角色:判定者", "first_user_contains": "判定这一轮"},
@@ -116,11 +117,11 @@ STARTER_ACTORS: dict[str, dict[str, str]] = {
 }
 
 
-def _bash(command: str) -> dict[str, Any]:
+def _bash(command: str) -> TurnData:
     return {"tool": {"name": "Bash", "input": {"command": command, "description": command[:40]}}}
 
 
-def delegate(prompt: str, *, to: str = "coder") -> dict[str, Any]:
+def delegate(prompt: str, *, to: str = "coder") -> TurnData:
     """A coordinator's turn that hands `prompt` to the subagent `to` and waits for its report."""
     task = {"subagent_type": to, "description": prompt[:30], "prompt": prompt, "run_in_background": False}
     return {"text": f"派给 {to}。", "tool": {"name": "Agent", "input": task}}
@@ -128,7 +129,7 @@ def delegate(prompt: str, *, to: str = "coder") -> dict[str, Any]:
 
 def starter_scenario(
     *, verdicts: tuple[str, ...] = ("not_yet", "achieved", "achieved"), context: int = 0
-) -> dict[str, Any]:
+) -> ScenarioData:
     """A full starter run, plus one wake-up: the judge's rulings follow `verdicts` in order; the
     handover at the end of each run and any side question have one answer each.
 
@@ -171,7 +172,7 @@ def starter_scenario(
     }
 
 
-def resumable_starter_scenario(*, bash_seconds: float = 1.0) -> dict[str, Any]:
+def resumable_starter_scenario(*, bash_seconds: float = 1.0) -> ScenarioData:
     """A starter run that every role answers by what its conversation already holds, not by turn
     count: stopped at any point and continued, it still runs to an achieved goal. For kill tests.
 
@@ -181,10 +182,10 @@ def resumable_starter_scenario(*, bash_seconds: float = 1.0) -> dict[str, Any]:
     command = f"sleep {bash_seconds:g} && {HELLO_PY} && python3 hello.py"
     report = "结论:hello.py 写好了。\n依据:python3 hello.py 输出 hello。\n产物:hello.py\n未验证:无"
 
-    def rule(actor: str, reply: dict[str, Any], seen: str | None = None) -> dict[str, Any]:
+    def rule(actor: str, reply: TurnData, seen: str | None = None) -> RuleData:
         return {"actor": actor, "when": {"messages_contain": seen} if seen else {}, "reply": reply}
 
-    ask = {"tool": {"name": "mcp__human__ask", "input": {"question": QUESTION, "options": OPTIONS}}}
+    ask: TurnData = {"tool": {"name": "mcp__human__ask", "input": {"question": QUESTION, "options": OPTIONS}}}
     return {
         "actors": base["actors"],
         "rules": [
@@ -202,7 +203,7 @@ def resumable_starter_scenario(*, bash_seconds: float = 1.0) -> dict[str, Any]:
     }
 
 
-def prying_scenario(*, echoed: tuple[str, ...] = (), judge_runs: bool = True) -> dict[str, Any]:
+def prying_scenario(*, echoed: tuple[str, ...] = (), judge_runs: bool = True) -> ScenarioData:
     """A starter run whose worker (and judge, when `judge_runs`) print the environment and the
     workspace's .env, and whose coordinator and worker repeat `echoed` in their own words: what
     flower must keep out of everything it writes (tests of the redaction)."""
@@ -246,7 +247,7 @@ def prying_scenario(*, echoed: tuple[str, ...] = (), judge_runs: bool = True) ->
 
 # A judge that may run commands (judge_can_run): it runs the program and reads both files (real
 # tools, real results), and cites them check by check; README.md is three lines and a newline.
-RUN_AND_READ: dict[str, Any] = {
+RUN_AND_READ: TurnData = {
     "tools": [
         {"name": "Bash", "input": {"command": "python3 hello.py", "description": "run it"}},
         _read("README.md"),
@@ -277,12 +278,12 @@ _REPORT = (
 
 
 def judge_runs_scenario(
-    judge: list[dict[str, Any]] | None = None,
+    judge: list[TurnData] | None = None,
     *,
     goal: str = RAN_GOAL,
     rounds: int = 2,
     write: str = WRITE_HELLO,
-) -> dict[str, Any]:
+) -> ScenarioData:
     """The worker writes both files (`write`) in round 1 and only reports in the `rounds` - 1
     after; `judge` rules (by default: runs and reads, then not_yet on README.md; runs and reads
     again, then achieved)."""
@@ -297,7 +298,7 @@ def judge_runs_scenario(
             "coordinator": [
                 delegate("写 hello.py 和 README.md"),
                 {"text": "这一轮做完了:hello.py 和 README.md 都写好了。"},
-                *[{"text": "按判定者的反馈复核了一遍,文件都在。"} for _ in range(rounds - 1)],
+                *[TurnData(text="按判定者的反馈复核了一遍,文件都在。") for _ in range(rounds - 1)],
             ],
             "coder": [_bash(write), {"text": _REPORT}],
             "judge": judge,
@@ -307,7 +308,7 @@ def judge_runs_scenario(
     }
 
 
-NAMED: dict[str, Callable[[], dict[str, Any]]] = {
+NAMED: dict[str, Callable[[], ScenarioData]] = {
     "starter": starter_scenario,
     "resumable-starter": resumable_starter_scenario,
     "judge-runs": judge_runs_scenario,

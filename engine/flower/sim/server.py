@@ -13,16 +13,41 @@ import math
 import threading
 import time
 import uuid
-from typing import Any
+from collections.abc import Coroutine, Mapping
+from typing import NotRequired, TypedDict
 
 from aiohttp import web
 
-from .cache import CacheError, PromptCache, SimClock, prompt_tokens
-from .scenario import FAULTS, RequestView, Rule, Scenario, Turn
+from ..base.loose import items, mapping, text
+from .cache import CacheCreation, CacheError, PromptCache, SimClock, prompt_tokens
+from .scenario import FAULTS, USAGE_FIELDS, RequestView, Rule, Scenario, Turn
 
 # Headers never recorded: a request log must not hold a credential, even a dummy one.
 _SECRET_HEADERS = {"x-api-key", "authorization", "proxy-authorization", "cookie"}
 _INPUT_FIELDS = {"input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens"}
+
+
+class Usage(TypedDict):
+    """The usage object of an answer, as the API reports it."""
+
+    output_tokens: int
+    input_tokens: int
+    cache_creation_input_tokens: int
+    cache_read_input_tokens: int
+    cache_creation: NotRequired[CacheCreation]  # absent when the turn states the input side
+
+
+class Answer(TypedDict):
+    """A Messages API response body."""
+
+    id: str
+    type: str
+    role: str
+    model: str
+    content: list[dict[str, object]]
+    stop_reason: str
+    stop_sequence: None
+    usage: Usage
 
 
 class Recorded(RequestView):
@@ -33,35 +58,34 @@ class Recorded(RequestView):
     ``at`` the sim clock's time when the request was served, ``wall`` the wall clock's.
     """
 
-    def __init__(self, body: dict[str, Any], *, path: str, headers: dict[str, str], actor: str, at: float):
+    def __init__(
+        self, body: Mapping[str, object], *, path: str, headers: dict[str, str], actor: str, at: float
+    ):
         RequestView.__init__(self, body)
         self.path = path
         self.headers = headers
         self.actor = actor
         self.reply = ""
         self.at = at
-        self.usage: dict[str, Any] | None = None
+        self.usage: Usage | None = None
         self.wall = time.time()  # when it arrived on the wall clock (a limit's reset is a moment)
 
     @property
     def stream(self) -> bool:
         return bool(self.body.get("stream"))
 
-    def tool_results(self) -> list[dict[str, Any]]:
+    def tool_results(self) -> list[dict[str, object]]:
         """Every tool_result block the model was shown, oldest first."""
-        out: list[dict[str, Any]] = []
-        for m in self.messages:
-            content = m.get("content")
-            if isinstance(content, list):
-                out.extend(b for b in content if isinstance(b, dict) and b.get("type") == "tool_result")
-        return out
+        return self._blocks("tool_result")
 
-    def tool_uses(self) -> list[dict[str, Any]]:
-        out: list[dict[str, Any]] = []
+    def tool_uses(self) -> list[dict[str, object]]:
+        return self._blocks("tool_use")
+
+    def _blocks(self, kind: str) -> list[dict[str, object]]:
+        out: list[dict[str, object]] = []
         for m in self.messages:
-            content = m.get("content")
-            if isinstance(content, list):
-                out.extend(b for b in content if isinstance(b, dict) and b.get("type") == "tool_use")
+            blocks = (mapping(b) for b in items(m.get("content")) if isinstance(b, dict))
+            out.extend(b for b in blocks if b.get("type") == kind)
         return out
 
 
@@ -73,7 +97,9 @@ class SimServer:
     to let entries expire without waiting.
     """
 
-    def __init__(self, scenario: Scenario | dict[str, Any], *, port: int = 0, clock: SimClock | None = None):
+    def __init__(
+        self, scenario: Scenario | Mapping[str, object], *, port: int = 0, clock: SimClock | None = None
+    ):
         self.scenario = Scenario.from_data(scenario)
         self.host = "127.0.0.1"  # never anything else: nothing of ours listens beyond loopback
         self.port = port
@@ -90,7 +116,7 @@ class SimServer:
         self._runner: web.AppRunner | None = None
         self._site: web.TCPSite | None = None
         self._away_until = 0.0
-        self._tasks: set[asyncio.Task[Any]] = set()
+        self._tasks: set[asyncio.Task[object]] = set()
         self._gates: dict[str, asyncio.Event] = {}
 
     # -- lifecycle ---------------------------------------------------------------------
@@ -138,7 +164,7 @@ class SimServer:
     def __enter__(self) -> SimServer:
         return self.start()
 
-    def __exit__(self, *exc: Any) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.stop()
 
     async def _start(self) -> None:
@@ -196,7 +222,7 @@ class SimServer:
     def _gate(self, name: str) -> asyncio.Event:
         return self._gates.setdefault(name, asyncio.Event())
 
-    def _spawn(self, coro: Any) -> None:
+    def _spawn(self, coro: Coroutine[object, object, object]) -> None:
         task = asyncio.ensure_future(coro)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
@@ -271,14 +297,14 @@ class SimServer:
             if task is not None:
                 self._tasks.discard(task)
 
-    async def _read_body(self, request: web.Request) -> dict[str, Any] | web.Response:
+    async def _read_body(self, request: web.Request) -> dict[str, object] | web.Response:
         try:
             body = json.loads(await request.read())
         except (ValueError, UnicodeDecodeError) as exc:
             return _error(400, "invalid_request_error", f"malformed JSON body: {exc}")
         if not isinstance(body, dict):
             return _error(400, "invalid_request_error", "the request body must be a JSON object")
-        return body
+        return mapping(body)
 
     async def _count_tokens(self, request: web.Request) -> web.StreamResponse:
         body = await self._read_body(request)
@@ -286,7 +312,7 @@ class SimServer:
             return body
         return web.json_response({"input_tokens": self._estimate_input(body)})
 
-    def _estimate_input(self, body: dict[str, Any]) -> int:
+    def _estimate_input(self, body: Mapping[str, object]) -> int:
         return prompt_tokens(body) + self.scenario.context_offset
 
     async def _messages(self, request: web.Request) -> web.StreamResponse:
@@ -346,8 +372,8 @@ class SimServer:
             # the client hung up mid-answer (a person interrupted): nothing left to answer
             raise asyncio.CancelledError from None
 
-    def _compose(self, body: dict[str, Any], turn: Turn) -> dict[str, Any]:
-        blocks: list[dict[str, Any]] = []
+    def _compose(self, body: Mapping[str, object], turn: Turn) -> Answer:
+        blocks: list[dict[str, object]] = []
         if turn.content is not None:
             blocks = [dict(b) for b in turn.content]
         else:
@@ -367,15 +393,28 @@ class SimServer:
         has_tool = any(b.get("type") == "tool_use" for b in blocks)
         out_text = json.dumps(blocks, ensure_ascii=False)
         cached = self.cache.serve(body)
-        usage: dict[str, Any] = {"output_tokens": max(1, math.ceil(len(out_text) / 4))}
+        output = max(1, math.ceil(len(out_text) / 4))
+        usage: Usage
         if _INPUT_FIELDS & set(turn.usage):
             # a scenario that states the input side gets exactly that (unstated parts are 0)
-            usage.update(input_tokens=self._estimate_input(body), cache_creation_input_tokens=0)
-            usage["cache_read_input_tokens"] = 0
+            usage = {
+                "output_tokens": output,
+                "input_tokens": self._estimate_input(body),
+                "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": 0,
+            }
         else:
-            usage.update(cached.as_usage())
-            usage["input_tokens"] += self.scenario.context_offset
-        usage.update({k: int(v) for k, v in turn.usage.items()})
+            side = cached.as_usage()
+            usage = {
+                "output_tokens": output,
+                "input_tokens": side["input_tokens"] + self.scenario.context_offset,
+                "cache_creation_input_tokens": side["cache_creation_input_tokens"],
+                "cache_read_input_tokens": side["cache_read_input_tokens"],
+                "cache_creation": side["cache_creation"],
+            }
+        for name in USAGE_FIELDS:  # Turn.from_data lets no other name through
+            if name in turn.usage:
+                usage[name] = turn.usage[name]
         return {
             "id": f"msg_sim{uuid.uuid4().hex[:20]}",
             "type": "message",
@@ -387,7 +426,7 @@ class SimServer:
             "usage": usage,
         }
 
-    async def _stream(self, request: web.Request, message: dict[str, Any], turn: Turn) -> web.StreamResponse:
+    async def _stream(self, request: web.Request, message: Answer, turn: Turn) -> web.StreamResponse:
         resp = web.StreamResponse(
             status=200,
             headers={
@@ -399,7 +438,7 @@ class SimServer:
         await resp.prepare(request)
         sent = 0
 
-        async def send(event: str, data: dict[str, Any]) -> None:
+        async def send(event: str, data: dict[str, object]) -> None:
             nonlocal sent
             if (
                 turn.fault in {"drop", "stall", "stream_error"}
@@ -415,7 +454,8 @@ class SimServer:
         head = dict(message, content=[], stop_reason=None, usage=dict(usage, output_tokens=1))
         await send("message_start", {"type": "message_start", "message": head})
         for index, block in enumerate(message["content"]):
-            if block["type"] == "text":
+            # a scenario's raw blocks come as they were written: read, never trusted to be whole
+            if block.get("type") == "text":
                 await send(
                     "content_block_start",
                     {
@@ -424,7 +464,7 @@ class SimServer:
                         "content_block": {"type": "text", "text": ""},
                     },
                 )
-                for piece in _chunks(block["text"], 3):
+                for piece in _chunks(text(block.get("text")), 3):
                     await send(
                         "content_block_delta",
                         {
@@ -433,8 +473,8 @@ class SimServer:
                             "delta": {"type": "text_delta", "text": piece},
                         },
                     )
-            elif block["type"] == "tool_use":
-                start = {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}
+            elif block.get("type") == "tool_use":
+                start = {"type": "tool_use", "id": block.get("id"), "name": block.get("name"), "input": {}}
                 await send(
                     "content_block_start",
                     {"type": "content_block_start", "index": index, "content_block": start},
