@@ -14,7 +14,7 @@ import asyncio
 import dataclasses
 import logging
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from flower.core.agent import HandoffPolicy
 from flower.core.events import (
@@ -78,7 +78,7 @@ class RunHistory(Feature):
             return await self.history_of(self.server.folder_arg(args.folder))
 
     # -- the request ---------------------------------------------------------------------------
-    async def history_of(self, folder: Folder) -> dict[str, Any]:
+    async def history_of(self, folder: Folder) -> dict[str, object]:
         """The flower/history answer for a folder (a p.HistoryResult as JSON)."""
         history = await self._build(folder)
         if folder.uri in self.live:
@@ -174,7 +174,7 @@ class RunHistory(Feature):
         self.revision[folder.uri] = self.revision.get(folder.uri, 0) + 1
         return self.revision[folder.uri]
 
-    def _send(self, folder: Folder, params: p.HistoryUpdateParams | dict[str, Any]) -> None:
+    def _send(self, folder: Folder, params: p.HistoryUpdateParams | dict[str, object]) -> None:
         if self.server.client.can.flower.history:  # the client declared experimental.flower.history
             self.server.client.send(p.HISTORY_UPDATE, params)
 
@@ -194,26 +194,27 @@ def _keep_question(live: LiveRun, event: Question) -> None:
 # -- the wire ------------------------------------------------------------------------------------
 
 
-def payload(history: History, folder_uri: str, revision: int) -> dict[str, Any]:
+def payload(history: History, folder_uri: str, revision: int) -> dict[str, object]:
     """The engine's history as flower/history answers it (a p.HistoryResult as JSON): failed
     checks located in 目标.md, document URIs. Built as JSON directly: checking it against the
     protocol's types (`checked`) costs more than building it, so the tests do that, not every
     update of a long run."""
-    data: dict[str, Any] = dataclasses.asdict(history)
+    data: dict[str, object] = dataclasses.asdict(history)
     checks = [(c.line, c.text) for c in history.checks]
     rounds = [r for w in history.wakes for s in w.steps for r in s.rounds]
-    records = [r for w in data["wakes"] for s in w["steps"] for r in s["rounds"]]
+    # the JSON copy mirrors the dataclasses: what is added is read from them, placed in the copy
+    records = [r for w in _dicts(data["wakes"]) for s in _dicts(w["steps"]) for r in _dicts(s["rounds"])]
     for round_, record in zip(rounds, records, strict=True):
         verdict = record["verdict"]
-        if round_.verdict is not None:
+        if round_.verdict is not None and isinstance(verdict, dict):
             v = round_.verdict
             states = check_states(v.state, v.failed, v.unproven, v.evidence)
-            verdict["failed"] = [{"text": f, "line": locate_check(f, checks)} for f in verdict["failed"]]
-            for evidence, state in zip(verdict["evidence"], states, strict=True):
-                evidence["check_line"] = locate_check(evidence["check"], checks)
+            verdict["failed"] = [{"text": f, "line": locate_check(f, checks)} for f in v.failed]
+            for evidence, kept, state in zip(_dicts(verdict["evidence"]), v.evidence, states, strict=True):
+                evidence["check_line"] = locate_check(kept.check, checks)
                 evidence["state"] = state
-        for handoff in record["handoffs"]:
-            handoff["uri"] = uri_of(handoff["path"]) if handoff["path"] else None
+        for handoff, record_of in zip(_dicts(record["handoffs"]), round_.handoffs, strict=True):
+            handoff["uri"] = uri_of(record_of.path) if record_of.path else None
     data.update(
         folder=folder_uri,
         revision=revision,
@@ -221,6 +222,11 @@ def payload(history: History, folder_uri: str, revision: int) -> dict[str, Any]:
         goal_uri=uri_of(history.goal),
     )
     return data
+
+
+def _dicts(value: object) -> list[dict[str, object]]:
+    """The objects of a JSON array in `dataclasses.asdict`'s copy (the same dicts, to fill in)."""
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
 
 
 def checked(data: object) -> p.HistoryResult:
@@ -233,6 +239,6 @@ def update(folder_uri: str, revision: int, turn: Turn) -> p.HistoryUpdateParams:
     return p.HistoryUpdateParams(folder_uri, revision, turn=p.HistoryTurn(**dataclasses.asdict(turn)))
 
 
-def whole(folder_uri: str, revision: int, history: dict[str, Any]) -> dict[str, Any]:
+def whole(folder_uri: str, revision: int, history: dict[str, object]) -> dict[str, object]:
     """The update that carries the history whole (a p.HistoryUpdateParams as JSON)."""
     return {"folder": folder_uri, "revision": revision, "turn": None, "history": history}

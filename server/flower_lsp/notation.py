@@ -6,18 +6,18 @@ from __future__ import annotations
 import dataclasses
 import types
 import typing
-from typing import Any, Literal, Union
+from typing import Literal, Union
 
 from . import protocol as p
 
 
-def ts_type(tp: Any) -> str:
+def ts_type(tp: object) -> str:
     """The TypeScript spelling of a payload field's type."""
     for alias, target in p.ALIASES.items():
         if tp == target:
             return alias
     origin, args = typing.get_origin(tp), typing.get_args(tp)
-    if tp is Any:
+    if tp is object or tp is typing.Any:  # whatever JSON comes
         return "unknown"
     if origin in (Union, types.UnionType):
         parts = [ts_type(a) for a in args if a is not type(None)]
@@ -33,7 +33,8 @@ def ts_type(tp: Any) -> str:
         return f"Record<string, {ts_type(args[1])}>"
     if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         return tp.__name__
-    return {str: "string", bool: "boolean", int: "number", float: "number"}[tp]
+    names: dict[object, str] = {str: "string", bool: "boolean", int: "number", float: "number"}
+    return names[tp]
 
 
 def ts_string(value: str) -> str:

@@ -19,7 +19,7 @@ names as written (snake_case), because the payloads mirror the engine's own name
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Literal, TypeVar
 
 # the judge's conclusions are the engine's: one definition for the engine, the wire and TypeScript
 from flower.core.events import AskState, VerdictState
@@ -66,8 +66,9 @@ EventKind = Literal[
 Offer = Literal["start"]
 
 
-def _doc(text: str, **kw: Any) -> Any:
-    return field(metadata={"doc": text}, **kw)
+def _doc(text: str) -> dict[str, str]:
+    """A field's wire documentation, as its metadata (the generators and the reference read it)."""
+    return {"doc": text}
 
 
 # -- initialize ---------------------------------------------------------------------------------
@@ -78,58 +79,75 @@ class InitOptions:
     """initializationOptions the server understands; every field is optional and a bad value is
     reported and replaced by its default, never a failed initialize."""
 
-    run_dir: str = _doc(
-        "the run directory, relative to each workspace folder (the CLI's `-r`)", default="runs"
+    run_dir: str = field(
+        metadata=_doc("the run directory, relative to each workspace folder (the CLI's `-r`)"), default="runs"
     )
-    timeout_s: float | None = _doc(
-        "seconds a question waits for an answer; 0 = never wait, null = forever", default=1800.0
+    timeout_s: float | None = field(
+        metadata=_doc("seconds a question waits for an answer; 0 = never wait, null = forever"),
+        default=1800.0,
     )
-    window: int | None = _doc(
-        "the model's context window for handoffs; null = inferred from the model", default=None
+    window: int | None = field(
+        metadata=_doc("the model's context window for handoffs; null = inferred from the model"), default=None
     )
-    sandbox: SandboxMode = _doc(
-        "how Bash commands are confined (the CLI's `--sandbox`): require = no run without the "
-        "sandbox, auto = the sandbox where it works, else one line says why not, off = unconfined",
+    sandbox: SandboxMode = field(
+        metadata=_doc(
+            "how Bash commands are confined (the CLI's `--sandbox`): require = no run without the "
+            "sandbox, auto = the sandbox where it works, else one line says why not, off = unconfined"
+        ),
         default="auto",
     )
-    budget_usd: float | None = _doc(
-        "dollars a run may spend (the CLI's `--budget`); null or 0 = no ceiling. Reached, the run "
-        "ends in phase `budget` (stopped: budget) and a new budget continues it",
+    budget_usd: float | None = field(
+        metadata=_doc(
+            "dollars a run may spend (the CLI's `--budget`); null or 0 = no ceiling. Reached, the run "
+            "ends in phase `budget` (stopped: budget) and a new budget continues it"
+        ),
         default=None,
     )
-    round_budget_usd: float | None = _doc(
-        "dollars each round (the work and its verdict) may spend (the CLI's `--round-budget`); "
-        "null or 0 = no ceiling",
+    round_budget_usd: float | None = field(
+        metadata=_doc(
+            "dollars each round (the work and its verdict) may spend (the CLI's `--round-budget`); "
+            "null or 0 = no ceiling"
+        ),
         default=None,
     )
-    stall_rounds: int | None = _doc(
-        "judged rounds in a row failing the same checks with the workspace unchanged before the run "
-        "stops and asks: go on, change the goal or stop (the CLI's `--stall-rounds`); 0 = never; "
-        "null = the server's $FLOWER_STALL_ROUNDS, else 3",
+    stall_rounds: int | None = field(
+        metadata=_doc(
+            "judged rounds in a row failing the same checks with the workspace unchanged before the run "
+            "stops and asks: go on, change the goal or stop (the CLI's `--stall-rounds`); 0 = never; "
+            "null = the server's $FLOWER_STALL_ROUNDS, else 3"
+        ),
         default=None,
     )
-    notify: str | None = _doc(
-        "a command run for each notice (asked, finished, stopped, budget, limit_wait) with the notice "
-        "as JSON on stdin (the CLI's `--notify`): split into words as a shell would, run without a "
-        "shell, without credentials in its environment, bounded in time; null or empty = the "
-        "server's $FLOWER_NOTIFY, else none",
+    notify: str | None = field(
+        metadata=_doc(
+            "a command run for each notice (asked, finished, stopped, budget, limit_wait) with the notice "
+            "as JSON on stdin (the CLI's `--notify`): split into words as a shell would, run without a "
+            "shell, without credentials in its environment, bounded in time; null or empty = the "
+            "server's $FLOWER_NOTIFY, else none"
+        ),
         default=None,
     )
-    judge_can_run: bool = _doc(
-        "the judge may run commands to check the work (the CLI's `--judge-can-run`): harder "
-        "verdicts, at the price that it can also change the workspace",
+    judge_can_run: bool = field(
+        metadata=_doc(
+            "the judge may run commands to check the work (the CLI's `--judge-can-run`): harder "
+            "verdicts, at the price that it can also change the workspace"
+        ),
         default=False,
     )
-    folders: dict[str, InitOptions] = _doc(
-        "per workspace folder (keyed by its URI): that folder's own options, replacing these for it",
+    folders: dict[str, InitOptions] = field(
+        metadata=_doc(
+            "per workspace folder (keyed by its URI): that folder's own options, replacing these for it"
+        ),
         default_factory=dict,
     )
 
     # -- a shared store (issue 18) --------------------------------------------------------------
-    store: str | None = _doc(
-        "a shared session store's URL (postgresql://...), the editor's `flower.store`; null = the "
-        "server's $FLOWER_STORE, else each run directory's sessions.db. Never logged: messages show "
-        "it with the password masked",
+    store: str | None = field(
+        metadata=_doc(
+            "a shared session store's URL (postgresql://...), the editor's `flower.store`; null = the "
+            "server's $FLOWER_STORE, else each run directory's sessions.db. Never logged: messages show "
+            "it with the password masked"
+        ),
         default=None,
     )
 
@@ -141,7 +159,9 @@ class InitOptions:
 class ContinueArgs:
     """Wake the folder's last run and go on (the "Flower: Continue" behaviour)."""
 
-    folder: str | None = _doc("URI of the workspace folder; default: the first folder", default=None)
+    folder: str | None = field(
+        metadata=_doc("URI of the workspace folder; default: the first folder"), default=None
+    )
 
 
 @dataclass
@@ -149,9 +169,15 @@ class StartArgs:
     """Start a run with a request. On a folder that can be continued, the words are added to the
     woken run (appended to 需求.md, the goal re-derived), unless `new` archives it first."""
 
-    ask: str = _doc("the request in one sentence; may be empty only when the folder can be continued")
-    new: bool = _doc("archive lineage + 需求.md + 目标.md and start over (`flower --new`)", default=False)
-    folder: str | None = _doc("URI of the workspace folder; default: the first folder", default=None)
+    ask: str = field(
+        metadata=_doc("the request in one sentence; may be empty only when the folder can be continued")
+    )
+    new: bool = field(
+        metadata=_doc("archive lineage + 需求.md + 目标.md and start over (`flower --new`)"), default=False
+    )
+    folder: str | None = field(
+        metadata=_doc("URI of the workspace folder; default: the first folder"), default=None
+    )
 
 
 @dataclass
@@ -162,34 +188,45 @@ class SayArgs:
     inbox; otherwise `ok: false` says why (too long for one message or the inbox, refused by the CLI, no run,
     the run ended). Not there within 25 s: the reply says "not yet", a later showMessage how it went."""
 
-    text: str = _doc("what the person says")
-    folder: str | None = _doc("URI of the workspace folder; default: the first folder", default=None)
+    text: str = field(metadata=_doc("what the person says"))
+    folder: str | None = field(
+        metadata=_doc("URI of the workspace folder; default: the first folder"), default=None
+    )
 
 
 @dataclass
 class StopArgs:
     """Stop the folder's run. Lineage and manifest stay consistent; `flower.continue` resumes it."""
 
-    folder: str | None = _doc("URI of the workspace folder; default: the first folder", default=None)
+    folder: str | None = field(
+        metadata=_doc("URI of the workspace folder; default: the first folder"), default=None
+    )
 
 
 @dataclass
 class OpenDocumentArgs:
     """Ask the server to open one of the run's documents with window/showDocument."""
 
-    which: DocumentName = _doc("brief = 需求.md, goal = 目标.md, handoff = the latest handoff document")
-    folder: str | None = _doc("URI of the workspace folder; default: the first folder", default=None)
+    which: DocumentName = field(
+        metadata=_doc("brief = 需求.md, goal = 目标.md, handoff = the latest handoff document")
+    )
+    folder: str | None = field(
+        metadata=_doc("URI of the workspace folder; default: the first folder"), default=None
+    )
 
 
 @dataclass
 class AnswerArgs:
     """Answer a pending question (also what the verdict code actions run)."""
 
-    text: str = _doc("the answer; an option's text or free text; empty = skip the question")
-    id: str | None = _doc(
-        "the question's id, as in AskParams.id; default: the folder's oldest waiting question", default=None
+    text: str = field(metadata=_doc("the answer; an option's text or free text; empty = skip the question"))
+    id: str | None = field(
+        metadata=_doc("the question's id, as in AskParams.id; default: the folder's oldest waiting question"),
+        default=None,
     )
-    folder: str | None = _doc("URI of the workspace folder; default: the first folder", default=None)
+    folder: str | None = field(
+        metadata=_doc("URI of the workspace folder; default: the first folder"), default=None
+    )
 
 
 @dataclass
@@ -198,8 +235,10 @@ class AsideArgs:
     the run's recent events and its workbench, in a Runtime of its own under `<run_dir>/aside/`.
     The run is neither interrupted nor delayed, and nothing of it enters the run's context."""
 
-    question: str = _doc("the question")
-    folder: str | None = _doc("URI of the workspace folder; default: the first folder", default=None)
+    question: str = field(metadata=_doc("the question"))
+    folder: str | None = field(
+        metadata=_doc("URI of the workspace folder; default: the first folder"), default=None
+    )
 
 
 @dataclass
@@ -208,15 +247,21 @@ class RewindArgs:
     (`flower rewind N`). With `preview` nothing changes: the result lists what would, for the
     client's confirmation."""
 
-    round: int = _doc("the judged round to go back to (1, 2, ...)")
-    preview: bool = _doc("only say what the rewind would change", default=False)
-    remark: str = _doc("words the step hears first when it continues from that round", default="")
-    restore_my_edits: bool = _doc(
-        "put back the files the person changed by hand since the newest checkpoint too (their "
-        "bytes are kept first); default: those are kept as they are and listed",
+    round: int = field(metadata=_doc("the judged round to go back to (1, 2, ...)"))
+    preview: bool = field(metadata=_doc("only say what the rewind would change"), default=False)
+    remark: str = field(
+        metadata=_doc("words the step hears first when it continues from that round"), default=""
+    )
+    restore_my_edits: bool = field(
+        metadata=_doc(
+            "put back the files the person changed by hand since the newest checkpoint too (their "
+            "bytes are kept first); default: those are kept as they are and listed"
+        ),
         default=False,
     )
-    folder: str | None = _doc("URI of the workspace folder; default: the first folder", default=None)
+    folder: str | None = field(
+        metadata=_doc("URI of the workspace folder; default: the first folder"), default=None
+    )
 
 
 @dataclass
@@ -224,15 +269,25 @@ class RewindResult:
     """What a rewind did, or (preview) would do. Refusals (a run in progress, no such round, no
     checkpoints) are `ok: false` with the reason in `message`, never a protocol error."""
 
-    ok: bool = _doc("whether the rewind was done (preview: whether it can be)")
-    message: str = _doc("one line for the person")
-    round: int = _doc("the round asked for", default=0)
-    changed: list[str] = _doc("workspace paths put back to the round's bytes", default_factory=list)
-    removed: list[str] = _doc("workspace paths removed (made after the round)", default_factory=list)
-    kept: list[str] = _doc("the person's own edits, left as they are", default_factory=list)
-    restored_edits: list[str] = _doc("the person's own edits put back too", default_factory=list)
-    session_cut: bool = _doc("the step's conversation resumes at the end of the round", default=False)
-    rounds: list[int] = _doc("the judged rounds that can be gone back to", default_factory=list)
+    ok: bool = field(metadata=_doc("whether the rewind was done (preview: whether it can be)"))
+    message: str = field(metadata=_doc("one line for the person"))
+    round: int = field(metadata=_doc("the round asked for"), default=0)
+    changed: list[str] = field(
+        metadata=_doc("workspace paths put back to the round's bytes"), default_factory=list
+    )
+    removed: list[str] = field(
+        metadata=_doc("workspace paths removed (made after the round)"), default_factory=list
+    )
+    kept: list[str] = field(metadata=_doc("the person's own edits, left as they are"), default_factory=list)
+    restored_edits: list[str] = field(
+        metadata=_doc("the person's own edits put back too"), default_factory=list
+    )
+    session_cut: bool = field(
+        metadata=_doc("the step's conversation resumes at the end of the round"), default=False
+    )
+    rounds: list[int] = field(
+        metadata=_doc("the judged rounds that can be gone back to"), default_factory=list
+    )
 
 
 @dataclass
@@ -242,15 +297,19 @@ class ForkArgs:
     resumes the round's conversation; the folder's own run is left untouched. With `preview`
     nothing is made: the result says where it would go and what it would hold."""
 
-    round: int = _doc("the judged round to fork from (1, 2, ...)")
-    preview: bool = _doc("only say what the fork would make", default=False)
-    remark: str = _doc("words the new run's step hears first when it continues", default="")
-    into: str | None = _doc(
-        "absolute path of the new workspace (an empty or missing folder); default: beside the"
-        " workspace, <name>-fork-r<N>-<time> (pass a preview's `workspace` to fork there)",
+    round: int = field(metadata=_doc("the judged round to fork from (1, 2, ...)"))
+    preview: bool = field(metadata=_doc("only say what the fork would make"), default=False)
+    remark: str = field(metadata=_doc("words the new run's step hears first when it continues"), default="")
+    into: str | None = field(
+        metadata=_doc(
+            "absolute path of the new workspace (an empty or missing folder); default: beside the"
+            " workspace, <name>-fork-r<N>-<time> (pass a preview's `workspace` to fork there)"
+        ),
         default=None,
     )
-    folder: str | None = _doc("URI of the workspace folder; default: the first folder", default=None)
+    folder: str | None = field(
+        metadata=_doc("URI of the workspace folder; default: the first folder"), default=None
+    )
 
 
 @dataclass
@@ -259,19 +318,24 @@ class ForkResult:
     shared session store, a folder that is taken) are `ok: false` with the reason in `message`,
     never a protocol error; a run in progress is none (the fork leaves it alone)."""
 
-    ok: bool = _doc("whether the fork was made (preview: whether it can be)")
-    message: str = _doc("one line for the person")
-    round: int = _doc("the round asked for", default=0)
-    workspace: str = _doc("absolute path of the new workspace", default="")
-    run_dir: str = _doc("absolute path of the new run folder", default="")
-    worktree: bool = _doc("the new workspace is (would be) a git worktree of the repository", default=False)
-    files: list[str] = _doc(
-        "the workspace paths the new workspace holds with the round's bytes", default_factory=list
+    ok: bool = field(metadata=_doc("whether the fork was made (preview: whether it can be)"))
+    message: str = field(metadata=_doc("one line for the person"))
+    round: int = field(metadata=_doc("the round asked for"), default=0)
+    workspace: str = field(metadata=_doc("absolute path of the new workspace"), default="")
+    run_dir: str = field(metadata=_doc("absolute path of the new run folder"), default="")
+    worktree: bool = field(
+        metadata=_doc("the new workspace is (would be) a git worktree of the repository"), default=False
     )
-    session_cut: bool = _doc(
-        "the new run's step resumes the conversation at the end of the round", default=False
+    files: list[str] = field(
+        metadata=_doc("the workspace paths the new workspace holds with the round's bytes"),
+        default_factory=list,
     )
-    rounds: list[int] = _doc("the judged rounds that can be forked from", default_factory=list)
+    session_cut: bool = field(
+        metadata=_doc("the new run's step resumes the conversation at the end of the round"), default=False
+    )
+    rounds: list[int] = field(
+        metadata=_doc("the judged rounds that can be forked from"), default_factory=list
+    )
 
 
 @dataclass
@@ -279,11 +343,13 @@ class AsideResult:
     """The answer to flower.aside, for the client to show where the person asked. A failure is
     `ok: false` with the reason in `message`, never a protocol error."""
 
-    ok: bool = _doc("whether the oracle answered")
-    message: str = _doc("one line for the person: the answer's first line, or why there is none")
-    answer: str = _doc("the whole answer (markdown); empty when there is none", default="")
-    cost_usd: float = _doc(
-        "dollars the side question cost, booked in <run_dir>/aside/manifest.json", default=0.0
+    ok: bool = field(metadata=_doc("whether the oracle answered"))
+    message: str = field(
+        metadata=_doc("one line for the person: the answer's first line, or why there is none")
+    )
+    answer: str = field(metadata=_doc("the whole answer (markdown); empty when there is none"), default="")
+    cost_usd: float = field(
+        metadata=_doc("dollars the side question cost, booked in <run_dir>/aside/manifest.json"), default=0.0
     )
 
 
@@ -292,12 +358,12 @@ class CommandResult:
     """What every flower command returns. Refusals (a run already in progress, nothing to
     continue, an unwritable workspace) are `ok: false` with a message, never a protocol error."""
 
-    ok: bool = _doc("whether the command did what was asked")
-    message: str = _doc("one line for the person")
-    offer: Offer | None = _doc(
-        '"start" when there was nothing to continue and a new run is offered', default=None
+    ok: bool = field(metadata=_doc("whether the command did what was asked"))
+    message: str = field(metadata=_doc("one line for the person"))
+    offer: Offer | None = field(
+        metadata=_doc('"start" when there was nothing to continue and a new run is offered'), default=None
     )
-    uri: str | None = _doc("the document concerned (flower.openDocument)", default=None)
+    uri: str | None = field(metadata=_doc("the document concerned (flower.openDocument)"), default=None)
 
 
 # -- flower/state -------------------------------------------------------------------------------
@@ -307,68 +373,78 @@ class CommandResult:
 class StateParams:
     """Parameters of the flower/state request."""
 
-    folder: str | None = _doc("URI of the workspace folder; default: the first folder", default=None)
+    folder: str | None = field(
+        metadata=_doc("URI of the workspace folder; default: the first folder"), default=None
+    )
 
 
 @dataclass
 class VerdictInfo:
     """One judge round's verdict."""
 
-    state: VerdictState = _doc(
-        '"achieved", "not_yet", "unreachable", or "" when no conclusion was recognised'
+    state: VerdictState = field(
+        metadata=_doc('"achieved", "not_yet", "unreachable", or "" when no conclusion was recognised')
     )
-    reason: str = _doc("the judge's reason")
-    failed: list[str] = _doc("checklist items that did not pass")
-    round: int = _doc("the judge round (1-based)")
-    goal_path: str = _doc("absolute path of 目标.md")
+    reason: str = field(metadata=_doc("the judge's reason"))
+    failed: list[str] = field(metadata=_doc("checklist items that did not pass"))
+    round: int = field(metadata=_doc("the judge round (1-based)"))
+    goal_path: str = field(metadata=_doc("absolute path of 目标.md"))
 
 
 @dataclass
 class AskParams:
     """A question from the agent to the person (server -> client request flower/ask)."""
 
-    folder: str = _doc("URI of the workspace folder the question comes from")
-    id: str = _doc("the question's id; answer it with this id")
-    question: str = _doc("the question (markdown)")
-    options: list[str] = _doc("suggested answers; may be empty")
-    free_text: bool = _doc("whether an answer may be typed instead of picked")
-    timeout_s: float | None = _doc("seconds until the engine stops waiting; null = waits forever")
+    folder: str = field(metadata=_doc("URI of the workspace folder the question comes from"))
+    id: str = field(metadata=_doc("the question's id; answer it with this id"))
+    question: str = field(metadata=_doc("the question (markdown)"))
+    options: list[str] = field(metadata=_doc("suggested answers; may be empty"))
+    free_text: bool = field(metadata=_doc("whether an answer may be typed instead of picked"))
+    timeout_s: float | None = field(
+        metadata=_doc("seconds until the engine stops waiting; null = waits forever")
+    )
 
 
 @dataclass
 class AskResult:
     """The client's answer to flower/ask. Neither field = no answer (the engine's timeout applies)."""
 
-    answer: str | None = _doc("the chosen option or the typed text", default=None)
-    dismissed: bool = _doc("the person skipped the question: the agent decides by itself", default=False)
+    answer: str | None = field(metadata=_doc("the chosen option or the typed text"), default=None)
+    dismissed: bool = field(
+        metadata=_doc("the person skipped the question: the agent decides by itself"), default=False
+    )
 
 
 @dataclass
 class StateResult:
     """What wake_state() says about the folder, plus what is running now."""
 
-    folder: str = _doc("URI of the workspace folder")
-    workspace: str = _doc("absolute path of the workspace")
-    run_dir: str = _doc("absolute path of the run directory (sessions.db, manifest.json, lineage.json)")
-    waking: bool = _doc("需求.md exists with its four sections: a run can be continued")
-    brief: str = _doc("absolute path of 需求.md")
-    goal: str = _doc("absolute path of 目标.md")
-    checks: int = _doc("number of items in the goal's checklist (0 without a goal)")
-    woke: int = _doc("how many times the folder's work has been woken")
-    steps: dict[str, str] = _doc("step name -> session id, from the lineage")
-    running: bool = _doc("whether a run is in progress")
-    step: str = _doc("the current (or last) step name")
-    index: int = _doc("the current step's 1-based index; 0 before the first step")
-    total: int = _doc("how many steps the workflow has; 0 when unknown")
-    round: int = _doc("the goal-guarded work round in progress (1-based)")
-    generation: int = _doc("handoff generation of the current step (1 = no handoff yet)")
-    used: int = _doc("tokens in the main thread's context after the last model turn")
-    window: int = _doc("the context window assumed for handoffs")
-    cost_usd: float = _doc("dollars spent by this run so far")
-    near: bool = _doc("the context is past the handoff warning threshold")
-    handing_off: bool = _doc("a handoff document is being written right now")
-    verdict: VerdictInfo | None = _doc("the last judge verdict seen by this server for the folder")
-    pending: list[AskParams] = _doc("questions waiting for an answer")
+    folder: str = field(metadata=_doc("URI of the workspace folder"))
+    workspace: str = field(metadata=_doc("absolute path of the workspace"))
+    run_dir: str = field(
+        metadata=_doc("absolute path of the run directory (sessions.db, manifest.json, lineage.json)")
+    )
+    waking: bool = field(metadata=_doc("需求.md exists with its four sections: a run can be continued"))
+    brief: str = field(metadata=_doc("absolute path of 需求.md"))
+    goal: str = field(metadata=_doc("absolute path of 目标.md"))
+    checks: int = field(metadata=_doc("number of items in the goal's checklist (0 without a goal)"))
+    woke: int = field(metadata=_doc("how many times the folder's work has been woken"))
+    steps: dict[str, str] = field(metadata=_doc("step name -> session id, from the lineage"))
+    running: bool = field(metadata=_doc("whether a run is in progress"))
+    step: str = field(metadata=_doc("the current (or last) step name"))
+    index: int = field(metadata=_doc("the current step's 1-based index; 0 before the first step"))
+    total: int = field(metadata=_doc("how many steps the workflow has; 0 when unknown"))
+    round: int = field(metadata=_doc("the goal-guarded work round in progress (1-based)"))
+    generation: int = field(metadata=_doc("handoff generation of the current step (1 = no handoff yet)"))
+    used: int = field(metadata=_doc("tokens in the main thread's context after the last model turn"))
+    window: int = field(metadata=_doc("the context window assumed for handoffs"))
+    cost_usd: float = field(metadata=_doc("dollars spent by this run so far"))
+    near: bool = field(metadata=_doc("the context is past the handoff warning threshold"))
+    handing_off: bool = field(metadata=_doc("a handoff document is being written right now"))
+    verdict: VerdictInfo | None = field(
+        metadata=_doc("the last judge verdict seen by this server for the folder")
+    )
+    pending: list[AskParams] = field(metadata=_doc("questions waiting for an answer"))
 
 
 # -- notifications ------------------------------------------------------------------------------
@@ -379,14 +455,18 @@ class BannerParams:
     """The resume banner, e.g.
     `<- 在 ~/proj 接上上次  需求已确认 · 目标 7 条 · 干活上下文 71.4K · 第 3 次唤醒`."""
 
-    folder: str = _doc("URI of the workspace folder")
-    text: str = _doc(
-        "the banner line, ready to show; when the last wake stopped short, a second line says "
-        "which stop it was and what continuing will do"
+    folder: str = field(metadata=_doc("URI of the workspace folder"))
+    text: str = field(
+        metadata=_doc(
+            "the banner line, ready to show; when the last wake stopped short, a second line says "
+            "which stop it was and what continuing will do"
+        )
     )
-    stopped: StopKind | None = _doc(
-        "how the last wake stopped: budget (stopped: budget) or no_progress (stopped: no progress); "
-        "null: it did not stop short",
+    stopped: StopKind | None = field(
+        metadata=_doc(
+            "how the last wake stopped: budget (stopped: budget) or no_progress (stopped: no progress); "
+            "null: it did not stop short"
+        ),
         default=None,
     )
 
@@ -395,29 +475,35 @@ class BannerParams:
 class ContextParams:
     """The context meter, sent after every model turn of the main thread and at handoffs."""
 
-    folder: str = _doc("URI of the workspace folder")
-    used: int = _doc("tokens the model saw in the last turn (input + cache reads + cache writes)")
-    window: int = _doc("the context window assumed for handoffs")
-    warn_at: int = _doc("past this, a handoff is near")
-    at: int = _doc("at this, the session writes a handoff document and a new one takes over")
-    step: str = _doc("the step the turn belongs to")
-    round: int = _doc("the goal-guarded work round in progress (1-based)")
-    generation: int = _doc("handoff generation of the step (1 = no handoff yet)")
-    cost_usd: float = _doc("dollars spent by this run so far")
-    near: bool = _doc("used >= warn_at")
-    handing_off: bool = _doc("a handoff document is being written right now")
+    folder: str = field(metadata=_doc("URI of the workspace folder"))
+    used: int = field(
+        metadata=_doc("tokens the model saw in the last turn (input + cache reads + cache writes)")
+    )
+    window: int = field(metadata=_doc("the context window assumed for handoffs"))
+    warn_at: int = field(metadata=_doc("past this, a handoff is near"))
+    at: int = field(metadata=_doc("at this, the session writes a handoff document and a new one takes over"))
+    step: str = field(metadata=_doc("the step the turn belongs to"))
+    round: int = field(metadata=_doc("the goal-guarded work round in progress (1-based)"))
+    generation: int = field(metadata=_doc("handoff generation of the step (1 = no handoff yet)"))
+    cost_usd: float = field(metadata=_doc("dollars spent by this run so far"))
+    near: bool = field(metadata=_doc("used >= warn_at"))
+    handing_off: bool = field(metadata=_doc("a handoff document is being written right now"))
 
 
 @dataclass
 class EventParams:
     """One line for the output log: run lifecycle, steps, retries, handoffs, verdicts, questions."""
 
-    folder: str = _doc("URI of the workspace folder")
-    kind: EventKind = _doc(
-        "what happened; `run` carries payload.phase = started | finished | stopped | failed | budget"
+    folder: str = field(metadata=_doc("URI of the workspace folder"))
+    kind: EventKind = field(
+        metadata=_doc(
+            "what happened; `run` carries payload.phase = started | finished | stopped | failed | budget"
+        )
     )
-    text: str = _doc("a readable line")
-    payload: dict[str, Any] = _doc("structured details (JSON-safe copy of the engine event's payload)")
+    text: str = field(metadata=_doc("a readable line"))
+    payload: dict[str, object] = field(
+        metadata=_doc("structured details (JSON-safe copy of the engine event's payload)")
+    )
 
 
 # -- the registry ------------------------------------------------------------------------------
@@ -586,7 +672,7 @@ PAYLOADS: tuple[type[DataclassInstance], ...] = (
     ContextParams,
     EventParams,
 )
-ALIASES: dict[str, Any] = {
+ALIASES: dict[str, object] = {
     "DocumentName": DocumentName,
     "EventKind": EventKind,
     "VerdictState": VerdictState,
@@ -616,66 +702,78 @@ MarkKind = Literal["wake", "verdict", "handoff"]
 class HistoryParams:
     """Parameters of the flower/history request."""
 
-    folder: str | None = _doc("URI of the workspace folder; default: the first folder", default=None)
+    folder: str | None = field(
+        metadata=_doc("URI of the workspace folder; default: the first folder"), default=None
+    )
 
 
 @dataclass
 class HistoryTurn:
     """One model turn of a main thread (a step's or a judge's, never a subagent's)."""
 
-    at: float = _doc("when, in epoch seconds")
-    used: int = _doc("tokens the model saw (input + cache reads + cache writes)")
-    session_id: str = _doc("the session")
-    step: str = _doc("the step name of its manifest row: 干活, 干活#round2, 干活·判定#1")
-    lane: str = _doc("the step it belongs to (干活), or its judge's (干活·判定): one chart line each")
-    generation: int = _doc("the lane's sessions up to this one (1 until the lane's first handoff)")
-    wake: int = _doc("the wake it happened in (1-based)")
+    at: float = field(metadata=_doc("when, in epoch seconds"))
+    used: int = field(metadata=_doc("tokens the model saw (input + cache reads + cache writes)"))
+    session_id: str = field(metadata=_doc("the session"))
+    step: str = field(metadata=_doc("the step name of its manifest row: 干活, 干活#round2, 干活·判定#1"))
+    lane: str = field(
+        metadata=_doc("the step it belongs to (干活), or its judge's (干活·判定): one chart line each")
+    )
+    generation: int = field(
+        metadata=_doc("the lane's sessions up to this one (1 until the lane's first handoff)")
+    )
+    wake: int = field(metadata=_doc("the wake it happened in (1-based)"))
 
 
 @dataclass
 class HistoryMark:
     """A point worth marking on the chart."""
 
-    kind: MarkKind = _doc("a later wake began, a round was judged, or a session handed over")
-    turn: int = _doc("index into `turns` of the turn it sits at")
-    label: str = _doc('the step it happened in (a verdict: the round it ruled on), or "wake N"')
-    state: str = _doc("a verdict's state; empty otherwise")
+    kind: MarkKind = field(metadata=_doc("a later wake began, a round was judged, or a session handed over"))
+    turn: int = field(metadata=_doc("index into `turns` of the turn it sits at"))
+    label: str = field(
+        metadata=_doc('the step it happened in (a verdict: the round it ruled on), or "wake N"')
+    )
+    state: str = field(metadata=_doc("a verdict's state; empty otherwise"))
 
 
 @dataclass
 class HistoryQuestion:
     """A question to the person and how it settled."""
 
-    id: str = _doc("q1, q2 ... (counted per wake)")
-    question: str = _doc("the question (markdown)")
-    options: list[str] = _doc("the suggested answers")
-    state: AskState = _doc("asked (still waiting), answered, timeout, declined, over_budget, invalid")
-    answer: str = _doc("the answer; for a skipped question, the reason given, if any")
-    asked_at: float = _doc("epoch seconds")
-    waited_s: float | None = _doc("how long it waited for its answer; null while it waits")
+    id: str = field(metadata=_doc("q1, q2 ... (counted per wake)"))
+    question: str = field(metadata=_doc("the question (markdown)"))
+    options: list[str] = field(metadata=_doc("the suggested answers"))
+    state: AskState = field(
+        metadata=_doc("asked (still waiting), answered, timeout, declined, over_budget, invalid")
+    )
+    answer: str = field(metadata=_doc("the answer; for a skipped question, the reason given, if any"))
+    asked_at: float = field(metadata=_doc("epoch seconds"))
+    waited_s: float | None = field(metadata=_doc("how long it waited for its answer; null while it waits"))
 
 
 @dataclass
 class HistoryHandoff:
     """A session that handed over to a fresh one near its window."""
 
-    step: str = _doc("the step name of the row it happened in")
-    retired: str = _doc("the session that handed over")
-    successor: str | None = _doc("the session that took over; null while the document is written")
-    generation: int = _doc("the successor's generation in its lane")
-    at: float = _doc("epoch seconds")
-    used: int = _doc("the retired session's context at its last turn")
-    path: str | None = _doc("the handoff document (交接-<step>.md), while it is on disk")
-    uri: str | None = _doc("the document's URI")
-    degraded: bool = _doc("flower wrote the document because the session could not")
+    step: str = field(metadata=_doc("the step name of the row it happened in"))
+    retired: str = field(metadata=_doc("the session that handed over"))
+    successor: str | None = field(
+        metadata=_doc("the session that took over; null while the document is written")
+    )
+    generation: int = field(metadata=_doc("the successor's generation in its lane"))
+    at: float = field(metadata=_doc("epoch seconds"))
+    used: int = field(metadata=_doc("the retired session's context at its last turn"))
+    path: str | None = field(metadata=_doc("the handoff document (交接-<step>.md), while it is on disk"))
+    uri: str | None = field(metadata=_doc("the document's URI"))
+    degraded: bool = field(metadata=_doc("flower wrote the document because the session could not"))
 
 
 @dataclass
 class FailedCheck:
     """A checklist item a verdict failed, and where it is in 目标.md."""
 
-    text: str = _doc("the item as the judge named it")
-    line: int | None = _doc("its 0-based line in 目标.md; null when it names no check there")
+    text: str = field(metadata=_doc("the item as the judge named it"))
+    line: int | None = field(metadata=_doc("its 0-based line in 目标.md; null when it names no check there"))
 
 
 @dataclass
@@ -683,25 +781,33 @@ class HistoryEvidence:
     """How one checklist item was verified, linked to a call the judge really made (the engine's
     ``flower.core.evidence.Evidence``)."""
 
-    check: str = _doc("the checklist item")
-    kind: EvidenceKind = _doc(
-        '"command" (a command ran), "read" (a file was read), "search" (a Grep/Glob), '
-        '"unverifiable" (marked [此环境无法验证:…]: never met) or "none" (nothing cited)'
+    check: str = field(metadata=_doc("the checklist item"))
+    kind: EvidenceKind = field(
+        metadata=_doc(
+            '"command" (a command ran), "read" (a file was read), "search" (a Grep/Glob), '
+            '"unverifiable" (marked [此环境无法验证:…]: never met) or "none" (nothing cited)'
+        )
     )
-    command: str = _doc('the command, for "command"')
-    exit_code: int | None = _doc("its exit code; null when it never ran")
-    excerpt: str = _doc("a short head of the call's output, credentials masked")
-    path: str = _doc("the file read (the folder searched), relative to the workspace when inside it")
-    line: int | None = _doc("the first line read, 1-based")
-    end_line: int | None = _doc("the last line read, 1-based")
-    pattern: str = _doc('the search pattern, for "search"')
-    hits: int | None = _doc("how many hits the search reported")
-    backed: bool = _doc("linked to a tool call the judge made in its turn")
-    basis: str = _doc("the judge's own words for it (its line in the verdict's 证据 section)")
-    check_line: int | None = _doc("the check's 0-based line in 目标.md; null when it is not there")
-    state: CheckState = _doc(
-        'how the verdict judged it: "passed", "failed", "no_evidence" (claimed without evidence, '
-        'or nothing backs it) or "unverifiable" (never met); one rule for every front end'
+    command: str = field(metadata=_doc('the command, for "command"'))
+    exit_code: int | None = field(metadata=_doc("its exit code; null when it never ran"))
+    excerpt: str = field(metadata=_doc("a short head of the call's output, credentials masked"))
+    path: str = field(
+        metadata=_doc("the file read (the folder searched), relative to the workspace when inside it")
+    )
+    line: int | None = field(metadata=_doc("the first line read, 1-based"))
+    end_line: int | None = field(metadata=_doc("the last line read, 1-based"))
+    pattern: str = field(metadata=_doc('the search pattern, for "search"'))
+    hits: int | None = field(metadata=_doc("how many hits the search reported"))
+    backed: bool = field(metadata=_doc("linked to a tool call the judge made in its turn"))
+    basis: str = field(metadata=_doc("the judge's own words for it (its line in the verdict's 证据 section)"))
+    check_line: int | None = field(
+        metadata=_doc("the check's 0-based line in 目标.md; null when it is not there")
+    )
+    state: CheckState = field(
+        metadata=_doc(
+            'how the verdict judged it: "passed", "failed", "no_evidence" (claimed without evidence, '
+            'or nothing backs it) or "unverifiable" (never met); one rule for every front end'
+        )
     )
 
 
@@ -709,95 +815,113 @@ class HistoryEvidence:
 class HistoryTrailCall:
     """One tool call of the judge's turn with what came back (``flower.core.evidence.TrailCall``)."""
 
-    tool: str = _doc("the tool's name: Bash, Read, Grep, Glob ...")
-    summary: str = _doc("what the call was about")
-    command: str = _doc("a Bash call's command")
-    exit_code: int | None = _doc("a Bash call's exit code; null when it never ran")
-    excerpt: str = _doc("a short head of the output, credentials masked")
-    path: str = _doc("the file read or the folder searched")
-    line: int | None = _doc("the first line read, 1-based")
-    end_line: int | None = _doc("the last line read, 1-based")
-    pattern: str = _doc("a search's pattern")
-    hits: int | None = _doc("how many hits a search reported")
-    ran: bool = _doc("the tool really ran (false: refused, or no result came)")
+    tool: str = field(metadata=_doc("the tool's name: Bash, Read, Grep, Glob ..."))
+    summary: str = field(metadata=_doc("what the call was about"))
+    command: str = field(metadata=_doc("a Bash call's command"))
+    exit_code: int | None = field(metadata=_doc("a Bash call's exit code; null when it never ran"))
+    excerpt: str = field(metadata=_doc("a short head of the output, credentials masked"))
+    path: str = field(metadata=_doc("the file read or the folder searched"))
+    line: int | None = field(metadata=_doc("the first line read, 1-based"))
+    end_line: int | None = field(metadata=_doc("the last line read, 1-based"))
+    pattern: str = field(metadata=_doc("a search's pattern"))
+    hits: int | None = field(metadata=_doc("how many hits a search reported"))
+    ran: bool = field(metadata=_doc("the tool really ran (false: refused, or no result came)"))
 
 
 @dataclass
 class HistoryVerdict:
     """The judge's ruling on a round."""
 
-    state: VerdictState = _doc('"achieved", "not_yet", "unreachable", or "" when none was recognised')
-    reason: str = _doc("the judge's reason (what the worker is told)")
-    failed: list[FailedCheck] = _doc("the checklist items that did not pass")
-    round: int = _doc("the judge's count (restarts with every wake)")
-    step: str = _doc("the judge's step name: 干活·判定#2")
-    session_id: str | None = _doc("the judge's own session")
-    at: float = _doc("when it ruled, in epoch seconds")
-    cost_usd: float = _doc("the judge's own cost")
-    num_turns: int = _doc("the judge's turns")
-    duration_s: float = _doc("how long the judge took")
-    evidence: list[HistoryEvidence] = _doc("one entry per checklist item: how it was verified")
-    trail: list[HistoryTrailCall] = _doc("every tool call of the judge's turn, in order")
-    unproven: list[str] = _doc("checks the judge called achieved without evidence (so: not achieved)")
-    claimed: VerdictState = _doc('the judge\'s own conclusion when flower overruled it, else ""')
+    state: VerdictState = field(
+        metadata=_doc('"achieved", "not_yet", "unreachable", or "" when none was recognised')
+    )
+    reason: str = field(metadata=_doc("the judge's reason (what the worker is told)"))
+    failed: list[FailedCheck] = field(metadata=_doc("the checklist items that did not pass"))
+    round: int = field(metadata=_doc("the judge's count (restarts with every wake)"))
+    step: str = field(metadata=_doc("the judge's step name: 干活·判定#2"))
+    session_id: str | None = field(metadata=_doc("the judge's own session"))
+    at: float = field(metadata=_doc("when it ruled, in epoch seconds"))
+    cost_usd: float = field(metadata=_doc("the judge's own cost"))
+    num_turns: int = field(metadata=_doc("the judge's turns"))
+    duration_s: float = field(metadata=_doc("how long the judge took"))
+    evidence: list[HistoryEvidence] = field(
+        metadata=_doc("one entry per checklist item: how it was verified")
+    )
+    trail: list[HistoryTrailCall] = field(metadata=_doc("every tool call of the judge's turn, in order"))
+    unproven: list[str] = field(
+        metadata=_doc("checks the judge called achieved without evidence (so: not achieved)")
+    )
+    claimed: VerdictState = field(
+        metadata=_doc('the judge\'s own conclusion when flower overruled it, else ""')
+    )
 
 
 @dataclass
 class HistoryRound:
     """One manifest row of a step: its run, a judged round of work, or a retry."""
 
-    number: int = _doc("1-based within its step and wake")
-    step: str = _doc("the row's step name: 干活, 干活#round2")
-    status: RoundStatus = _doc("running now, done, failed, or unfinished (its process died in it)")
-    session_id: str | None = _doc("the session it ended in; null before its session started")
-    retired: list[str] = _doc("sessions it handed over from, in order")
-    started_at: float = _doc("epoch seconds")
-    ended_at: float = _doc("epoch seconds; 0 while it runs or when its process died")
-    duration_s: float = _doc("seconds (so far, while it runs)")
-    cost_usd: float = _doc("dollars (so far, while it runs); the judge's are in its verdict")
-    num_turns: int = _doc("the CLI's turn count")
-    attempts: int = _doc("attempts it took (retries are attempts - 1)")
-    errors: list[str] = _doc("what went wrong in the attempts that were retried")
-    error: str | None = _doc("why it failed, if it did")
-    resumed: bool = _doc("it continued an earlier session")
-    verdict: HistoryVerdict | None = _doc("the judge's ruling on it, when it was judged")
-    judge_error: str | None = _doc("the judge ran but could give no verdict (a fatal error)")
-    handoffs: list[HistoryHandoff] = _doc("handoffs during it")
-    questions: list[HistoryQuestion] = _doc("questions asked during it (or raised by its verdict)")
+    number: int = field(metadata=_doc("1-based within its step and wake"))
+    step: str = field(metadata=_doc("the row's step name: 干活, 干活#round2"))
+    status: RoundStatus = field(
+        metadata=_doc("running now, done, failed, or unfinished (its process died in it)")
+    )
+    session_id: str | None = field(metadata=_doc("the session it ended in; null before its session started"))
+    retired: list[str] = field(metadata=_doc("sessions it handed over from, in order"))
+    started_at: float = field(metadata=_doc("epoch seconds"))
+    ended_at: float = field(metadata=_doc("epoch seconds; 0 while it runs or when its process died"))
+    duration_s: float = field(metadata=_doc("seconds (so far, while it runs)"))
+    cost_usd: float = field(metadata=_doc("dollars (so far, while it runs); the judge's are in its verdict"))
+    num_turns: int = field(metadata=_doc("the CLI's turn count"))
+    attempts: int = field(metadata=_doc("attempts it took (retries are attempts - 1)"))
+    errors: list[str] = field(metadata=_doc("what went wrong in the attempts that were retried"))
+    error: str | None = field(metadata=_doc("why it failed, if it did"))
+    resumed: bool = field(metadata=_doc("it continued an earlier session"))
+    verdict: HistoryVerdict | None = field(metadata=_doc("the judge's ruling on it, when it was judged"))
+    judge_error: str | None = field(metadata=_doc("the judge ran but could give no verdict (a fatal error)"))
+    handoffs: list[HistoryHandoff] = field(metadata=_doc("handoffs during it"))
+    questions: list[HistoryQuestion] = field(
+        metadata=_doc("questions asked during it (or raised by its verdict)")
+    )
 
 
 @dataclass
 class HistoryStep:
     """A workflow step in one wake: 确认需求, 设定目标, 干活."""
 
-    name: str = _doc("the step's name")
-    rounds: list[HistoryRound] = _doc("its rows in order: the first run, then each judged round")
-    sessions: list[str] = _doc("every session it ran in, handed-over ones included")
-    cost_usd: float = _doc("dollars, its judges' included")
-    num_turns: int = _doc("turns, its judges' included")
-    duration_s: float = _doc("seconds, its judges' included")
-    live: bool = _doc("it is in flight now")
+    name: str = field(metadata=_doc("the step's name"))
+    rounds: list[HistoryRound] = field(
+        metadata=_doc("its rows in order: the first run, then each judged round")
+    )
+    sessions: list[str] = field(metadata=_doc("every session it ran in, handed-over ones included"))
+    cost_usd: float = field(metadata=_doc("dollars, its judges' included"))
+    num_turns: int = field(metadata=_doc("turns, its judges' included"))
+    duration_s: float = field(metadata=_doc("seconds, its judges' included"))
+    live: bool = field(metadata=_doc("it is in flight now"))
 
 
 @dataclass
 class HistoryWake:
     """One wake: a process that took the work up (a run, then each Continue)."""
 
-    number: int = _doc("1-based")
-    run: str = _doc("the run id its manifest rows carry")
-    started_at: float = _doc("epoch seconds")
-    ended_at: float = _doc("epoch seconds; 0 while it runs or when its process died in a step")
-    cost_usd: float = _doc("dollars")
-    num_turns: int = _doc("turns")
-    duration_s: float = _doc("seconds of steps")
-    live: bool = _doc("it is running now")
-    steps: list[HistoryStep] = _doc("its steps in order")
-    stopped: str = _doc(
-        'how it stopped short of its end: budget, no_progress; "" when it did not', default=""
+    number: int = field(metadata=_doc("1-based"))
+    run: str = field(metadata=_doc("the run id its manifest rows carry"))
+    started_at: float = field(metadata=_doc("epoch seconds"))
+    ended_at: float = field(
+        metadata=_doc("epoch seconds; 0 while it runs or when its process died in a step")
     )
-    stop_line: str = _doc(
-        "that stop for a person: which stop it was (stopped: budget, stopped: no progress), why, "
-        'and what continuing will do; "" when it did not stop short',
+    cost_usd: float = field(metadata=_doc("dollars"))
+    num_turns: int = field(metadata=_doc("turns"))
+    duration_s: float = field(metadata=_doc("seconds of steps"))
+    live: bool = field(metadata=_doc("it is running now"))
+    steps: list[HistoryStep] = field(metadata=_doc("its steps in order"))
+    stopped: str = field(
+        metadata=_doc('how it stopped short of its end: budget, no_progress; "" when it did not'), default=""
+    )
+    stop_line: str = field(
+        metadata=_doc(
+            "that stop for a person: which stop it was (stopped: budget, stopped: no progress), why, "
+            'and what continuing will do; "" when it did not stop short'
+        ),
         default="",
     )
 
@@ -807,57 +931,64 @@ class HistoryBranch:
     """A rewind or a fork (`flower rewind N`, `flower fork N`): the work went back to the end of a
     judged round, and the wakes after `after_wake` go on from there, beside the later rounds."""
 
-    kind: str = _doc("rewind or fork")
-    round: int = _doc("the judged round the work went back to")
-    from_round: int = _doc("the round the work had reached before")
-    at: float = _doc("epoch seconds")
-    remark: str = _doc("what the person said to the work session with it; empty when nothing")
-    after_wake: int = _doc("how many wakes came before it")
+    kind: str = field(metadata=_doc("rewind or fork"))
+    round: int = field(metadata=_doc("the judged round the work went back to"))
+    from_round: int = field(metadata=_doc("the round the work had reached before"))
+    at: float = field(metadata=_doc("epoch seconds"))
+    remark: str = field(metadata=_doc("what the person said to the work session with it; empty when nothing"))
+    after_wake: int = field(metadata=_doc("how many wakes came before it"))
 
 
 @dataclass
 class HistoryCheck:
     """One item of the goal's checklist."""
 
-    line: int = _doc("0-based line in 目标.md")
-    text: str = _doc("the item")
+    line: int = field(metadata=_doc("0-based line in 目标.md"))
+    text: str = field(metadata=_doc("the item"))
 
 
 @dataclass
 class HistoryResult:
     """The whole story of a folder's current piece of work (work archived with `new` is left out)."""
 
-    folder: str = _doc("URI of the workspace folder")
-    revision: int = _doc("counts the changes this server has seen in the folder; updates carry the next")
-    workspace: str = _doc("absolute path of the workspace")
-    run_dir: str = _doc("absolute path of the run directory")
-    brief: str = _doc("absolute path of 需求.md")
-    goal: str = _doc("absolute path of 目标.md")
-    brief_uri: str = _doc("URI of 需求.md")
-    goal_uri: str = _doc("URI of 目标.md")
-    brief_exists: bool = _doc("需求.md is there")
-    goal_exists: bool = _doc("目标.md is there")
-    checks: list[HistoryCheck] = _doc("the goal's checklist, with lines")
-    woke: int = _doc("the lineage's count of wake-ups")
-    sessions: dict[str, str] = _doc("step name -> the session it continues, from the lineage")
-    wakes: list[HistoryWake] = _doc("the wakes in order")
-    turns: list[HistoryTurn] = _doc("every main-thread turn of every wake, in order")
-    marks: list[HistoryMark] = _doc("wakes, verdicts and handoffs on the turns")
-    window: int = _doc("the context window (a live reading's, else what runs here are configured with)")
-    at: int = _doc("the handoff threshold")
-    warn_at: int = _doc("past this, a handoff is near")
-    cost_usd: float = _doc("dollars, every wake")
-    num_turns: int = _doc("turns, every wake")
-    duration_s: float = _doc("seconds of steps, every wake")
-    live: bool = _doc("a run is in progress in this server")
-    live_step: str = _doc("the step name in flight; empty between steps")
-    elsewhere: str = _doc(
-        "who else is working on the folder now (a `flower` in a terminal: its command and pid), or empty"
+    folder: str = field(metadata=_doc("URI of the workspace folder"))
+    revision: int = field(
+        metadata=_doc("counts the changes this server has seen in the folder; updates carry the next")
     )
-    earlier: int = _doc("wakes of earlier work archived with `new`, left out")
-    problems: list[str] = _doc("what could not be read (a damaged file), one line each")
-    branches: list[HistoryBranch] = _doc(
-        "rewinds and forks, in order: where the work went back to a judged round", default_factory=list
+    workspace: str = field(metadata=_doc("absolute path of the workspace"))
+    run_dir: str = field(metadata=_doc("absolute path of the run directory"))
+    brief: str = field(metadata=_doc("absolute path of 需求.md"))
+    goal: str = field(metadata=_doc("absolute path of 目标.md"))
+    brief_uri: str = field(metadata=_doc("URI of 需求.md"))
+    goal_uri: str = field(metadata=_doc("URI of 目标.md"))
+    brief_exists: bool = field(metadata=_doc("需求.md is there"))
+    goal_exists: bool = field(metadata=_doc("目标.md is there"))
+    checks: list[HistoryCheck] = field(metadata=_doc("the goal's checklist, with lines"))
+    woke: int = field(metadata=_doc("the lineage's count of wake-ups"))
+    sessions: dict[str, str] = field(metadata=_doc("step name -> the session it continues, from the lineage"))
+    wakes: list[HistoryWake] = field(metadata=_doc("the wakes in order"))
+    turns: list[HistoryTurn] = field(metadata=_doc("every main-thread turn of every wake, in order"))
+    marks: list[HistoryMark] = field(metadata=_doc("wakes, verdicts and handoffs on the turns"))
+    window: int = field(
+        metadata=_doc("the context window (a live reading's, else what runs here are configured with)")
+    )
+    at: int = field(metadata=_doc("the handoff threshold"))
+    warn_at: int = field(metadata=_doc("past this, a handoff is near"))
+    cost_usd: float = field(metadata=_doc("dollars, every wake"))
+    num_turns: int = field(metadata=_doc("turns, every wake"))
+    duration_s: float = field(metadata=_doc("seconds of steps, every wake"))
+    live: bool = field(metadata=_doc("a run is in progress in this server"))
+    live_step: str = field(metadata=_doc("the step name in flight; empty between steps"))
+    elsewhere: str = field(
+        metadata=_doc(
+            "who else is working on the folder now (a `flower` in a terminal: its command and pid), or empty"
+        )
+    )
+    earlier: int = field(metadata=_doc("wakes of earlier work archived with `new`, left out"))
+    problems: list[str] = field(metadata=_doc("what could not be read (a damaged file), one line each"))
+    branches: list[HistoryBranch] = field(
+        metadata=_doc("rewinds and forks, in order: where the work went back to a judged round"),
+        default_factory=list,
     )
 
 
@@ -866,10 +997,12 @@ class HistoryUpdateParams:
     """A change of the history: one more turn (append it), or the whole history (replace yours).
     A revision that does not follow yours means an update was missed: ask flower/history."""
 
-    folder: str = _doc("URI of the workspace folder")
-    revision: int = _doc("the revision after this change")
-    turn: HistoryTurn | None = _doc("a turn to append to `turns`", default=None)
-    history: HistoryResult | None = _doc("the whole history, replacing the one held", default=None)
+    folder: str = field(metadata=_doc("URI of the workspace folder"))
+    revision: int = field(metadata=_doc("the revision after this change"))
+    turn: HistoryTurn | None = field(metadata=_doc("a turn to append to `turns`"), default=None)
+    history: HistoryResult | None = field(
+        metadata=_doc("the whole history, replacing the one held"), default=None
+    )
 
 
 METHODS = (
@@ -947,8 +1080,9 @@ FleetRunState = Literal["queued", "running", "waiting", "finished", "failed", "c
 class FleetParams:
     """Parameters of the flower/fleet/runs request."""
 
-    folder: str | None = _doc(
-        "URI of the workspace folder whose store holds the fleet; default: the first folder", default=None
+    folder: str | None = field(
+        metadata=_doc("URI of the workspace folder whose store holds the fleet; default: the first folder"),
+        default=None,
     )
 
 
@@ -956,31 +1090,37 @@ class FleetParams:
 class FleetOutcome:
     """How a finished run's result was delivered: its branch pushed, or a patch file."""
 
-    branch: str = _doc("the branch flower/<run id>")
-    commit: str = _doc("the commit pushed, or '' when none was")
-    pushed: bool = _doc("the branch reached the repository")
-    patch: str = _doc("the patch file's path on `host` when the branch could not be pushed")
-    host: str = _doc("the machine that holds the patch")
-    goal_met: bool = _doc("the judge found the goal achieved")
+    branch: str = field(metadata=_doc("the branch flower/<run id>"))
+    commit: str = field(metadata=_doc("the commit pushed, or '' when none was"))
+    pushed: bool = field(metadata=_doc("the branch reached the repository"))
+    patch: str = field(metadata=_doc("the patch file's path on `host` when the branch could not be pushed"))
+    host: str = field(metadata=_doc("the machine that holds the patch"))
+    goal_met: bool = field(metadata=_doc("the judge found the goal achieved"))
 
 
 @dataclass
 class FleetRun:
     """One fleet run as a list shows it (flower.fleet.RunSummary)."""
 
-    id: str = _doc("the run's id (flower fleet show <id>)")
-    state: FleetRunState = _doc("queued, running, waiting (for an answer), finished, failed or cancelled")
-    state_text: str = _doc("the state in the person's words")
-    repository: str = _doc("the repository it works on (no credential: the fleet refuses those)")
-    ref: str = _doc("the branch, tag or commit it started from")
-    request: str = _doc("what it was asked to do")
-    branch: str = _doc("the branch its result is delivered on")
-    worker: str = _doc("the worker that holds it now (or held it last); '' when none has yet")
-    created_at: float = _doc("when it was submitted (epoch seconds, the database's clock)")
-    updated_at: float = _doc("when its state last changed (epoch seconds)")
-    note: str = _doc("the latest thing a person should know about it, in their words; '' when none")
-    question: str = _doc("the question it waits on, '' when none")
-    outcome: FleetOutcome | None = _doc("how its result was delivered, once it was")
+    id: str = field(metadata=_doc("the run's id (flower fleet show <id>)"))
+    state: FleetRunState = field(
+        metadata=_doc("queued, running, waiting (for an answer), finished, failed or cancelled")
+    )
+    state_text: str = field(metadata=_doc("the state in the person's words"))
+    repository: str = field(
+        metadata=_doc("the repository it works on (no credential: the fleet refuses those)")
+    )
+    ref: str = field(metadata=_doc("the branch, tag or commit it started from"))
+    request: str = field(metadata=_doc("what it was asked to do"))
+    branch: str = field(metadata=_doc("the branch its result is delivered on"))
+    worker: str = field(metadata=_doc("the worker that holds it now (or held it last); '' when none has yet"))
+    created_at: float = field(metadata=_doc("when it was submitted (epoch seconds, the database's clock)"))
+    updated_at: float = field(metadata=_doc("when its state last changed (epoch seconds)"))
+    note: str = field(
+        metadata=_doc("the latest thing a person should know about it, in their words; '' when none")
+    )
+    question: str = field(metadata=_doc("the question it waits on, '' when none"))
+    outcome: FleetOutcome | None = field(metadata=_doc("how its result was delivered, once it was"))
 
 
 @dataclass
@@ -988,53 +1128,63 @@ class FleetRunsResult:
     """The fleet of a folder's store. Not configured (no PostgreSQL store, or the fleet's part of
     flower not installed) and unreachable are said in `message`, never a protocol error."""
 
-    configured: bool = _doc("the folder has a PostgreSQL store, so a fleet to show")
-    where: str = _doc("the database as a person can name it, its password masked; '' when none")
-    message: str = _doc("why there is nothing to show (not configured, unreachable); '' when all is well")
-    runs: list[FleetRun] = _doc("every run, oldest first")
+    configured: bool = field(metadata=_doc("the folder has a PostgreSQL store, so a fleet to show"))
+    where: str = field(
+        metadata=_doc("the database as a person can name it, its password masked; '' when none")
+    )
+    message: str = field(
+        metadata=_doc("why there is nothing to show (not configured, unreachable); '' when all is well")
+    )
+    runs: list[FleetRun] = field(metadata=_doc("every run, oldest first"))
 
 
 @dataclass
 class FleetShowParams:
     """Parameters of the flower/fleet/show request."""
 
-    run: str = _doc("the run's id")
-    folder: str | None = _doc("URI of the workspace folder; default: the first folder", default=None)
+    run: str = field(metadata=_doc("the run's id"))
+    folder: str | None = field(
+        metadata=_doc("URI of the workspace folder; default: the first folder"), default=None
+    )
 
 
 @dataclass
 class FleetEvent:
     """One line of a run's story: a line of its flow, or something the fleet did."""
 
-    at: float = _doc("when (epoch seconds, the database's clock)")
-    worker: str = _doc("the worker it happened on, '' for the fleet itself")
-    text: str = _doc("the line, in the person's words")
+    at: float = field(metadata=_doc("when (epoch seconds, the database's clock)"))
+    worker: str = field(metadata=_doc("the worker it happened on, '' for the fleet itself"))
+    text: str = field(metadata=_doc("the line, in the person's words"))
 
 
 @dataclass
 class FleetExecution:
     """One worker's time on a run."""
 
-    worker: str = _doc("the worker's name")
-    host: str = _doc("the machine it ran on")
-    pid: int = _doc("its process id there")
-    started_at: float = _doc("when it took the run (epoch seconds)")
-    ended_at: float = _doc("when it let go; 0 while it still holds it")
-    reason: str = _doc("why it let go: finished, failed, cancelled, handed-back, busy, fenced, lost")
+    worker: str = field(metadata=_doc("the worker's name"))
+    host: str = field(metadata=_doc("the machine it ran on"))
+    pid: int = field(metadata=_doc("its process id there"))
+    started_at: float = field(metadata=_doc("when it took the run (epoch seconds)"))
+    ended_at: float = field(metadata=_doc("when it let go; 0 while it still holds it"))
+    reason: str = field(
+        metadata=_doc("why it let go: finished, failed, cancelled, handed-back, busy, fenced, lost")
+    )
 
 
 @dataclass
 class FleetQuestion:
     """A question the run asked a person."""
 
-    id: int = _doc("the question's number in the fleet")
-    question: str = _doc("the question")
-    options: list[str] = _doc("suggested answers; may be empty")
-    asked_at: float = _doc("when it was asked (epoch seconds)")
-    state: str = _doc(
-        "waiting, answered, delivered, settled (went on without it) or gone (its worker went away)"
+    id: int = field(metadata=_doc("the question's number in the fleet"))
+    question: str = field(metadata=_doc("the question"))
+    options: list[str] = field(metadata=_doc("suggested answers; may be empty"))
+    asked_at: float = field(metadata=_doc("when it was asked (epoch seconds)"))
+    state: str = field(
+        metadata=_doc(
+            "waiting, answered, delivered, settled (went on without it) or gone (its worker went away)"
+        )
     )
-    answer: str = _doc("the answer given, '' when none")
+    answer: str = field(metadata=_doc("the answer given, '' when none"))
 
 
 @dataclass
@@ -1042,13 +1192,13 @@ class FleetShowResult:
     """One run in full. An unknown run, no store or an unreachable database: `run` null and why in
     `message`."""
 
-    configured: bool = _doc("the folder has a PostgreSQL store")
-    where: str = _doc("the database, its password masked; '' when none")
-    message: str = _doc("why there is no run to show; '' when there is")
-    run: FleetRun | None = _doc("the run")
-    events: list[FleetEvent] = _doc("its story, in order")
-    executions: list[FleetExecution] = _doc("who ran it when, in order")
-    questions: list[FleetQuestion] = _doc("what it asked, in order")
+    configured: bool = field(metadata=_doc("the folder has a PostgreSQL store"))
+    where: str = field(metadata=_doc("the database, its password masked; '' when none"))
+    message: str = field(metadata=_doc("why there is no run to show; '' when there is"))
+    run: FleetRun | None = field(metadata=_doc("the run"))
+    events: list[FleetEvent] = field(metadata=_doc("its story, in order"))
+    executions: list[FleetExecution] = field(metadata=_doc("who ran it when, in order"))
+    questions: list[FleetQuestion] = field(metadata=_doc("what it asked, in order"))
 
 
 @dataclass
@@ -1056,17 +1206,21 @@ class FleetAnswerArgs:
     """Answer the question a fleet run waits on (`flower fleet answer`): whichever worker holds the
     run reads it from the database and the run goes on."""
 
-    run: str = _doc("the run's id")
-    text: str = _doc("the answer")
-    folder: str | None = _doc("URI of the workspace folder whose store holds the fleet", default=None)
+    run: str = field(metadata=_doc("the run's id"))
+    text: str = field(metadata=_doc("the answer"))
+    folder: str | None = field(
+        metadata=_doc("URI of the workspace folder whose store holds the fleet"), default=None
+    )
 
 
 @dataclass
 class FleetCancelArgs:
     """Cancel a queued fleet run, or stop a running one (`flower fleet cancel`)."""
 
-    run: str = _doc("the run's id")
-    folder: str | None = _doc("URI of the workspace folder whose store holds the fleet", default=None)
+    run: str = field(metadata=_doc("the run's id"))
+    folder: str | None = field(
+        metadata=_doc("URI of the workspace folder whose store holds the fleet"), default=None
+    )
 
 
 @dataclass
@@ -1074,8 +1228,8 @@ class FleetUpdateParams:
     """The fleet of a folder changed (a run's state, worker, note or question): its runs now, to a
     client that declares `fleet` and has asked flower/fleet/runs for that folder."""
 
-    folder: str = _doc("URI of the workspace folder")
-    fleet: FleetRunsResult = _doc("the runs as flower/fleet/runs answers now")
+    folder: str = field(metadata=_doc("URI of the workspace folder"))
+    fleet: FleetRunsResult = field(metadata=_doc("the runs as flower/fleet/runs answers now"))
 
 
 METHODS = (
@@ -1163,21 +1317,31 @@ class FlowerCapabilities:
     """The flower extensions a client handles (initialize's `capabilities.experimental.flower`).
     Every field defaults to false: a client that declares nothing gets the standard fallbacks."""
 
-    ask: bool = _doc(
-        "handles the flower/ask request; it may reply {} at once and answer later with flower.answer",
+    ask: bool = field(
+        metadata=_doc(
+            "handles the flower/ask request; it may reply {} at once and answer later with flower.answer"
+        ),
         default=False,
     )
-    banner: bool = _doc("shows flower/banner", default=False)
-    context: bool = _doc("shows flower/context (the context meter)", default=False)
-    event: bool = _doc("shows flower/event (the run's log)", default=False)
-    results: bool = _doc("shows the message of every command result itself, refusals included", default=False)
-    offer: bool = _doc(
-        'offers a new run itself when a command answers offer: "start" (no window/showMessageRequest then)',
+    banner: bool = field(metadata=_doc("shows flower/banner"), default=False)
+    context: bool = field(metadata=_doc("shows flower/context (the context meter)"), default=False)
+    event: bool = field(metadata=_doc("shows flower/event (the run's log)"), default=False)
+    results: bool = field(
+        metadata=_doc("shows the message of every command result itself, refusals included"), default=False
+    )
+    offer: bool = field(
+        metadata=_doc(
+            'offers a new run itself when a command answers offer: "start"'
+            " (no window/showMessageRequest then)"
+        ),
         default=False,
     )
-    history: bool = _doc("handles flower/historyUpdate (the history's live changes)", default=False)
-    fleet: bool = _doc(
-        "handles flower/fleetUpdate (the fleet's changes, for a view of its runs)", default=False
+    history: bool = field(
+        metadata=_doc("handles flower/historyUpdate (the history's live changes)"), default=False
+    )
+    fleet: bool = field(
+        metadata=_doc("handles flower/fleetUpdate (the fleet's changes, for a view of its runs)"),
+        default=False,
     )
 
 

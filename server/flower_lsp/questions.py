@@ -27,7 +27,7 @@ import json
 import logging
 import uuid
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypeVar
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcMethodNotFound
@@ -46,6 +46,10 @@ if TYPE_CHECKING:
     from .run import Run, RunEnded
 
 log = logging.getLogger(__name__)
+
+# what settles a wait for an answer early (a question withdrawn, answered elsewhere); its result
+# is never read here
+S = TypeVar("S")
 
 DISMISSED = "dismissed in the editor"
 UNSHOWN = "no editor could show it"
@@ -176,7 +180,7 @@ class Questions(Feature):
 
     # -- putting a question in front of the person -------------------------------------------------
     async def ask(
-        self, params: p.AskParams, *, settled: asyncio.Future[Any] | None = None
+        self, params: p.AskParams, *, settled: asyncio.Future[S] | None = None
     ) -> p.AskResult | None:
         """Show the question the way the client can take it and wait for the reply, the ask's
         timeout, or `settled`. None = no answer (yet); raises Unshown when nothing could show it."""
@@ -191,9 +195,7 @@ class Questions(Feature):
             return await self._by_message(params, settled)
         raise Unshown("the editor declares no way to show a question")
 
-    async def _by_request(
-        self, params: p.AskParams, settled: asyncio.Future[Any] | None
-    ) -> p.AskResult | None:
+    async def _by_request(self, params: p.AskParams, settled: asyncio.Future[S] | None) -> p.AskResult | None:
         try:
             # a question quotes the agent: no credential leaves with it
             payload = redact_value(wire.to_json(params))
@@ -214,9 +216,7 @@ class Questions(Feature):
             )
             return None
 
-    async def _by_message(
-        self, params: p.AskParams, settled: asyncio.Future[Any] | None
-    ) -> p.AskResult | None:
+    async def _by_message(self, params: p.AskParams, settled: asyncio.Future[S] | None) -> p.AskResult | None:
         try:
             where = self.server.folder(params.folder).name
         except wire.ProtocolError:
@@ -258,18 +258,18 @@ class Questions(Feature):
         params: object,
         prefix: str,
         ask: p.AskParams,
-        settled: asyncio.Future[Any] | None,
-    ) -> Any:
+        settled: asyncio.Future[S] | None,
+    ) -> object:
         """Send a request and wait for its result, the ask's timeout or `settled`; a request the
         wait outlives is withdrawn and NoReply raised. The client's error is raised as it came."""
         protocol = self.server.protocol
         msg_id = f"{prefix}-{uuid.uuid4().hex[:8]}"
         try:
-            request = protocol.send_request_async(method, params, msg_id=msg_id)
+            request: asyncio.Future[object] = protocol.send_request_async(method, params, msg_id=msg_id)
         except Exception as exc:
             log.info("could not send %s", method, exc_info=True)
             raise NoReply from exc
-        waiters: set[asyncio.Future[Any]] = {request}
+        waiters: set[asyncio.Future[object] | asyncio.Future[S]] = {request}
         if settled is not None:
             waiters.add(settled)
         timeout = ask.timeout_s if ask.timeout_s is not None and ask.timeout_s > 0 else None
@@ -283,7 +283,7 @@ class Questions(Feature):
             raise NoReply
         return request.result()
 
-    def _withdraw(self, msg_id: str, request: asyncio.Future[Any]) -> None:
+    def _withdraw(self, msg_id: str, request: asyncio.Future[object]) -> None:
         # forget the id first: a late reply must find no future (answering a cancelled one raises)
         protocol = self.server.protocol
         protocol._request_futures.pop(msg_id, None)

@@ -18,21 +18,25 @@ not validate without answering them. Here instead:
 from __future__ import annotations
 
 import asyncio
+import enum
 import json
 import logging
 import os
 import re
 import threading
-from collections.abc import Callable
-from typing import Any, BinaryIO
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, BinaryIO, Protocol
 
 from cattrs.errors import ClassValidationError
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pygls.io_ import StdoutWriter
-from pygls.protocol import LanguageServerProtocol
+from pygls.protocol import JsonRPCProtocol, LanguageServerProtocol
 
 from flower.base.loop import run_to_end
+
+if TYPE_CHECKING:
+    from pygls.protocol.json_rpc import MsgId
 
 log = logging.getLogger("flower_lsp.transport")
 
@@ -79,7 +83,7 @@ class FrameReader:
             self._warn(f"dropped {upto} bytes ({why}); reading on from the next Content-Length header")
             del self._buf[:upto]
 
-    async def next(self) -> Any:
+    async def next(self) -> object:
         """The next parsed JSON body, a Malformed for a body that is not JSON, or None at the end."""
         while True:
             start = _LENGTH.search(self._buf)
@@ -123,7 +127,7 @@ class FrameReader:
             del self._buf[: body_at + length]
             return value
 
-    async def _body(self, at: int, length: int) -> Any:
+    async def _body(self, at: int, length: int) -> bytes | _End | None:
         scanned = at
         while len(self._buf) < at + length:
             seen = _NEXT_FRAME.search(self._buf, max(at, scanned - 64))
@@ -137,7 +141,13 @@ class FrameReader:
         return bytes(self._buf[at : at + length])
 
 
-_END = object()
+class _End(enum.Enum):
+    """The stream ended inside a body."""
+
+    END = enum.auto()
+
+
+_END = _End.END
 
 
 def _split_header(buf: bytearray) -> int:
@@ -171,20 +181,21 @@ def _content_length(block: bytes) -> tuple[int | None, str]:
 class SturdyProtocol(LanguageServerProtocol):
     """pygls's protocol, except that no response ever carries a traceback."""
 
-    def _send_response(self, msg_id: Any, result: Any = None, error: Any = None) -> None:
+    def _send_response(self, msg_id: MsgId, result: object = None, error: object = None) -> None:
+        plain: types.ResponseError | None = None
         if error is not None:
             message = str(getattr(error, "message", "") or "error").strip().splitlines()
-            error = types.ResponseError(code=int(getattr(error, "code", INTERNAL_ERROR)), message=message[0])
-        super()._send_response(msg_id, result, error)
+            plain = types.ResponseError(code=int(getattr(error, "code", INTERNAL_ERROR)), message=message[0])
+        super()._send_response(msg_id, result, plain)
 
 
-def answer_error(protocol: Any, msg_id: Any, code: int, message: str) -> None:
+def answer_error(protocol: JsonRPCProtocol, msg_id: MsgId | None, code: int, message: str) -> None:
     protocol._send_data(
         types.ResponseErrorMessage(id=msg_id, error=types.ResponseError(code=code, message=message))
     )
 
 
-def _bad_string(value: Any, depth: int = 0) -> str | None:
+def _bad_string(value: object, depth: int = 0) -> str | None:
     """Where a string holding NUL or an unpaired surrogate hides in `value`, or None."""
     if depth > 64:
         return None
@@ -194,7 +205,7 @@ def _bad_string(value: Any, depth: int = 0) -> str | None:
         if _UNPAIRED.search(value):
             return "an unpaired surrogate"
         return None
-    items: Any = (
+    items: Iterable[tuple[object, object]] = (
         value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
     )
     for key, item in items:
@@ -205,7 +216,7 @@ def _bad_string(value: Any, depth: int = 0) -> str | None:
     return None
 
 
-def dispatch(protocol: Any, data: Any) -> None:
+def dispatch(protocol: JsonRPCProtocol, data: object) -> None:
     """Check one message's envelope and params, answer what cannot be accepted, pass the rest on."""
     if isinstance(data, Malformed):
         answer_error(protocol, None, PARSE_ERROR, f"Parse error: the body is not JSON ({data.reason})")
@@ -258,11 +269,12 @@ def dispatch(protocol: Any, data: Any) -> None:
     protocol.handle_message(message)
 
 
-def _refuse(protocol: Any, data: dict[str, Any], method: Any, exc: BaseException) -> None:
-    if method is None or "id" not in data or data["id"] is None:
+def _refuse(protocol: JsonRPCProtocol, data: dict[str, object], method: object, exc: BaseException) -> None:
+    msg_id = data.get("id")  # dispatch let only a string, a number or null through
+    if method is None or not isinstance(msg_id, (str, int)):
         log.warning("ignored %s: its params do not fit (%s)", method or "a response", _why(exc))
         return
-    answer_error(protocol, data["id"], INVALID_PARAMS, f"Invalid params for {method}: {_why(exc)}")
+    answer_error(protocol, msg_id, INVALID_PARAMS, f"Invalid params for {method}: {_why(exc)}")
 
 
 def _why(exc: BaseException) -> str:
@@ -288,22 +300,36 @@ def _pump(fd: int, loop: asyncio.AbstractEventLoop, chunks: asyncio.Queue[bytes 
             return
 
 
-async def _serve(server: Any, stdin: BinaryIO) -> None:
+class Served(Protocol):
+    """What serving takes of a pygls server (the FlowerServer)."""
+
+    _stop_event: threading.Event | None
+
+    @property
+    def protocol(self) -> JsonRPCProtocol: ...
+
+    async def close(self) -> None:
+        """Stop the runs."""
+
+    def shutdown(self) -> None:
+        """Stop serving."""
+
+
+async def _serve(server: Served, stdin: BinaryIO, stop: threading.Event) -> None:
     loop = asyncio.get_running_loop()
     chunks: asyncio.Queue[bytes | None] = asyncio.Queue()
     threading.Thread(
         target=_pump, args=(stdin.fileno(), loop, chunks), name="flower-lsp-stdin", daemon=True
     ).start()
     reader = FrameReader(chunks, lambda text: log.warning("flower-lsp: %s", text))
-    stop = server._stop_event
     while not stop.is_set():
         data = await reader.next()
         if data is None:
             if not server.protocol._shutdown:
                 log.warning("flower-lsp: the client closed the connection; stopping")
-                close = getattr(server, "close", None)
-                if close is not None:  # stop the runs here, not in run_to_end's last sweep,
-                    await close()  # which would destroy what their ends still start
+                # stop the runs here, not in run_to_end's last sweep, which would destroy what
+                # their ends still start
+                await server.close()
             return
         try:
             dispatch(server.protocol, data)
@@ -313,12 +339,12 @@ async def _serve(server: Any, stdin: BinaryIO) -> None:
             log.exception("flower-lsp: a message could not be handled")
 
 
-def serve(server: Any, stdin: BinaryIO, stdout: BinaryIO) -> None:
+def serve(server: Served, stdin: BinaryIO, stdout: BinaryIO) -> None:
     """Serve the LSP over stdio until the client exits or goes away."""
-    server._stop_event = threading.Event()
+    stop = server._stop_event = threading.Event()
     server.protocol.set_writer(StdoutWriter(stdout))
     try:
-        run_to_end(_serve(server, stdin))
+        run_to_end(_serve(server, stdin, stop))
     except BrokenPipeError:
         log.warning("flower-lsp: the client stopped reading; stopping")
     except (KeyboardInterrupt, SystemExit):

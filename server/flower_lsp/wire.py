@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 import types
 import typing
-from typing import Any, Literal, Union
+from typing import Literal, Union
 
 from .notation import ts_type
 from .protocol import Payload
@@ -16,8 +16,9 @@ class ProtocolError(ValueError):
     """A payload that does not match its declared type; the message says where and why."""
 
 
-def to_json(obj: Any) -> Any:
-    """A payload dataclass (or anything made of them) as plain JSON values."""
+def to_json(obj: object) -> object:
+    """A payload dataclass (or anything made of them) as plain JSON values; anything else (an
+    lsprotocol object) as it is."""
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
         return {f.name: to_json(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
     if isinstance(obj, dict):
@@ -39,7 +40,7 @@ def from_json(cls: type[Payload], value: object, where: str = "") -> Payload:
     unknown = sorted(set(value) - set(known))
     if unknown:
         raise ProtocolError(f"{where}: unknown field(s) {', '.join(unknown)} (known: {', '.join(known)})")
-    kwargs: dict[str, Any] = {}
+    kwargs: dict[str, object] = {}
     for name, f in known.items():
         if name not in value:
             if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
@@ -49,9 +50,9 @@ def from_json(cls: type[Payload], value: object, where: str = "") -> Payload:
     return cls(**kwargs)
 
 
-def _check(tp: Any, value: Any, where: str) -> Any:
+def _check(tp: object, value: object, where: str) -> object:
     origin, args = typing.get_origin(tp), typing.get_args(tp)
-    if tp is Any:
+    if tp is object or tp is typing.Any:  # whatever JSON comes
         return value
     if origin in (Union, types.UnionType):
         if value is None and type(None) in args:
@@ -94,7 +95,7 @@ def _check(tp: Any, value: Any, where: str) -> Any:
             raise ProtocolError(
                 f"{where}: expected a{'n integer' if tp is int else ' number'}, got {_json_type(value)}"
             )
-        return tp(value)
+        return int(value) if tp is int else float(value)
     if tp is str:
         if not isinstance(value, str):
             raise ProtocolError(f"{where}: expected a string, got {_json_type(value)}")
@@ -108,7 +109,7 @@ def _empty_array(value: object) -> bool:
     return isinstance(value, list) and not value
 
 
-def _json_type(value: Any) -> str:
+def _json_type(value: object) -> str:
     if value is None:
         return "null"
     if isinstance(value, bool):

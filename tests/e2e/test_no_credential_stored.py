@@ -18,6 +18,7 @@ import pytest
 from flower import Runtime
 from flower.core.events import Event
 from flower.sim.scenarios import prying_scenario
+from flower.workflow.base import results_of
 from flower.workflow.starter import starter_flow
 
 pytestmark = pytest.mark.e2e
@@ -78,7 +79,7 @@ async def test_markers_printed_by_worker_and_judge_are_stored_nowhere(
         stderr = list(runtime.stderr_tail)
     finally:
         runtime.close()
-    assert ctx["_results"]["干活"].ok
+    assert results_of(ctx)["干活"].ok
 
     # the tools really printed the markers: what the model was shown (in memory, never on disk)
     shown = "\n".join(json.dumps(r.body, ensure_ascii=False) for r in sim.requests)

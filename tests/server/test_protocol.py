@@ -111,7 +111,8 @@ def test_to_json_nests_dataclasses() -> None:
         "offer": None,
         "uri": None,
     }
-    assert wire.to_json({"v": verdict})["v"]["failed"] == ["x"]
+    nested = wire.to_json({"v": verdict})
+    assert isinstance(nested, dict) and isinstance(nested["v"], dict) and nested["v"]["failed"] == ["x"]
 
 
 def test_every_method_says_what_a_client_without_it_gets() -> None:

@@ -402,3 +402,13 @@ def test_the_books_of_a_previous_flower_tell_their_story(tmp_path: Path) -> None
         ("rewind", 1, 3, "回到第一轮", 2),
         ("fork", 1, 1, "另起一支", 2),
     ]
+
+
+def test_a_kept_trail_of_the_wrong_shape_is_read_as_no_trail_not_a_crash(folder):
+    # the evidence folder is a file on disk: hand-edited or cut off, its fields may be anything
+    kept = folder.run_dir / "evidence" / "干活·判定#1.json"
+    kept.parent.mkdir(parents=True, exist_ok=True)
+    entry = {"step": "干活·判定#1", "session_id": J1, "evidence": 3, "trail": 4, "unproven": 5, "claimed": 6}
+    kept.write_text(json.dumps([entry, "not an entry"]), encoding="utf-8")
+    first = read_history(folder.workspace).wakes[0].steps[2].rounds[0].verdict
+    assert first is not None and (first.state, first.evidence, first.trail) == ("not_yet", [], [])

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 from ..base.files import DiskFault
 from ..base.i18n import _
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from ..core.runtime import Runtime, StepResult
     from ..core.workbench import Workbench
 
-Ctx = dict[str, Any]
+Ctx = dict[str, object]
 
 FAULT_KEY = "_fault"  # a write the disk refused (full, read-only, gone): its one line
 BUDGET_KEY = "_budget"  # a money ceiling was reached: the "stopped: budget" line
@@ -35,6 +35,19 @@ ABORTED_KEY = "_aborted"  # why a gate aborted it (StepAbort)
 STOPPED_KEY = "_stopped"  # why the run stopped on the person's word: NO_PROGRESS
 NO_PROGRESS = "no_progress"
 CHECKPOINTS_KEY = "_checkpoints"  # the run's checkpoints (a gate reads the round's start from them)
+RUNTIME_KEY = "_runtime"  # the Runtime running the workflow (a judging gate runs its judge on it)
+ON_EVENT_KEY = "_on_event"  # the run's event callback, or None
+SESSIONS_KEY = "_sessions"  # step name -> the session it last ran in
+RESULTS_KEY = "_results"  # step name -> its last StepResult
+
+
+class RoleOptions(TypedDict, total=False):
+    """What a step builder passes on to its role (flower.core.roles) besides the instructions."""
+
+    model: str | None
+    effort: str | None
+    max_turns: int | None
+    max_budget_usd: float | None
 
 
 ON_FAIL = ("stop", "skip", "continue")
@@ -63,10 +76,13 @@ class Step:
     fork: bool = False
 
     retries: int = 0
-    gate: Callable[[StepResult, Ctx], Any] | None = None
+    # gate and when: read for their truth (a coroutine is awaited first)
+    gate: Callable[[StepResult, Ctx], object] | None = None
     on_fail: str = "stop"
-    when: Callable[[Ctx], Any] | None = None
-    on_reject: Callable[[StepResult, Ctx], Any] | None = None
+    when: Callable[[Ctx], object] | None = None
+    # what the rejected session hears next (a coroutine is awaited first); empty or None: the
+    # round starts again from the step's own prompt
+    on_reject: Callable[[StepResult, Ctx], str | Awaitable[str | None] | None] | None = None
     resume_prompt: str | Callable[[Ctx], str] | None = None
     reduce: Callable[[StepResult, Ctx], str] | None = None
     # a checkpoint of the workspace before every round and after every verdict (with_goal)
@@ -77,8 +93,54 @@ class Step:
         return template(ctx) if callable(template) else template
 
 
-async def _maybe_await(value: Any) -> Any:
+async def _maybe_await(value: object) -> object:
     return await value if inspect.isawaitable(value) else value
+
+
+def sessions_of(ctx: Ctx) -> dict[str, str]:
+    """The step -> session map the run keeps in `ctx` (made when missing or not a dict)."""
+    held = ctx.get(SESSIONS_KEY)
+    if isinstance(held, dict):
+        return held
+    fresh: dict[str, str] = {}
+    ctx[SESSIONS_KEY] = fresh
+    return fresh
+
+
+def results_of(ctx: Ctx) -> dict[str, StepResult]:
+    """The step -> last StepResult map the run keeps in `ctx` (made when missing or not a dict)."""
+    held = ctx.get(RESULTS_KEY)
+    if isinstance(held, dict):
+        return held
+    fresh: dict[str, StepResult] = {}
+    ctx[RESULTS_KEY] = fresh
+    return fresh
+
+
+def event_sink(ctx: Mapping[str, object]) -> Callable[[Event], None] | None:
+    """The run's event callback, or None (also for anything in its place that is not callable)."""
+    sink = ctx.get(ON_EVENT_KEY)
+    if not callable(sink):
+        return None
+
+    def forward(event: Event) -> None:
+        sink(event)
+
+    return forward
+
+
+def checkpoints_of(ctx: Mapping[str, object]) -> Checkpoints | None:
+    """The run's checkpoints, or None (a run that takes none, or outside a run)."""
+    store = ctx.get(CHECKPOINTS_KEY)
+    return store if isinstance(store, Checkpoints) else None
+
+
+def runtime_of(ctx: Mapping[str, object]) -> Runtime | None:
+    """The Runtime running the workflow, or None outside a run."""
+    from ..core.runtime import Runtime  # imported late: the runtime is heavy, and already loaded here
+
+    runtime = ctx.get(RUNTIME_KEY)
+    return runtime if isinstance(runtime, Runtime) else None
 
 
 @dataclass
@@ -123,10 +185,10 @@ class Workflow:
                     f"step {step.name!r}: on_fail must be one of {ON_FAIL}, not {step.on_fail!r}"
                 )
         ctx = self.context
-        ctx["_runtime"] = runtime
-        ctx["_on_event"] = on_event
-        sessions: dict[str, str] = ctx.setdefault("_sessions", {})
-        results: dict[str, StepResult] = ctx.setdefault("_results", {})
+        ctx[RUNTIME_KEY] = runtime
+        ctx[ON_EVENT_KEY] = on_event
+        sessions = sessions_of(ctx)
+        results = results_of(ctx)
         if self.channel is not None and self.channel.on_event is None:
             self.channel.on_event = on_event
         emit = emitter(on_event)
@@ -279,7 +341,8 @@ class Workflow:
                         break
                     said = ""
                     if step.on_reject is not None and result.session_id:
-                        said = await _maybe_await(step.on_reject(result, ctx)) or ""
+                        heard = await _maybe_await(step.on_reject(result, ctx))
+                        said = heard if isinstance(heard, str) else ""
                     if said:
                         # send the rejected session back to work, with what was missing
                         prompt_cur, resume_cur, fork_cur, at_cur = said, result.session_id, False, None
@@ -303,7 +366,7 @@ class Workflow:
         return ctx
 
 
-def wake_stop(ctx: Mapping[str, Any]) -> tuple[StopKind, str] | None:
+def wake_stop(ctx: Mapping[str, object]) -> tuple[StopKind, str] | None:
     """The stop a wake ended in, with its line (stopped: budget, stopped: no progress), or None."""
     budget = ctx.get(BUDGET_KEY)
     if budget:
@@ -381,4 +444,13 @@ def _drain(runtime: Runtime) -> list[str]:
     return lines
 
 
-__all__ = ["CHECKPOINTS_KEY", "Ctx", "Step", "StepAbort", "Workflow"]
+__all__ = [
+    "CHECKPOINTS_KEY",
+    "Ctx",
+    "RoleOptions",
+    "Step",
+    "StepAbort",
+    "Workflow",
+    "results_of",
+    "sessions_of",
+]

@@ -5,12 +5,17 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Unpack
 
 from ..core.brief import Brief
 from ..core.roles import clarify
-from .base import Ctx, Step
+from .base import Ctx, RoleOptions, Step
 from .notes import keep_before_rewrite
+
+if TYPE_CHECKING:
+    from ..core.agent import AgentSpec
+    from ..core.human import HumanChannel
+    from ..core.runtime import StepResult
 
 BRIEF_KEY = "_brief"
 MISSING_KEY = "_brief_missing"
@@ -21,6 +26,12 @@ CLARIFY_RESUME = (
 
 # What HumanChannel.amend appends: "## <label> · <time>" sections after the four.
 _AMENDMENT = re.compile(r"^##\s*(唤醒时追加|运行中补充)\b.*$", re.M)
+
+
+class ClarifyOptions(RoleOptions, total=False):
+    """clarify_step's role options: the clarifier may be kept from reading the workspace."""
+
+    can_read: bool
 
 
 def amendments(text: str) -> str:
@@ -41,17 +52,17 @@ def brief_block(brief: Brief) -> str:
 
 
 def clarify_step(
-    channel: Any,
+    channel: HumanChannel,
     *,
     brief_path: str | Path,
     prompt: str | Callable[[Ctx], str],
     name: str = "确认需求",
-    spec: Any = None,
+    spec: AgentSpec | None = None,
     instructions: str = "",
     always_ask: bool = False,
     on_fail: str = "stop",
     retries: int = 0,
-    **spec_kw: Any,
+    **spec_kw: Unpack[ClarifyOptions],
 ) -> Step:
     """Ask until the four sections are clear, then write the brief and feed it downstream."""
     spec = spec or clarify(name, channel, instructions=instructions, **spec_kw)
@@ -71,7 +82,7 @@ def clarify_step(
             return False
         return True
 
-    def gate(result: Any, ctx: Ctx) -> bool:
+    def gate(result: StepResult, ctx: Ctx) -> bool:
         brief = Brief.parse(result.text)
         if not brief.complete():
             ctx[MISSING_KEY] = brief.missing()
@@ -82,7 +93,7 @@ def clarify_step(
         inject(ctx, brief)
         return True
 
-    def reduce(result: Any, ctx: Ctx) -> str:
+    def reduce(result: StepResult, ctx: Ctx) -> str:
         return str(ctx[name])  # the parsed brief, not the model's raw reply
 
     return Step(

@@ -7,7 +7,7 @@ import json
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Unpack
 
 from ..base.i18n import N_, _
 from ..core.events import Event, GoalUnverifiable, VerdictGiven, emitter, verdict_state
@@ -17,9 +17,30 @@ from ..core.labels import StepLabel
 from ..core.progress import NoProgress, round_fingerprints, stall_limit
 from ..core.resilience import classify
 from ..core.roles import judge
-from ..core.rundir import update_json
-from .base import BUDGET_KEY, CHECKPOINTS_KEY, FAULT_KEY, NO_PROGRESS, STOPPED_KEY, Ctx, Step, StepAbort
+from ..core.rundir import Repair, update_json
+from .base import (
+    BUDGET_KEY,
+    FAULT_KEY,
+    NO_PROGRESS,
+    STOPPED_KEY,
+    Ctx,
+    RoleOptions,
+    Step,
+    StepAbort,
+    checkpoints_of,
+    event_sink,
+    runtime_of,
+)
 from .notes import keep_before_rewrite
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from claude_agent_sdk.types import SessionKey
+
+    from ..core.agent import AgentSpec
+    from ..core.human import HumanChannel
+    from ..core.runtime import Runtime, StepResult
 
 GOAL_KEY = "_goal"
 VERDICT_KEY = "_verdict"
@@ -51,22 +72,28 @@ STALL_AMEND = N_("修改目标")
 STALL_STOP = N_("停下")
 
 
+class GoalOptions(RoleOptions, total=False):
+    """goal_step's role options: the judge that sets the goal may also run commands."""
+
+    can_run: bool
+
+
 def _emit(ctx: Ctx, event: Event) -> None:
-    emitter(ctx.get("_on_event"))(event)
+    emitter(event_sink(ctx))(event)
 
 
 def goal_step(
-    channel: Any,
+    channel: HumanChannel,
     *,
     goal_path: str | Path,
     brief_key: str = "确认需求",
     name: str = "设定目标",
-    spec: Any = None,
+    spec: AgentSpec | None = None,
     instructions: str = "",
     always_set: bool = False,
     on_fail: str = "stop",
     retries: int = 0,
-    **spec_kw: Any,
+    **spec_kw: Unpack[GoalOptions],
 ) -> Step:
     """A judge reads the brief and writes the goal and its checklist (目标.md)."""
     spec = spec or judge(name, channel, instructions=instructions, **spec_kw)
@@ -88,7 +115,7 @@ def goal_step(
             return False
         return True
 
-    def gate(result: Any, ctx: Ctx) -> bool:
+    def gate(result: StepResult, ctx: Ctx) -> bool:
         goal = Goal.parse(result.text)
         if not goal.complete():
             return False
@@ -111,7 +138,7 @@ def goal_step(
             )
         return True
 
-    def reduce(result: Any, ctx: Ctx) -> str:
+    def reduce(result: StepResult, ctx: Ctx) -> str:
         return str(ctx[name])
 
     return Step(name, spec, prompt, retries=retries, gate=gate, on_fail=on_fail, when=when, reduce=reduce)
@@ -119,17 +146,17 @@ def goal_step(
 
 def with_goal(
     step: Step,
-    channel: Any,
+    channel: HumanChannel,
     *,
     goal_path: str | Path,
-    spec: Any = None,
+    spec: AgentSpec | None = None,
     rounds: int = 3,
     instructions: str = "",
     can_run: bool = False,
     name: str | None = None,
     stall_rounds: int | None = None,
     evidence: str | None = None,
-    **spec_kw: Any,
+    **spec_kw: Unpack[RoleOptions],
 ) -> Step:
     """Guard a step with the goal: an independent judge rules at the end of every round.
 
@@ -147,11 +174,12 @@ def with_goal(
     judger = spec or judge(label, channel, instructions=instructions, can_run=can_run, **spec_kw)
     goal_path = Path(goal_path)
 
-    async def gate(result: Any, ctx: Ctx) -> bool:
-        runtime = ctx.get("_runtime")
+    async def gate(result: StepResult, ctx: Ctx) -> bool:
+        runtime = runtime_of(ctx)
         if runtime is None:
             raise StepAbort(_("拿不到 Runtime,无法判定目标"))  # never pretend it passed
-        round_no = ctx[ROUND_KEY] = ctx.get(ROUND_KEY, 0) + 1
+        before = ctx.get(ROUND_KEY)
+        round_no = ctx[ROUND_KEY] = (before if isinstance(before, int) else 0) + 1
         goal = ctx.get(GOAL_KEY)
         if not (isinstance(goal, Goal) and goal.complete()):
             goal = Goal.load(goal_path) or Goal()
@@ -163,15 +191,15 @@ def with_goal(
                     )
                 )
         # the judge is its own fresh session every round: never resumed, never in the lineage
-        recorder = TrailRecorder(getattr(runtime, "workspace", None))
+        recorder = TrailRecorder(runtime.workspace)
         label = str(StepLabel.verdict(step.name, round_no))  # whatever the judge is called
         verdict_run = await runtime.run(
             judger,
             VERIFY_PROMPT.format(goal=goal.prompt_block(), report=result.text or "(没有汇报)"),
             step_name=label,
-            on_event=_recording(recorder, ctx.get("_on_event")),
+            on_event=_recording(recorder, event_sink(ctx)),
         )
-        fault = getattr(runtime, "fault", None)
+        fault = runtime.fault
         if fault is not None:  # the disk refused the judge's books: the workflow stops on its line
             ctx[FAULT_KEY] = ctx["_fatal"] = fault.line()
             return False
@@ -232,7 +260,7 @@ def with_goal(
         verdict.reason = f"人认为判定有误:{ask.answer.strip()}"
         return False
 
-    def on_reject(result: Any, ctx: Ctx) -> str:
+    def on_reject(result: StepResult, ctx: Ctx) -> str:
         verdict = ctx.get(VERDICT_KEY)
         return verdict.feedback() if isinstance(verdict, Verdict) else ""
 
@@ -240,7 +268,7 @@ def with_goal(
     return replace(step, retries=max(0, rounds - 1), gate=gate, on_reject=on_reject, checkpoints=True)
 
 
-def _recording(recorder: TrailRecorder, on_event: Any) -> Any:
+def _recording(recorder: TrailRecorder, on_event: Callable[[Event], None] | None) -> Callable[[Event], None]:
     """The judge's event callback: every event is recorded, then passed on as before."""
 
     def seen(event: Event) -> None:
@@ -259,7 +287,7 @@ def trail_path(run_dir: str | Path, label: str) -> Path:
 
 def trail_entry(
     label: str, round_no: int, session_id: str | None, verdict: Verdict, trail: Trail
-) -> dict[str, Any]:
+) -> dict[str, object]:
     """One judge turn's record as kept on disk and in a shared store's decisions: no clock, no
     run id (two runs of the same work write the same entries but for the judge's session)."""
     return {
@@ -275,37 +303,33 @@ def trail_entry(
 
 
 def keep_trail(
-    runtime: Any, label: str, round_no: int, session_id: str | None, verdict: Verdict, trail: Trail
+    runtime: Runtime, label: str, round_no: int, session_id: str | None, verdict: Verdict, trail: Trail
 ) -> None:
     """Persist the trail beside the round's manifest row: ``<run_dir>/evidence/<label>.json``
     holds one entry per judge session of that label (a later wake's round 1 is another entry);
     and, when the store is shared, in the store's decisions of the judge's session (kind
     ``evidence``). Losing it never fails the round: the verdict itself stands on its own."""
     entry = trail_entry(label, round_no, session_id, verdict, trail)
-    run_dir = getattr(runtime, "run_dir", None)
-    if isinstance(run_dir, Path):
-        path = trail_path(run_dir, label)
+    path = trail_path(runtime.run_dir, label)
 
-        def merge(old: Any, repair: Any) -> list[Any]:
-            kept = [e for e in old if isinstance(e, dict)] if isinstance(old, list) else []
-            return [e for e in kept if e.get("session_id") != session_id or session_id is None] + [entry]
+    def merge(old: object, repair: Repair | None) -> list[object]:
+        kept = [e for e in old if isinstance(e, dict)] if isinstance(old, list) else []
+        return [*(e for e in kept if e.get("session_id") != session_id or session_id is None), entry]
 
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            update_json(path, merge, check=lambda data: None if isinstance(data, list) else "not a list")
-        except OSError as exc:
-            faulted = getattr(runtime, "faulted", None)
-            if callable(faulted):
-                faulted(exc, path)
-    store = getattr(runtime, "store", None)
-    ledger = getattr(store, "ledger", None)
-    if getattr(runtime, "shared", None) is not None and ledger is not None and session_id:
-        key = {"project_key": runtime.project_key, "session_id": session_id}
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        update_json(path, merge, check=lambda data: None if isinstance(data, list) else "not a list")
+    except OSError as exc:
+        runtime.faulted(exc, path)
+    if runtime.shared is not None and session_id:
+        key: SessionKey = {"project_key": runtime.project_key, "session_id": session_id}
         with contextlib.suppress(Exception):  # the file above is the books' own copy
-            ledger.record(key, EVIDENCE_KIND, {label: json.dumps(entry, ensure_ascii=False)}, time.time())
+            runtime.store.ledger.record(
+                key, EVIDENCE_KIND, {label: json.dumps(entry, ensure_ascii=False)}, time.time()
+            )
 
 
-async def _amend_goal(channel: Any, ctx: Ctx, goal: Goal, goal_path: Path) -> bool:
+async def _amend_goal(channel: HumanChannel, ctx: Ctx, goal: Goal, goal_path: Path) -> bool:
     """Ask how the goal should change and append it to 目标.md; True when it was changed."""
     change = await channel.ask(AMEND_QUESTION)
     if change.state != "answered" or not change.answer.strip():
@@ -326,12 +350,12 @@ def _stalled(ctx: Ctx, verdict: Verdict, limit: int) -> bool:
     if verdict.unreachable:
         tracker.reset()
         return False
-    before, after = round_fingerprints(ctx.get(CHECKPOINTS_KEY)) if limit > 0 else (None, None)
+    before, after = round_fingerprints(checkpoints_of(ctx)) if limit > 0 else (None, None)
     return tracker.observe(verdict.achieved, verdict.failed, before, after)
 
 
 async def _ask_on_no_progress(
-    channel: Any, ctx: Ctx, goal: Goal, goal_path: Path, verdict: Verdict, limit: int
+    channel: HumanChannel, ctx: Ctx, goal: Goal, goal_path: Path, verdict: Verdict, limit: int
 ) -> None:
     """Go on, change the goal, or stop; raises StepAbort for stop and for nobody answering."""
     items = "\n".join(f"- {c}" for c in verdict.failed) or _("(判定者没列出未通过的条目)")

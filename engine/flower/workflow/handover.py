@@ -5,19 +5,21 @@ CLAUDE.md and AGENTS.md at the workspace root (`core.managed_block` keeps the re
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..base.files import DiskFault, fault_of
 from ..base.i18n import N_, _
+from ..base.loose import mapping, nonempty
 from ..core.brief import Brief
 from ..core.goal import Goal, Verdict
 from ..core.handoff import Handoff
 from ..core.handover import HANDOVER_PROMPT, Handover, mechanical
 from ..core.labels import StepLabel
 from ..core.managed_block import Placement, place_block
+from .base import SESSIONS_KEY
 from .goal import GOAL_KEY, ROUND_KEY, VERDICT_KEY
 
 if TYPE_CHECKING:
@@ -54,7 +56,7 @@ class HandoverReport:
 
 async def hand_over(
     runtime: Runtime,
-    ctx: dict[str, Any],
+    ctx: Mapping[str, object],
     *,
     workbench: Workbench,
     spec: AgentSpec | None,
@@ -72,7 +74,7 @@ async def hand_over(
     brief = Brief.load(workbench.notes / brief_name)
     if brief is None or not brief.complete():
         return None
-    session = (ctx.get("_sessions") or {}).get(step)
+    session = nonempty(mapping(ctx.get(SESSIONS_KEY)).get(step))
     doc: Handover | None = None
     why, said = NO_SESSION, _(NO_SESSION)
     if session and spec is not None:

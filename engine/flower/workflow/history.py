@@ -23,9 +23,10 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from ..base.i18n import _ as _t
+from ..base.loose import items, mapping
 from ..core.agent import HandoffPolicy
 from ..core.events import AskState, VerdictState, ask_state, verdict_state
 from ..core.evidence import Evidence, Trail, TrailCall
@@ -266,7 +267,7 @@ class DiskRecord:
     problems: list[str]
     branches: list[BranchRecord] = field(default_factory=list)
     # the judges' trails (runs/evidence/*.json), by the judge's session
-    trails: dict[str, dict[str, Any]] = field(default_factory=dict)
+    trails: dict[str, dict[str, object]] = field(default_factory=dict)
     stops: dict[str, Stop] = field(default_factory=dict)  # each wake's stop, by its run id
 
 
@@ -330,18 +331,20 @@ def read_disk(
     )
 
 
-def _trails(folder: Path, problems: list[str]) -> dict[str, dict[str, Any]]:
+def _trails(folder: Path, problems: list[str]) -> dict[str, dict[str, object]]:
     """Every kept judge trail by its session; a file that does not parse is said, not fatal."""
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, dict[str, object]] = {}
     for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
         try:
             entries = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             problems.append(f"{path}: {exc}")
             continue
-        for entry in entries if isinstance(entries, list) else []:
-            if isinstance(entry, dict) and isinstance(entry.get("session_id"), str):
-                out[entry["session_id"]] = entry
+        for entry in items(entries):
+            kept = mapping(entry)
+            session = kept.get("session_id")
+            if isinstance(session, str):
+                out[session] = kept
     return out
 
 
@@ -480,7 +483,7 @@ class _Book:
         now: float,
         *,
         running_elsewhere: bool = False,
-        trails: dict[str, dict[str, Any]] | None = None,
+        trails: dict[str, dict[str, object]] | None = None,
     ) -> None:
         self.live = live
         self.trails = trails or {}
@@ -576,9 +579,10 @@ class _Book:
         unproven: list[str] = []
         claimed: VerdictState = ""
         if kept is not None and kept.get("step") == name:
-            evidence = [Evidence.from_json(e) for e in kept.get("evidence") or []]
+            # a file on disk: each field is read for its shape (a wrong one is no evidence)
+            evidence = [Evidence.from_json(e) for e in items(kept.get("evidence"))]
             trail = list(Trail.from_json(kept.get("trail")).calls)
-            unproven = [c for c in kept.get("unproven") or [] if isinstance(c, str)]
+            unproven = [c for c in items(kept.get("unproven")) if isinstance(c, str)]
             claimed = verdict_state(str(kept.get("claimed") or ""))
             if claimed:  # the goal guard overruled the judge: the history tells what counted
                 verdict.state = str(kept.get("state") or verdict.state)

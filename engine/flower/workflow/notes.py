@@ -7,7 +7,7 @@ from pathlib import Path
 from ..base.files import keep_copy
 from ..base.i18n import _
 from ..core.events import NoteBackup, emitter
-from .base import Ctx
+from .base import Ctx, event_sink
 
 
 def keep_before_rewrite(ctx: Ctx, path: Path, text: str, problem: str = "") -> Path | None:
@@ -27,7 +27,7 @@ def keep_before_rewrite(ctx: Ctx, path: Path, text: str, problem: str = "") -> P
         copy = None
     if copy is None:
         return None
-    emit = emitter(ctx.get("_on_event"))
+    emit = emitter(event_sink(ctx))
     if problem:
         text = _("{path} {problem}:这次重写它,原文件备份在 {copy}").format(
             path=path, problem=problem, copy=copy

@@ -217,7 +217,7 @@ def starter_flow(
     def work_prompt(ctx: Ctx) -> str:
         goal_doc = ctx.get(GOAL_KEY)
         return WORK_PROMPT.format(
-            brief=ctx.get(CLARIFY, ""), goal=goal_doc.prompt_block() if goal_doc is not None else ""
+            brief=ctx.get(CLARIFY, ""), goal=goal_doc.prompt_block() if isinstance(goal_doc, Goal) else ""
         )
 
     # 3 of 3: on wake the person's words go straight to the coordinator, whose context holds the old goal
