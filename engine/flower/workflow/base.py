@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from ..base.files import DiskFault
 from ..base.i18n import _
@@ -26,7 +26,10 @@ if TYPE_CHECKING:
     from ..core.runtime import Runtime, StepResult
     from ..core.workbench import Workbench
 
-Ctx = dict[str, object]
+# The reference fixes this alias as dict[str, Any]: a user's workflow reads its own keys
+# (ctx["plan"].upper()) without narrowing. flower's own keys are read through the checked
+# accessors below, never as Any.
+Ctx = dict[str, Any]
 
 FAULT_KEY = "_fault"  # a write the disk refused (full, read-only, gone): its one line
 BUDGET_KEY = "_budget"  # a money ceiling was reached: the "stopped: budget" line
