@@ -339,8 +339,9 @@ def results_by_id(entries: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     for entry in entries:
         content = entry.get("message", {}).get("content") if entry.get("type") == "user" else None
         for block in content if isinstance(content, list) else []:
-            if is_block(block, "tool_result"):
-                out[block["tool_use_id"]] = block
+            ref = block.get("tool_use_id") if is_block(block, "tool_result") else None
+            if isinstance(ref, str):
+                out[ref] = block
     return out
 
 

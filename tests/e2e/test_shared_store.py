@@ -21,6 +21,7 @@ import pytest
 from claude_agent_sdk.types import SessionKey
 from test_cli_e2e import Child, cli_env, flower
 
+from flower.base.loose import mapping
 from flower.core.identity import identify
 from flower.core.shared import shared_key
 from flower.sim import scenarios
@@ -180,8 +181,9 @@ def test_eight_runs_through_the_cli_against_one_database_lose_nothing_and_keep_t
         identity = identify(ws)
         shared = book.lineage(identity.key)
         assert shared is not None and shared["woke"] == 1
-        assert set(shared["steps"]) == {"一", "二"}
-        assert set(shared["steps"].values()) == set(db)
+        steps = mapping(shared["steps"])
+        assert set(steps) == {"一", "二"}
+        assert set(steps.values()) == set(db)
         on_disk = json.loads((ws / "runs" / "lineage.json").read_text(encoding="utf-8"))
         assert on_disk["steps"] == shared["steps"]
         assert [r["session_id"] for r in book.manifest(identity.key)] == [r["session_id"] for r in rows]
@@ -238,10 +240,10 @@ def test_a_starter_flow_killed_on_machine_a_is_continued_on_machine_b(
         # killed while the work step's coder runs its (long) command: mid-step, nothing finished
         wait_until(lambda: any(r.actor == "coder" for r in sim.requests), "the coder at work")
         wait_until(
-            lambda: WORK in ((book.lineage(identity.key) or {}).get("steps") or {}),
+            lambda: WORK in mapping((book.lineage(identity.key) or {}).get("steps")),
             "the work session recorded",
         )
-        work = (book.lineage(identity.key) or {})["steps"][WORK]
+        work = mapping((book.lineage(identity.key) or {}).get("steps"))[WORK]
         wait_until(lambda: work in stored(pg_url, a), "the work session mirrored")
         # meanwhile, on machine B: the same work is taken, by whom and where is said
         b = clone(origin, tmp_path / "machine-b" / "elsewhere" / "checkout")
@@ -300,7 +302,7 @@ def test_a_starter_flow_killed_on_machine_a_is_continued_on_machine_b(
     assert (b / "hello.py").read_text(encoding="utf-8") == 'print("hello")\n'
 
     shared = book.lineage(identity.key)
-    assert shared is not None and shared["steps"][WORK] == work and shared["woke"] == 2
+    assert shared is not None and mapping(shared["steps"])[WORK] == work and shared["woke"] == 2
     local = json.loads((b / "runs" / "lineage.json").read_text(encoding="utf-8"))
     assert local == {"workspace": str(b), "woke": 2, "steps": shared["steps"]}
     runs = {r["run"] for r in book.manifest(identity.key)}
@@ -489,13 +491,13 @@ def test_a_database_gone_longer_than_the_bound_stops_the_run_with_one_line_and_i
     assert "Traceback" not in out and private_postgres.password not in out, out
     # once the database is back, the same command continues the same session and finishes
     book = PostgresRunBook.direct(url)
-    before = (book.lineage(identify(ws).key) or {}).get("steps", {})
+    before = mapping((book.lineage(identify(ws).key) or {}).get("steps"))
     assert "一" in before, before
     (ws / "hold").unlink()
     again = flower("--store", url, "run", "flows.py:main", cwd=ws, env=env, timeout=600)
     assert again.returncode == 0, again.stdout + again.stderr
     assert "第二步好了" in again.stdout and "Traceback" not in again.stdout + again.stderr
-    after = (book.lineage(identify(ws).key) or {}).get("steps", {})
+    after = mapping((book.lineage(identify(ws).key) or {}).get("steps"))
     assert after["一"] == before["一"]  # the same session, continued
 
 

@@ -885,3 +885,66 @@ async def test_an_old_denial_leaves_only_when_the_cache_has_expired(
     assert blocks(again, d1) == [] and len(blocks(again, d2)) == 2 and len(blocks(again, d3)) == 2
     assert again[: len(cold)] == cold
     assert_chain(again)
+
+
+# --------------------------------------------------------------------------- malformed links
+
+
+def _odd_result_id(t: Transcript) -> dict[str, Any]:
+    t.call("git status", "clean")
+    odd = t.entries[-1]
+    odd["message"]["content"][0]["tool_use_id"] = ["toolu"]  # a list, not an id
+    return odd
+
+
+def _odd_parent_after_an_orphan(t: Transcript) -> dict[str, Any]:
+    t.uses(use("toolu_orphan", "ls"))  # never answered: healing re-points the links after it
+    odd = t.prompt("more")
+    odd["parentUuid"] = {"uuid": odd["parentUuid"]}
+    return odd
+
+
+def _odd_parent_after_a_denial(t: Transcript) -> dict[str, Any]:
+    t.denied("rm -rf build")  # dropped: relinking walks the links after it
+    odd = t.prompt("more")
+    odd["parentUuid"] = [odd["parentUuid"]]
+    return odd
+
+
+def _odd_parent_of_an_interrupt_mark(t: Transcript) -> dict[str, Any]:
+    t.call("git status", "clean")
+    odd = t.interrupt_mark()  # walked back from to find the results a stop cut short
+    odd["parentUuid"] = [odd["parentUuid"]]
+    return odd
+
+
+@pytest.mark.parametrize(
+    "spoil",
+    [
+        _odd_result_id,
+        _odd_parent_after_an_orphan,
+        _odd_parent_after_a_denial,
+        _odd_parent_of_an_interrupt_mark,
+    ],
+)
+async def test_an_id_or_a_link_that_is_not_text_points_nowhere_instead_of_failing_the_resume(
+    spoil: Callable[[Transcript], dict[str, Any]], make_store: MakeStore, clock: SimClock
+) -> None:
+    """A list or an object where an id belongs used to reach a set or dict lookup and fail the
+    whole load with an unhashable-type TypeError; such a link now leads nowhere, and the entry
+    holding it comes back."""
+    t = Transcript()
+    t.prompt("go")
+    t.say("looking")
+    odd = spoil(t)
+    t.say("done")
+    store = make_store(prune=PrunePolicy(keep_denials=0))
+    await put(store, KEY, t.entries)
+    clock.advance(COLD)
+
+    loaded = await get(store, KEY)
+
+    # (an unanswered call gets its answer in between: the odd result's own link may move)
+    back = [e for e in loaded if e["uuid"] == odd["uuid"]]
+    assert len(back) == 1 and back[0]["message"] == odd["message"]
+    assert loaded[-1]["uuid"] == t.entries[-1]["uuid"]

@@ -45,9 +45,47 @@ import time
 
 TYPE_CHECKING = False  # typing is not imported at run time: it only slows the start
 if TYPE_CHECKING:
-    from typing import Any
+    from collections.abc import Callable
+    from typing import ParamSpec, TypedDict
 
-    Spec = dict[str, Any]
+    _P = ParamSpec("_P")
+
+    class Limits(TypedDict):
+        """``confinement.Limits`` as the spec carries it."""
+
+        wall: int
+        cpu: int
+        head: int
+        tail: int
+        err_head: int
+        err_tail: int
+        stop: int
+        tmp: int
+
+    class Texts(TypedDict):
+        """The lines the supervisor says, in the language flower speaks (``confinement._texts``)."""
+
+        left_out: str
+        timeout: str
+        flood: str
+        cannot: str
+
+    class Spec(TypedDict):
+        """What ``confinement.plan`` hands the supervisor, as one JSON argument."""
+
+        role: str
+        command: str
+        shell: str
+        workspace: str
+        mechanisms: list[str]
+        bwrap: str | None
+        binds: list[str]
+        read: list[str]
+        hidden: list[str]
+        env: dict[str, str]
+        limits: Limits
+        scratch: str
+        texts: Texts
 
 # -- the kernel's interfaces ---------------------------------------------------------------
 
@@ -413,10 +451,10 @@ def _send(fd: int, data: bytes) -> None:
         data = data[n:]
 
 
-def _ignoring_errors(action: Any, *args: Any) -> None:
+def _ignoring_errors(action: Callable[_P, object], *args: _P.args, **kwargs: _P.kwargs) -> None:
     # gone already, or never made: nothing left to undo (contextlib would cost an import)
     try:
-        action(*args)
+        action(*args, **kwargs)
     except OSError:
         return
 
@@ -462,7 +500,8 @@ def choose(spec: Spec) -> tuple[str | None, str]:
     why = []
     for mechanism in spec["mechanisms"]:
         if mechanism in ("bwrap", "overlay"):
-            if not spec.get("bwrap") or not os.access(spec["bwrap"], os.X_OK):
+            bwrap = spec.get("bwrap")
+            if not bwrap or not os.access(bwrap, os.X_OK):
                 why.append("no bubblewrap")
                 continue
             flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET
@@ -500,8 +539,10 @@ def _child(spec: Spec, mechanism: str, cwd: str, out: int, err: int, home: str, 
         if mechanism in ("bwrap", "overlay"):
             if mechanism == "overlay":
                 enter_overlay(spec["workspace"], scratch, limits["tmp"])
-            argv = [spec["bwrap"], *spec["binds"], "--chdir", cwd, "--", *command]
-            os.execve(spec["bwrap"], argv, env)
+            bwrap = spec["bwrap"]
+            assert bwrap is not None  # choose() took this mechanism only with one
+            argv = [bwrap, *spec["binds"], "--chdir", cwd, "--", *command]
+            os.execve(bwrap, argv, env)
         env["HOME"] = home
         abi = min(landlock_abi(), 7)
         rules = Ruleset(abi)
@@ -587,7 +628,7 @@ def run(spec: Spec) -> int:
     return os.WEXITSTATUS(status)
 
 
-def _pump(child: int, out_r: int, err_r: int, limits: dict, texts: dict) -> tuple[int, str]:  # type: ignore[type-arg]
+def _pump(child: int, out_r: int, err_r: int, limits: Limits, texts: Texts) -> tuple[int, str]:
     """Pass the output on, bounded, until the command and everything it started are done."""
     streams = {
         out_r: Capped(1, limits["head"], limits["tail"]),

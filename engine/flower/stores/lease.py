@@ -27,10 +27,15 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..base.i18n import N_, _
+from ..base.loose import mapping
 from .pgerrors import one_line
+
+if TYPE_CHECKING:
+    import psycopg
+    from psycopg.rows import TupleRow
 
 __all__ = [
     "LEASE_VAR",
@@ -172,7 +177,7 @@ def _pid_namespace() -> str:
     return f"{socket.gethostname()}/{ns}"
 
 
-def _died_here(holder: dict[str, Any]) -> bool:
+def _died_here(holder: dict[str, object]) -> bool:
     """Whether the holder ran where this process runs and its process is gone (killed, crashed):
     nobody needs to wait for its lease to expire."""
     pid = holder.get("pid")
@@ -201,11 +206,11 @@ class FlowLease:
 
     def __init__(
         self,
-        connect: Callable[[], Any],
+        connect: Callable[[], psycopg.Connection[TupleRow]],
         table: str,
         workspace: str,
         flow: str,
-        note: dict[str, Any],
+        note: dict[str, object],
         *,
         where: str,
         url: str | None = None,
@@ -220,13 +225,13 @@ class FlowLease:
         self.ttl = lease_seconds()
         self.beat = min(self.ttl / 6, _MAX_BEAT_S)
         self.lost: str | None = None
-        self._conn: Any = None
+        self._conn: psycopg.Connection[TupleRow] | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
     # -- taking and letting go -------------------------------------------------------------
 
-    def take(self) -> dict[str, Any] | None:
+    def take(self) -> dict[str, object] | None:
         """Take the lease and start the heartbeat: None, or what its live holder wrote."""
         from psycopg.types.json import Jsonb
 
@@ -239,15 +244,17 @@ class FlowLease:
             ).fetchone()
             if row is None:
                 found = conn.execute(_HOLDER_ID.format(t=self._t), (self.workspace, self.flow)).fetchone()
-                theirs = dict(found[0]) if found is not None and isinstance(found[0], dict) else {}
-                dead = found is not None and _died_here(theirs)
-                if not dead or (
-                    conn.execute(
+                theirs = mapping(found[0]) if found is not None else {}
+                taken_over = (
+                    found is not None
+                    and _died_here(theirs)
+                    and conn.execute(
                         _TAKE_FROM_DEAD.format(t=self._t),
                         (Jsonb(note), self.holder_id, self.ttl, self.workspace, self.flow, found[1]),
                     ).fetchone()
-                    is None
-                ):
+                    is not None
+                )
+                if not taken_over:
                     conn.close()
                     return theirs
         except BaseException:
@@ -302,19 +309,21 @@ class FlowLease:
             outage.up()
 
     def _renew(self) -> bool:
-        if self._conn is None or self._conn.closed:
-            self._conn = self._connect()
-        row = self._conn.execute(
+        conn = self._conn
+        if conn is None or conn.closed:
+            conn = self._conn = self._connect()
+        row = conn.execute(
             _RENEW.format(t=self._t), (self.ttl, self.workspace, self.flow, self.holder_id)
         ).fetchone()
         return row is not None
 
     def _taken(self) -> str:
-        found: dict[str, Any] = {}
+        found: dict[str, object] = {}
         try:
-            row = self._conn.execute(_HOLDER.format(t=self._t), (self.workspace, self.flow)).fetchone()
-            if row is not None and isinstance(row[0], dict):
-                found = dict(row[0])
+            conn = self._conn  # None: the heartbeat closed it, nobody to ask
+            if conn is not None:
+                row = conn.execute(_HOLDER.format(t=self._t), (self.workspace, self.flow)).fetchone()
+                found = mapping(row[0]) if row is not None else {}
         except Exception:
             pass  # who took it is a courtesy; that it is gone is what counts
         who = f"{found.get('who') or '?'}, pid {found.get('pid') or '?'}"

@@ -28,8 +28,8 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, TypeVar
+from contextlib import AbstractContextManager, contextmanager
+from typing import TYPE_CHECKING, TypeVar
 
 from claude_agent_sdk import fold_session_summary
 from claude_agent_sdk.types import (
@@ -41,6 +41,7 @@ from claude_agent_sdk.types import (
     SessionSummaryEntry,
 )
 
+from ..base.loose import mapping
 from .lease import outage_of, reason_of
 from .ledger import items_of, where
 from .pgerrors import explain
@@ -50,6 +51,7 @@ from .urls import check_store_url, redact_url
 
 if TYPE_CHECKING:
     import psycopg
+    from psycopg.rows import TupleRow
     from psycopg_pool import ConnectionPool
 
 __all__ = ["PostgresLedger", "PostgresRunBook", "PostgresSessionStore", "PostgresStoreError", "read_lineage"]
@@ -160,7 +162,7 @@ class PostgresStoreError(RuntimeError):
         self.reason = reason or text
 
 
-def ensure_schema(conn: psycopg.Connection[Any], schema: str, where: str) -> None:
+def ensure_schema(conn: psycopg.Connection[TupleRow], schema: str, where: str) -> None:
     """Create the store's tables in ``schema`` unless they are there (one creator at a time)."""
     quoted = f'"{schema}"'
     with conn.transaction():
@@ -224,7 +226,7 @@ class PostgresSessionStore(SessionStore):
                 self._init_schema(conn)
         except psycopg.Error as exc:
             raise self._error("cannot open the store", exc) from None
-        self._pool: ConnectionPool[psycopg.Connection[Any]] = ConnectionPool(
+        self._pool: ConnectionPool[psycopg.Connection[TupleRow]] = ConnectionPool(
             self._url,
             min_size=1,
             max_size=max(2, pool_size),
@@ -271,11 +273,11 @@ class PostgresSessionStore(SessionStore):
             outage.up()
             return out
 
-    def _init_schema(self, conn: psycopg.Connection[Any]) -> None:
+    def _init_schema(self, conn: psycopg.Connection[TupleRow]) -> None:
         ensure_schema(conn, self.schema, self.where)
 
     @contextmanager
-    def connection(self) -> Iterator[psycopg.Connection[Any]]:
+    def connection(self) -> Iterator[psycopg.Connection[TupleRow]]:
         """A pooled connection (autocommit; use ``conn.transaction()``), errors redacted."""
         import psycopg
 
@@ -304,7 +306,7 @@ class PostgresSessionStore(SessionStore):
             raise RuntimeError(f"session store {self.where} is closed")
         return await asyncio.get_running_loop().run_in_executor(self._executor, fn)
 
-    def _transcript(self, conn: psycopg.Connection[Any], key: SessionKey) -> int | None:
+    def _transcript(self, conn: psycopg.Connection[TupleRow], key: SessionKey) -> int | None:
         row = conn.execute(
             f"SELECT id FROM {self._s}.transcripts WHERE {_KEY_IS}",
             (key["project_key"], key["session_id"], _subpath(key)),
@@ -537,7 +539,7 @@ class PostgresLedger:
     def __init__(self, store: PostgresSessionStore) -> None:
         self._store = store
 
-    def _run(self, sql: str, params: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+    def _run(self, sql: str, params: tuple[object, ...]) -> list[TupleRow]:
         with self._store.connection() as conn:
             cur = conn.execute(sql.format(s=self._store.quoted), params)
             return cur.fetchall() if cur.description is not None else []
@@ -606,10 +608,10 @@ class PostgresRunBook:
 
     def __init__(
         self,
-        connect: Callable[[], Any],
+        connect: Callable[[], AbstractContextManager[psycopg.Connection[TupleRow]]],
         quoted_schema: str,
         *,
-        dedicated: Callable[[], Any] | None = None,
+        dedicated: Callable[[], psycopg.Connection[TupleRow]] | None = None,
         where: str = "",
         url: str | None = None,
     ) -> None:
@@ -631,7 +633,7 @@ class PostgresRunBook:
         made: list[bool] = []  # the schema is made (or found) by the first connection
 
         @contextmanager
-        def connect() -> Iterator[Any]:
+        def connect() -> Iterator[psycopg.Connection[TupleRow]]:
             try:
                 with psycopg.connect(checked, autocommit=True, connect_timeout=_CONNECT_TIMEOUT_S) as conn:
                     if not made:
@@ -645,23 +647,23 @@ class PostgresRunBook:
                     reason=reason_of(exc, checked),
                 ) from None
 
-        def dedicated() -> Any:
+        def dedicated() -> psycopg.Connection[TupleRow]:
             with connect():
                 pass  # the schema exists before the flow lock's table is used
             return _dedicated(checked)
 
         return cls(connect, f'"{schema}"', dedicated=dedicated, where=where, url=checked)
 
-    def lineage(self, workspace: str) -> dict[str, Any] | None:
+    def lineage(self, workspace: str) -> dict[str, object] | None:
         with self._connect() as conn:
             row = conn.execute(
                 f"SELECT data FROM {self._s}.lineages WHERE workspace = %s", (workspace,)
             ).fetchone()
-        return dict(row[0]) if row is not None and isinstance(row[0], dict) else None
+        return mapping(row[0]) if row is not None and isinstance(row[0], dict) else None
 
     def update_lineage(
-        self, workspace: str, change: Callable[[dict[str, Any] | None], dict[str, Any]]
-    ) -> dict[str, Any]:
+        self, workspace: str, change: Callable[[dict[str, object] | None], dict[str, object]]
+    ) -> dict[str, object]:
         """Read the workspace's lineage under a row lock, let ``change`` merge into it, write it."""
         from psycopg.types.json import Jsonb
 
@@ -675,8 +677,7 @@ class PostgresRunBook:
             row = conn.execute(
                 f"SELECT data FROM {s}.lineages WHERE workspace = %s FOR UPDATE", (workspace,)
             ).fetchone()
-            current = row[0] if row is not None and isinstance(row[0], dict) else None
-            new = change(dict(current) if current is not None else None)
+            new = change(mapping(row[0]) if row is not None and isinstance(row[0], dict) else None)
             conn.execute(
                 f"UPDATE {s}.lineages SET data = %s, "
                 "updated = (EXTRACT(EPOCH FROM clock_timestamp()) * 1000)::bigint WHERE workspace = %s",
@@ -684,7 +685,7 @@ class PostgresRunBook:
             )
         return new
 
-    def put_manifest(self, workspace: str, run: str, rows: list[dict[str, Any]]) -> None:
+    def put_manifest(self, workspace: str, run: str, rows: list[dict[str, object]]) -> None:
         """This process's rows (``run``), replacing what it wrote before; others' rows stay."""
         s = self._s
         with self._connect() as conn, conn.transaction():
@@ -707,10 +708,10 @@ class PostgresRunBook:
         self,
         workspace: str,
         flow: str,
-        holder: dict[str, Any],
+        holder: dict[str, object],
         *,
         on_lost: Callable[[str], None] | None = None,
-    ) -> tuple[Callable[[], None] | None, dict[str, Any] | None]:
+    ) -> tuple[Callable[[], None] | None, dict[str, object] | None]:
         """Claim one flow of the workspace while this process works on it: (release, None), or
         (None, what its holder wrote) when another process holds it.
 
@@ -743,7 +744,7 @@ class PostgresRunBook:
             return None, other
         return lease.release, None
 
-    def manifest(self, workspace: str) -> list[dict[str, Any]]:
+    def manifest(self, workspace: str) -> list[dict[str, object]]:
         """Every run's rows for the workspace, oldest run first."""
         with self._connect() as conn:
             rows = conn.execute(
@@ -751,10 +752,10 @@ class PostgresRunBook:
                 "ORDER BY min(started_at) OVER (PARTITION BY run), run, position",
                 (workspace,),
             ).fetchall()
-        return [r[0] for r in rows if isinstance(r[0], dict)]
+        return [mapping(r[0]) for r in rows if isinstance(r[0], dict)]
 
 
-def _dedicated(url: str) -> Any:
+def _dedicated(url: str) -> psycopg.Connection[TupleRow]:
     """A connection of its own (not pooled), kept alive across hours of idleness."""
     import psycopg
 
@@ -770,7 +771,7 @@ def _dedicated(url: str) -> Any:
         ) from None
 
 
-def read_lineage(url: str, workspace: str, *, schema: str = "flower") -> dict[str, Any] | None:
+def read_lineage(url: str, workspace: str, *, schema: str = "flower") -> dict[str, object] | None:
     """The workspace's lineage in a store, read without creating anything; None if there is none
     (no schema yet, no row) or the store cannot be reached (a read-only probe never fails)."""
     import psycopg
@@ -786,7 +787,7 @@ def read_lineage(url: str, workspace: str, *, schema: str = "flower") -> dict[st
                 return None
 
             @contextmanager
-            def same() -> Iterator[Any]:
+            def same() -> Iterator[psycopg.Connection[TupleRow]]:
                 yield conn
 
             return PostgresRunBook(same, f'"{schema}"').lineage(workspace)

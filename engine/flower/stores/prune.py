@@ -30,8 +30,9 @@ import re
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from ..base.loose import mapping
 from .ephemeral import EphemeralPolicy
 from .layer import StoreLayer, open_inner
 from .transcript import (
@@ -40,6 +41,7 @@ from .transcript import (
     blocks_of,
     is_api_error_the_cli_drops,
     is_block,
+    link,
     replace_block,
     result_text,
 )
@@ -96,28 +98,34 @@ class PrunePolicy:
     orphan_text: str = "[这一步被打断了,没有结果。需要的话重做。]"
 
 
-def _tool_results(entry: Entry) -> list[tuple[int, dict[str, Any]]]:
+def _use_id(block: object) -> str | None:
+    """The id of a tool_use block, None for any other block."""
+    tool_id = block.get("id") if is_block(block, "tool_use") else None
+    return tool_id if isinstance(tool_id, str) else None
+
+
+def _tool_results(entry: Entry) -> list[tuple[int, dict[str, object]]]:
     if entry.get("type") != "user" or entry.get("isCompactSummary"):
         return []
     blocks = blocks_of(entry) or []
     return [(j, b) for j, b in enumerate(blocks) if is_block(b, "tool_result")]
 
 
-def _interrupted(entry: Entry, block: dict[str, Any]) -> bool:
+def _interrupted(entry: Entry, block: dict[str, object]) -> bool:
     if entry.get("toolDenialKind") == _INTERRUPT_KIND or entry.get("interruptedByShutdown") is True:
         return True
     # The harness always flags the results it writes for a stop as errors.
     return block.get("is_error") is True and bool(_INTERRUPTED.match(result_text(block)))
 
 
-def _rejected(entry: Entry, block: dict[str, Any]) -> bool:
+def _rejected(entry: Entry, block: dict[str, object]) -> bool:
     """A call the person turned down: marked (current CLIs) or by the CLI's sentence (older)."""
     if entry.get("toolDenialKind") in _CUT_SHORT_KINDS:
         return True
     return block.get("is_error") is True and bool(_REJECTED.match(result_text(block)))
 
 
-def _old_hook_refusal(entry: Entry, block: dict[str, Any], tool: str | None) -> bool:
+def _old_hook_refusal(entry: Entry, block: dict[str, object], tool: str | None) -> bool:
     """A PreToolUse refusal as CLIs before ``toolDenialKind`` wrote it: the hook's text."""
     if "toolDenialKind" in entry or block.get("is_error") is not True or tool not in _HANDS_ON:
         return False
@@ -149,13 +157,15 @@ def _cut_short_by_mark(entries: list[Entry], marks: list[int]) -> set[int]:
     """
     if not marks:
         return set()
-    index = {
-        e["uuid"]: i for i, e in enumerate(entries) if isinstance(e, dict) and isinstance(e.get("uuid"), str)
-    }
+    index: dict[str, int] = {}
+    for n, e in enumerate(entries):
+        uid = link(e.get("uuid"))
+        if uid is not None:
+            index[uid] = n
     hits: set[int] = set()
     for mark in marks:
         seen: set[int] = set()
-        i = index.get(entries[mark].get("parentUuid"))
+        i = _index_of(index, entries[mark].get("parentUuid"))
         while i is not None and i not in seen:
             seen.add(i)
             parent = entries[i]
@@ -167,15 +177,20 @@ def _cut_short_by_mark(entries: list[Entry], marks: list[int]) -> set[int]:
                     break  # reached a prompt: the mark is not about tool calls
                 if any(_rejected(parent, block) for _, block in results):
                     hits.add(i)
-            i = index.get(parent.get("parentUuid"))
+            i = _index_of(index, parent.get("parentUuid"))
     return hits
 
 
-def _pairs_with(block: Any, ids: set[str]) -> bool:
+def _index_of(index: dict[str, int], uid: object) -> int | None:
+    found = link(uid)
+    return None if found is None else index.get(found)
+
+
+def _pairs_with(block: object, ids: set[str]) -> bool:
     if is_block(block, "tool_use"):
-        return block.get("id") in ids
+        return link(block.get("id")) in ids
     if is_block(block, "tool_result"):
-        return block.get("tool_use_id") in ids
+        return link(block.get("tool_use_id")) in ids
     return False
 
 
@@ -354,8 +369,9 @@ class PruningSessionStore(StoreLayer):
                 continue
             if entry.get("type") == "assistant":
                 for block in blocks_of(entry) or ():
-                    if is_block(block, "tool_use") and isinstance(block.get("id"), str):
-                        tools[block["id"]] = str(block.get("name", ""))
+                    use_id = _use_id(block)
+                    if use_id is not None and is_block(block, "tool_use"):
+                        tools[use_id] = str(block.get("name", ""))
                 continue
             results = _tool_results(entry)
             # The CLI writes one result per entry; the entry-level marker is only
@@ -392,8 +408,9 @@ class PruningSessionStore(StoreLayer):
                     drop.add(i)
                     continue
                 for block in blocks_of(entry) or ():
-                    if is_block(block, "tool_use") and isinstance(block.get("id"), str):
-                        where.setdefault(block["id"], []).append(i)
+                    use_id = _use_id(block)
+                    if use_id is not None:
+                        where.setdefault(use_id, []).append(i)
                 continue
             if kind != "user" or entry.get("isCompactSummary"):
                 continue
@@ -414,9 +431,9 @@ class PruningSessionStore(StoreLayer):
         # tool result; sibling calls, text and thinking blocks stay.
         for i in sorted({i for tool_id in doomed for i in where.get(tool_id, ())}):
             entry = out[i]
-            kept = [b for b in entry["message"]["content"] if not _pairs_with(b, doomed)]
+            kept = [b for b in blocks_of(entry) or () if not _pairs_with(b, doomed)]
             if kept:
-                out[i] = {**entry, "message": {**entry["message"], "content": kept}}
+                out[i] = {**entry, "message": {**mapping(entry.get("message")), "content": kept}}
             else:
                 drop.add(i)
         self.denials_dropped = len(doomed & set(where))
@@ -446,7 +463,7 @@ class PruningSessionStore(StoreLayer):
         the same entry and whatever the CLI chains to it later still finds it.
         """
         answered = {
-            block.get("tool_use_id")
+            link(block.get("tool_use_id"))
             for entry in entries
             if isinstance(entry, dict) and entry.get("type") == "user"
             for block in blocks_of(entry) or ()
@@ -458,20 +475,18 @@ class PruningSessionStore(StoreLayer):
                 continue
             if not isinstance(entry.get("uuid"), str):
                 continue
-            orphans = [
-                b["id"]
-                for b in blocks_of(entry) or ()
-                if is_block(b, "tool_use") and isinstance(b.get("id"), str) and b["id"] not in answered
-            ]
+            used = (_use_id(b) for b in blocks_of(entry) or ())
+            orphans = [tool_id for tool_id in used if tool_id is not None and tool_id not in answered]
             if orphans:
                 heals[i] = self._answer(entry, orphans)
         if not heals:
             return entries
-        moved = {entries[i]["uuid"]: healed["uuid"] for i, healed in heals.items()}
+        moved = {link(entries[i].get("uuid")): healed["uuid"] for i, healed in heals.items()}
         out: list[Entry] = []
         for i, entry in enumerate(entries):
-            if isinstance(entry, dict) and entry.get("parentUuid") in moved:
-                entry = {**entry, "parentUuid": moved[entry["parentUuid"]]}
+            parent = link(entry.get("parentUuid"))
+            if parent is not None and parent in moved:
+                entry = {**entry, "parentUuid": moved[parent]}
             out.append(entry)
             if i in heals:
                 out.append(heals[i])
@@ -479,7 +494,7 @@ class PruningSessionStore(StoreLayer):
 
     def _answer(self, assistant: Entry, orphans: list[str]) -> Entry:
         text = self.prune_policy.orphan_text
-        meta: dict[str, Any] = {k: assistant[k] for k in _COPIED if k in assistant}
+        meta: dict[str, object] = {k: assistant[k] for k in _COPIED if k in assistant}
         return {
             "parentUuid": assistant["uuid"],
             **meta,
@@ -508,15 +523,15 @@ class PruningSessionStore(StoreLayer):
         if not drop:
             return list(entries)
         # Only dropped entries are ever walked through, so only their parents are needed.
-        parent_of: dict[str, Any] = {
-            entries[i]["uuid"]: entries[i].get("parentUuid")
-            for i in drop
-            if isinstance(entries[i], dict) and isinstance(entries[i].get("uuid"), str)
-        }
+        parent_of: dict[str, object] = {}
+        for i in drop:
+            uid = entries[i].get("uuid")
+            if isinstance(uid, str):
+                parent_of[uid] = entries[i].get("parentUuid")
         gone = set(parent_of)
-        resolved: dict[str, Any] = {}
+        resolved: dict[str, object] = {}
 
-        def survivor(uid: Any) -> Any:
+        def survivor(uid: object) -> object:
             path: list[str] = []
             while isinstance(uid, str) and uid in gone and uid not in resolved:
                 if uid in path:  # a cycle among dropped entries: no surviving ancestor
@@ -536,7 +551,7 @@ class PruningSessionStore(StoreLayer):
                 continue
             if isinstance(entry, dict):
                 for field in _LINKS:
-                    if entry.get(field) in gone:
+                    if link(entry.get(field)) in gone:
                         entry = {**entry, field: survivor(entry[field])}
             result.append(entry)
         return result

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any
+from collections.abc import Mapping
 
 from claude_agent_sdk.types import SessionKey, SessionListSubkeysKey, SessionStoreEntry
 
+from ..base.loose import mapping
 from ..base.secrets import redact_value
 from ..base.usage import context_tokens
 
@@ -42,7 +43,7 @@ def uuid_of(entry: SessionStoreEntry) -> str | None:
     return uid if isinstance(uid, str) and uid else None
 
 
-def dump(entry: Any) -> str:
+def dump(entry: object) -> str:
     """Compact JSON of an entry as a store keeps it: without credentials (what a tool printed may
     hold one), UTF-8 safe: non-ASCII stays readable unless a lone surrogate forces escapes."""
     entry = redact_value(entry)
@@ -52,9 +53,8 @@ def dump(entry: Any) -> str:
     return text
 
 
-def entry_tokens(entry: dict[str, Any]) -> int:
+def entry_tokens(entry: Mapping[str, object]) -> int:
     """The context an assistant entry's usage says the model saw; 0 for any other entry."""
     if entry.get("type") != "assistant":
         return 0
-    message = entry.get("message")
-    return context_tokens(message.get("usage")) if isinstance(message, dict) else 0
+    return context_tokens(mapping(entry.get("message")).get("usage"))

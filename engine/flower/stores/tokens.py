@@ -14,7 +14,6 @@ breakpoint 1x.
 from __future__ import annotations
 
 import json
-from typing import Any
 
 __all__ = [
     "CACHE_READ",
@@ -40,11 +39,11 @@ def text_tokens(text: str) -> int:
     return -(-size // _BYTES_PER_TOKEN)
 
 
-def _compact(value: Any) -> str:
+def _compact(value: object) -> str:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
 
 
-def block_text(block: Any) -> str:
+def block_text(block: object) -> str:
     """The text a content block contributes to the prompt.
 
     Text, thinking and tool results count by their text; a tool call by its name and compact
@@ -70,11 +69,11 @@ def block_text(block: Any) -> str:
     return _compact({k: v for k, v in block.items() if k != "cache_control"})
 
 
-def block_tokens(block: Any) -> int:
+def block_tokens(block: object) -> int:
     return text_tokens(block_text(block))
 
 
-def entry_tokens(entry: Any) -> int:
+def entry_tokens(entry: object) -> int:
     """Tokens one transcript entry puts in a request (0 for bookkeeping lines)."""
     if not isinstance(entry, dict) or entry.get("type") not in ("user", "assistant"):
         return 0

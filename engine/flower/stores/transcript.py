@@ -6,23 +6,34 @@ Entries are the JSONL lines the CLI writes (and the SDK mirrors into the store).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
+from typing import TypeGuard
+
+from claude_agent_sdk.types import SessionStoreEntry
+
+from ..base.loose import items, mapping
 
 __all__ = [
     "Entry",
+    "block_at",
     "blocks_of",
+    "editable",
     "is_api_error_the_cli_drops",
     "is_block",
+    "link",
     "live_chain",
     "plain_text",
     "replace_block",
     "result_text",
+    "stored",
     "timestamp_of",
     "tool_result_positions",
 ]
 
-Entry = dict[str, Any]
+# One transcript line as the layers rework it: a JSON object. The SDK's SessionStoreEntry types
+# only `type`, `uuid` and `timestamp`; every other field is opaque JSON, read as `object`.
+Entry = dict[str, object]
 
 SYNTHETIC_MODEL = "<synthetic>"
 # Entry types the CLI threads on the parentUuid chain.
@@ -39,7 +50,35 @@ def timestamp_of(stamp: object) -> float | None:
         return None
 
 
-def blocks_of(entry: Entry) -> list[Any] | None:
+def is_stored(entry: Entry) -> TypeGuard[SessionStoreEntry]:
+    """An entry as the SDK types it: a text `type`, and `uuid` / `timestamp` text where present."""
+    return isinstance(entry.get("type"), str) and all(
+        isinstance(entry.get(name, ""), str) for name in ("uuid", "timestamp")
+    )
+
+
+def editable(rows: Sequence[object]) -> list[Entry] | None:
+    """Shallow copies of a store's rows for a layer to rework, or None when one of them is not
+    an entry of the SDK's shape (a JSON object, see ``is_stored``): such a transcript goes back
+    to the CLI exactly as it was stored, since nothing the layers decide could be trusted on it."""
+    out = [mapping(row) for row in rows]
+    return out if all(is_stored(entry) for entry in out) else None
+
+
+def stored(entries: list[Entry]) -> list[SessionStoreEntry]:
+    """A reworked copy in the SDK's type again. Every entry a layer hands back is a row it was
+    given (changed only inside its message) or one it built with a `type` and a text `uuid`."""
+    return [entry for entry in entries if is_stored(entry)]
+
+
+def link(value: object) -> str | None:
+    """An id or a link between entries (``uuid``, ``parentUuid``, ``tool_use_id``): text, else
+    None. A malformed one (a list, an object) points nowhere, instead of failing every lookup
+    it reaches with an unhashable key."""
+    return value if isinstance(value, str) else None
+
+
+def blocks_of(entry: Entry) -> list[object] | None:
     """The content block list of an entry's message, or None if it has none."""
     message = entry.get("message")
     if not isinstance(message, dict):
@@ -48,38 +87,53 @@ def blocks_of(entry: Entry) -> list[Any] | None:
     return content if isinstance(content, list) else None
 
 
-def is_block(block: Any, kind: str) -> bool:
+def is_block(block: object, kind: str) -> TypeGuard[dict[str, object]]:
+    """A content block (a JSON object) of type `kind`."""
     return isinstance(block, dict) and block.get("type") == kind
 
 
-def replace_block(entries: list[Entry], i: int, j: int, block: dict[str, Any]) -> None:
+def block_at(entries: Sequence[Entry], i: int, j: int) -> dict[str, object]:
+    """Block `j` of entry `i`'s content, as ``tool_result_positions`` found it."""
+    blocks = blocks_of(entries[i]) or []
+    return mapping(blocks[j]) if j < len(blocks) else {}
+
+
+def replace_block(entries: list[Entry], i: int, j: int, block: dict[str, object]) -> None:
     """Copy-on-write replacement of one content block, so the caller's dicts stay intact."""
     entry = entries[i]
-    message = entry["message"]
-    content = list(message["content"])
+    message = mapping(entry.get("message"))
+    content = items(message.get("content"))
+    if not 0 <= j < len(content):
+        return  # not a block of this entry: nothing to replace
     content[j] = block
     entries[i] = {**entry, "message": {**message, "content": content}}
 
 
-def plain_text(content: Any) -> str | None:
+def _text_of(part: object) -> str | None:
+    """The text of a text part, else None."""
+    if not is_block(part, "text"):
+        return None
+    text = part.get("text")
+    return text if isinstance(text, str) else None
+
+
+def plain_text(content: object) -> str | None:
     """The text of a result made only of text (a str, or a list of text parts), else None."""
     if isinstance(content, str):
         return content
-    if isinstance(content, list) and all(
-        is_block(part, "text") and isinstance(part.get("text"), str) for part in content
-    ):
-        return "".join(part["text"] for part in content)
+    if isinstance(content, list):
+        texts = [_text_of(part) for part in content]
+        if all(t is not None for t in texts):
+            return "".join(t for t in texts if t is not None)
     return None
 
 
-def result_text(block: dict[str, Any]) -> str:
+def result_text(block: dict[str, object]) -> str:
     """The text parts of a tool_result's content, joined (non-text parts ignored)."""
     content = block.get("content")
     if isinstance(content, str):
         return content
-    if isinstance(content, list):
-        return "".join(p["text"] for p in content if is_block(p, "text") and isinstance(p.get("text"), str))
-    return ""
+    return "".join(t for t in map(_text_of, items(content)) if t is not None)
 
 
 def tool_result_positions(entries: list[Entry]) -> list[tuple[int, int]]:

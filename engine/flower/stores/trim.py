@@ -33,10 +33,11 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from typing import TYPE_CHECKING, Protocol
 
 from ..base.files import spill
 from ..base.i18n import _
+from ..base.loose import items
 from ..base.secrets import redact
 from .ephemeral import EphemeralPolicy, is_ephemeral
 from .layer import StoreLayer, open_inner
@@ -44,11 +45,15 @@ from .ledger import where
 from .tokens import CACHE_READ, CACHE_WRITE, entry_tokens
 from .transcript import (
     Entry,
+    block_at,
     blocks_of,
+    editable,
     is_block,
+    link,
     live_chain,
     plain_text,
     replace_block,
+    stored,
     timestamp_of,
     tool_result_positions,
 )
@@ -181,9 +186,10 @@ class TrimmingSessionStore(StoreLayer):
         self.last_report = {}
         if entries is None:
             return None
-        # Entries are the CLI's JSON lines; the SDK types them as opaque TypedDicts.
-        rows = cast("list[Entry]", entries)
-        return cast("list[SessionStoreEntry]", await self._offload(lambda: self._resume_copy(key, rows)))
+        rows = editable(entries)
+        if rows is None:
+            return entries
+        return stored(await self._offload(lambda: self._resume_copy(key, rows)))
 
     # -- the copy a resume gets ----------------------------------------------------------
 
@@ -265,7 +271,7 @@ class TrimmingSessionStore(StoreLayer):
                 spills = set(known.get(SPILL, {}))
         if self.ephemeral.enabled:
             self.last_report["expired"] = len(
-                [1 for i, j in positions if out[i]["message"]["content"][j].get("tool_use_id") in notes]
+                [1 for i, j in positions if link(block_at(out, i, j).get("tool_use_id")) in notes]
             )
         if self.policy.enabled:
             out = self._apply_spills(out, spills, positions)
@@ -355,8 +361,9 @@ class TrimmingSessionStore(StoreLayer):
                     if is_block(block, "tool_use") and block.get("name") == "Bash":
                         inp = block.get("input")
                         cmd = inp.get("command") if isinstance(inp, dict) else None
-                        if isinstance(cmd, str) and isinstance(block.get("id"), str):
-                            commands[block["id"]] = cmd
+                        tool_id = block.get("id")
+                        if isinstance(cmd, str) and isinstance(tool_id, str):
+                            commands[tool_id] = cmd
                 continue
             if entry.get("isMeta") or entry.get("isCompactSummary"):
                 continue
@@ -365,7 +372,7 @@ class TrimmingSessionStore(StoreLayer):
                 continue
             for j, block in enumerate(blocks):
                 age = age_of.get((i, j))
-                if age is None or age <= policy.keep_recent:
+                if age is None or age <= policy.keep_recent or not is_block(block, "tool_result"):
                     continue
                 ref = block.get("tool_use_id")
                 cmd = commands.get(ref) if isinstance(ref, str) else None
@@ -391,12 +398,13 @@ class TrimmingSessionStore(StoreLayer):
         if not notes:
             return out
         for i, j in positions:
-            block = out[i]["message"]["content"][j]
-            note = notes.get(block.get("tool_use_id"))
+            block = block_at(out, i, j)
+            ref = block.get("tool_use_id")
+            note = notes.get(ref) if isinstance(ref, str) else None
             if note is None:
                 continue
             content = block.get("content")
-            new_content: Any = note if isinstance(content, str) else [{"type": "text", "text": note}]
+            new_content: object = note if isinstance(content, str) else [{"type": "text", "text": note}]
             replace_block(out, i, j, {**block, "content": new_content})
         return out
 
@@ -421,7 +429,7 @@ class TrimmingSessionStore(StoreLayer):
         cutoff = max(len(positions) - max(policy.keep_recent, 0), 0)
         plan: list[_Pending] = []
         for i, j in positions[:cutoff]:
-            block = entries[i]["message"]["content"][j]
+            block = block_at(entries, i, j)
             ref = block.get("tool_use_id")
             if isinstance(ref, str) and self._worth_spilling(block.get("content")):
                 plan.append(_Pending(i, SPILL, ref, ""))
@@ -437,8 +445,8 @@ class TrimmingSessionStore(StoreLayer):
         out = list(entries)
         cleared = saved = 0
         for i, j in positions if refs else ():
-            block = out[i]["message"]["content"][j]
-            if block.get("tool_use_id") not in refs:
+            block = block_at(out, i, j)
+            if link(block.get("tool_use_id")) not in refs:
                 continue
             trimmed = self._trim_content(block.get("content"), write=write)
             if trimmed is None:
@@ -464,18 +472,19 @@ class TrimmingSessionStore(StoreLayer):
         return self._apply_spills(entries, {p.ref for p in self._spill_plan(entries, positions)}, positions)
 
     @staticmethod
-    def _text_parts(content: Any) -> list[str] | None:
+    def _text_parts(content: object) -> list[str] | None:
         if isinstance(content, str):
             return [content]
         if isinstance(content, list):
-            return [p["text"] for p in content if is_block(p, "text") and isinstance(p.get("text"), str)]
+            texts = (p.get("text") for p in content if is_block(p, "text"))
+            return [t for t in texts if isinstance(t, str)]
         return None
 
-    def _worth_spilling(self, content: Any) -> bool:
+    def _worth_spilling(self, content: object) -> bool:
         parts = self._text_parts(content)
         return bool(parts) and sum(len(p) for p in parts or ()) >= self.policy.min_chars
 
-    def _trim_content(self, content: Any, *, write: bool = True) -> tuple[Any, int] | None:
+    def _trim_content(self, content: object, *, write: bool = True) -> tuple[object, int] | None:
         """(new content, chars saved) for a result worth archiving, else None.
 
         With ``write=False`` the pointer is computed without touching the disk (an estimate).
@@ -495,9 +504,9 @@ class TrimmingSessionStore(StoreLayer):
             return None
         if isinstance(content, str):
             return pointer, total - len(pointer)
-        new_list: list[Any] = []
+        new_list: list[object] = []
         placed = False
-        for part in content:
+        for part in items(content):
             if is_block(part, "text") and isinstance(part.get("text"), str):
                 if not placed:
                     new_list.append({**part, "text": pointer})

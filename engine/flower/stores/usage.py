@@ -15,8 +15,9 @@ import sqlite3
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
+from ..base.loose import items, mapping
 from ..base.usage import context_tokens
 from .transcript import SYNTHETIC_MODEL, timestamp_of
 
@@ -53,7 +54,7 @@ class StoredMessage:
     used: int = 0
     text: str = ""
     tool: str = ""
-    input: dict[str, Any] = field(default_factory=dict)
+    input: dict[str, object] = field(default_factory=dict)
 
 
 class UnreadableStore(RuntimeError):
@@ -124,11 +125,8 @@ def _take(
         found.append(StoredMessage("assistant", at, used=used))
     for block in _blocks(content):
         if block.get("type") == "tool_use" and block.get("name") in calls:
-            given = block.get("input")
             found.append(
-                StoredMessage(
-                    "call", at, tool=str(block["name"]), input=dict(given) if isinstance(given, dict) else {}
-                )
+                StoredMessage("call", at, tool=str(block["name"]), input=mapping(block.get("input")))
             )
 
 
@@ -141,9 +139,8 @@ def _read_only_uri(db: Path) -> str:
     return uri if any(p.exists() for p in companions) else uri + "&immutable=1"
 
 
-def _blocks(content: object) -> list[dict[str, Any]]:
-    parsed = _json(content)
-    return [b for b in parsed if isinstance(b, dict)] if isinstance(parsed, list) else []
+def _blocks(content: object) -> list[dict[str, object]]:
+    return [mapping(b) for b in items(_json(content)) if isinstance(b, dict)]
 
 
 def _json(text: object) -> object:

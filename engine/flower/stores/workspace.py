@@ -24,7 +24,6 @@ import threading
 import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, cast
 
 from claude_agent_sdk.types import (
     SessionKey,
@@ -35,8 +34,10 @@ from claude_agent_sdk.types import (
     SessionSummaryEntry,
 )
 
+from ..base.loose import mapping
 from .layer import StoreLayer
 from .ledger import DecisionLedger
+from .transcript import is_stored
 
 __all__ = ["ROOT", "WorkspaceStore", "relocate"]
 
@@ -44,7 +45,7 @@ __all__ = ["ROOT", "WorkspaceStore", "relocate"]
 ROOT = "workspace-root"
 
 
-def relocate(value: Any, pattern: re.Pattern[str], root: str) -> Any:
+def relocate(value: object, pattern: re.Pattern[str], root: str) -> object:
     """``value`` (JSON) with every match of ``pattern`` in its strings replaced by ``root``."""
     if isinstance(value, str):
         return pattern.sub(root, value) if pattern.search(value) else value
@@ -117,7 +118,16 @@ class WorkspaceStore(StoreLayer):
 
     def shared(self, key: SessionKey) -> SessionKey:
         if key["project_key"] in self.local_keys:
-            return cast("SessionKey", {**key, "project_key": self.shared_key})
+            moved = key.copy()
+            moved["project_key"] = self.shared_key
+            return moved
+        return key
+
+    def _shared_session(self, key: SessionListSubkeysKey) -> SessionListSubkeysKey:
+        if key["project_key"] in self.local_keys:
+            moved = key.copy()
+            moved["project_key"] = self.shared_key
+            return moved
         return key
 
     def _project(self, project_key: str) -> str:
@@ -145,7 +155,13 @@ class WorkspaceStore(StoreLayer):
         if not roots:
             return entries
         pattern = _roots_pattern(roots)
-        return cast("list[SessionStoreEntry]", [relocate(e, pattern, self._root) for e in entries])
+        return [self._relocated_entry(e, pattern) for e in entries]
+
+    def _relocated_entry(self, entry: SessionStoreEntry, pattern: re.Pattern[str]) -> SessionStoreEntry:
+        """The entry with the other roots replaced; relocating changes only strings inside it,
+        so its keys and their kinds stay those the SDK typed (the check says so)."""
+        moved = mapping(relocate(entry, pattern, self._root))
+        return moved if is_stored(moved) else entry
 
     # -- SessionStore protocol -----------------------------------------------------------
 
@@ -170,7 +186,7 @@ class WorkspaceStore(StoreLayer):
         await self.inner.delete(self.shared(key))
 
     async def list_subkeys(self, key: SessionListSubkeysKey) -> list[str]:
-        return await self.inner.list_subkeys(cast("SessionListSubkeysKey", self.shared(cast(Any, key))))
+        return await self.inner.list_subkeys(self._shared_session(key))
 
     # -- flower's helpers ----------------------------------------------------------------
 
