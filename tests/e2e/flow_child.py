@@ -12,13 +12,15 @@ from flower import Runtime, starter_flow
 
 async def main(workspace: str, run_dir: str, request: str) -> int:
     flow = starter_flow(request, workspace=workspace, run_dir=run_dir, timeout_s=60)
+    channel = flow.channel
+    assert flow.workbench is not None and channel is not None  # the starter flow has both
     rt = Runtime(workspace=workspace, run_dir=run_dir, workbench=flow.workbench)
 
     async def person() -> None:
         while True:
-            ask = await flow.channel.next_ask()
+            ask = await channel.next_ask()
             if ask is not None:
-                flow.channel.answer(ask.id, ask.options[0] if ask.options else "ok")
+                channel.answer(ask.id, ask.options[0] if ask.options else "ok")
 
     task = asyncio.create_task(person())
     try:

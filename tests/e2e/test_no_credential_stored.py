@@ -70,6 +70,7 @@ async def test_markers_printed_by_worker_and_judge_are_stored_nowhere(
     flow = starter_flow(
         "look around", workspace=workspace, run_dir=workspace / "runs", judge_can_run=True, timeout_s=0
     )
+    assert flow.workbench is not None  # the starter flow has one
     runtime = Runtime(
         workspace=workspace, run_dir=workspace / "runs", workbench=flow.workbench, trim=True, sandbox=sandbox
     )

@@ -85,6 +85,7 @@ def runtime(workspace: Path, tmp_path: Path, clock: SimClock, **kw: Any) -> Runt
         resilience=kw.pop("resilience", Resilience(base_delay=0.05, probe_interval=0.2)),
         **kw,
     )
+    assert isinstance(rt.store, PruningSessionStore)  # the runtime's own layers over SQLite
     rt.store.clock = clock  # the store and the sim agree on when the cache expires
     return rt
 

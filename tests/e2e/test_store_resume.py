@@ -16,6 +16,7 @@ from claude_agent_sdk import HookContext, HookInput, HookJSONOutput, HookMatcher
 from flower import AgentSpec, EphemeralPolicy, Resilience, Runtime, TrimPolicy
 from flower.sim.cache import SimClock
 from flower.sim.server import SimServer
+from flower.stores.prune import PruningSessionStore
 from flower.stores.sqlite import SqliteSessionStore
 
 pytestmark = pytest.mark.e2e
@@ -74,10 +75,12 @@ async def test_resume_from_the_store_feeds_back_pruned_trimmed_and_expired_histo
         resilience=Resilience(base_delay=0.05, probe_interval=0.2),
     )
     clock = SimClock()
+    assert isinstance(rt.store, PruningSessionStore)  # the runtime's own layers over SQLite
     rt.store.clock = clock
     try:
         first = await rt.run(spec, "inspect the repo", step_name="干活")
         assert first.ok and first.attempts == 2 and first.resumed  # the 500 was survived by resuming
+        assert first.session_id
         # the CLI's own transcript is gone: only the store can bring the session back
         shutil.rmtree(claude_root / "claude-config" / "projects")
         clock.advance(3600)  # the person comes back an hour later: the prompt cache is gone

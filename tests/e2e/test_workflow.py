@@ -36,12 +36,14 @@ class Flow:
     async def run(self, ask: str = "", *, answer: Any = "first", **kw: Any) -> dict[str, Any]:
         kw.setdefault("timeout_s", 30)
         flow = starter_flow(ask, workspace=self.ws, run_dir=self.run_dir, **kw)
+        channel = flow.channel
+        assert flow.workbench is not None and channel is not None  # the starter flow has both
         rt = Runtime(workspace=self.ws, run_dir=self.run_dir, workbench=flow.workbench)
         self.flow, self.runtime = flow, rt
 
         async def person() -> None:
             while True:
-                question = await flow.channel.next_ask()
+                question = await channel.next_ask()
                 if question is None:
                     continue
                 self.asked.append(question)
@@ -51,7 +53,7 @@ class Flow:
                     else (question.options[0] if answer == "first" else answer)
                 )
                 if reply is not None:
-                    flow.channel.answer(question.id, reply)
+                    channel.answer(question.id, reply)
 
         task = asyncio.create_task(person())
         try:
@@ -83,6 +85,7 @@ async def test_three_steps_brief_goal_and_a_judge_every_round(use_sim, flow, wor
     assert ctx.get("_failed_at") is None and ctx["_goal_rounds"] == 2
     notes = workspace / ".flower" / "notes"
     brief, goal = Brief.load(notes / "需求.md"), Goal.load(notes / "目标.md")
+    assert brief is not None and goal is not None
     assert brief.complete() and goal.complete() and len(goal.checks) == 3
     assert (workspace / "hello.py").is_file() and (workspace / "README.md").is_file()
     assert flow.manifest_steps() == [
@@ -214,7 +217,9 @@ async def test_malformed_documents_are_handled_with_clear_messages(use_sim, flow
     ctx = await flow.run("写一个 hello.py")
 
     assert ctx.get("_failed_at") is None
-    assert Brief.load(notes / "需求.md").complete() and len(Goal.load(notes / "目标.md").checks) == 3
+    brief, goal = Brief.load(notes / "需求.md"), Goal.load(notes / "目标.md")
+    assert brief is not None and goal is not None
+    assert brief.complete() and len(goal.checks) == 3
 
 
 async def test_an_unparseable_verdict_counts_as_not_achieved(use_sim, flow):
@@ -327,4 +332,5 @@ def test_sigkill_during_clarify_continues_next_time_without_asking_again(use_sim
     assert resumed.headers["x-claude-code-session-id"] == first_session
     assert CLARIFY_RESUME in resumed.last_user_text and scenarios.QUESTION in resumed.all_text
     assert log.read_text().count(scenarios.QUESTION) == 1  # the person was not asked again
-    assert Brief.load(workspace / ".flower" / "notes" / "需求.md").complete()
+    brief = Brief.load(workspace / ".flower" / "notes" / "需求.md")
+    assert brief is not None and brief.complete()

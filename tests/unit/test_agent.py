@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from claude_agent_sdk import InMemorySessionStore
 
 from flower import AgentSpec, CompactPolicy, HandoffPolicy, build_options, default_window
 from flower.plugin import plugin_dir
@@ -23,7 +24,7 @@ def test_build_options_maps_every_field_the_reference_states(tmp_path):
         env={"FOO": "1"},
         compact=CompactPolicy(mode="no_summary", window=150_000),
     )
-    store = object()
+    store = InMemorySessionStore()
     opts = build_options(spec, cwd=tmp_path, session_store=store, add_dirs=["/elsewhere"], prelude="INDEX")
     assert opts.system_prompt == {"type": "preset", "preset": "claude_code", "append": "be brief\n\nINDEX"}
     assert (
@@ -44,7 +45,7 @@ def test_empty_fields_are_left_to_the_sdk_defaults():
     opts = build_options(AgentSpec(name="a", instructions="x"), use_plugin=False, portable=False)
     assert opts.plugins == [] and opts.setting_sources == ["project"]
     assert opts.cwd is None and opts.session_store is None and opts.model is None and opts.hooks is None
-    assert opts.system_prompt["append"] == "x"
+    assert opts.system_prompt == {"type": "preset", "preset": "claude_code", "append": "x"}
 
 
 def test_fork_and_resume_at_only_count_with_resume():

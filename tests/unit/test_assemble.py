@@ -10,6 +10,7 @@ import pytest
 
 from flower import cli
 from flower.core.run_settings import RunSettings
+from flower.stores.prune import PruningSessionStore
 from flower.workflow.assemble import assemble, banner_of, wake_of
 
 
@@ -70,6 +71,7 @@ def test_the_assembled_run_is_the_flow_and_the_runtime_go_runs(here: Path):
         assert run.channel is run.flow.channel and run.channel.timeout_s == 1800.0
         rt = run.runtime
         assert rt.workbench is run.flow.workbench  # the flow's own workbench, not a second one
+        assert isinstance(rt.store, PruningSessionStore)
         assert rt.store.policy.enabled is True  # trimming on, as on the `flower go` path
         assert rt.handoff.enabled is True and rt.handoff.window == 300_000
         assert rt.sandbox.policy.mode == "off"

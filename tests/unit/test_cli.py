@@ -44,6 +44,7 @@ from flower.core.events import (
 from flower.core.human import HumanChannel
 from flower.core.lineage import Lineage
 from flower.sim.scenarios import BRIEF, GOAL
+from flower.workflow.base import Workflow
 from flower.workflow.starter import wake_state
 
 KEY = "sk-ant-unit-test-key-0123456789"
@@ -432,9 +433,12 @@ def test_run_loads_a_workflow_from_a_file_or_a_module(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, imports: None
 ):
     (tmp_path / "myflows.py").write_text(FLOWS, encoding="utf-8")
-    assert cli.load_target("myflows.py:main", cwd=tmp_path).name == "from-file"
-    assert cli.load_target("myflows.py:build", cwd=tmp_path).name == "built"  # called once
-    assert [s.name for s in cli.load_target("myflows:build", cwd=tmp_path).steps] == ["a", "b"]
+    from_file = cli.load_target("myflows.py:main", cwd=tmp_path)
+    built = cli.load_target("myflows.py:build", cwd=tmp_path)  # called once
+    by_module = cli.load_target("myflows:build", cwd=tmp_path)
+    assert isinstance(from_file, Workflow) and from_file.name == "from-file"
+    assert isinstance(built, Workflow) and built.name == "built"
+    assert isinstance(by_module, Workflow) and [s.name for s in by_module.steps] == ["a", "b"]
 
 
 @pytest.mark.parametrize(

@@ -213,3 +213,29 @@ async def test_without_a_brief_there_is_nothing_to_hand_over(tmp_path: Path, mon
     finally:
         rt.close()
     assert not any(p.name in ("CLAUDE.md", "AGENTS.md") for p in os.scandir(wb.workspace))
+
+
+async def test_a_flow_without_a_workbench_has_nothing_to_hand_over(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """`go` ends on the handover; a flow with no workbench has no brief to read it from: said as
+    an unconfirmed brief, where it used to fail on the missing workbench's notes."""
+    import io
+
+    from flower.cli.handover import NO_BRIEF, hand_over_on_screen
+    from flower.cli.terminal import Screen
+    from flower.workflow.base import Workflow
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-unit-test-key-0123456789")
+    wb = workbench(tmp_path)
+    Brief.parse(BRIEF).write(wb.notes / "需求.md")
+    out, err = io.StringIO(), io.StringIO()
+    rt = Runtime(workspace=wb.workspace, run_dir=tmp_path / "runs", workbench=wb)
+    try:
+        refused = await hand_over_on_screen(
+            Workflow([]), rt, {}, screen=Screen(out, err, live=False), on_event=lambda event: None
+        )
+    finally:
+        rt.close()
+    assert refused is None and NO_BRIEF.strip() in out.getvalue()
+    assert not any(p.name in ("CLAUDE.md", "AGENTS.md") for p in os.scandir(wb.workspace))

@@ -93,3 +93,21 @@ def test_importing_flower_does_not_import_the_sdk():
         ).stdout.strip()
         == "False"
     )
+
+
+def test_type_checkers_see_each_public_name_from_the_module_that_defines_it():
+    """The names are imported lazily at run time; for type checkers the package imports each one
+    under TYPE_CHECKING, so `from flower import X` is typed. The two lists must agree."""
+    import ast
+    from pathlib import Path
+
+    tree = ast.parse(Path(flower.__file__).read_text(encoding="utf-8"))
+    typed: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            for imported in node.body:
+                assert isinstance(imported, ast.ImportFrom) and imported.level == 1 and imported.module
+                for alias in imported.names:
+                    assert alias.asname == alias.name  # re-exported, as the package's own
+                    typed[alias.name] = imported.module
+    assert typed == flower._EXPORTS

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import logging
 from typing import Any
@@ -201,6 +202,27 @@ def test_redact_value_walks_dicts_lists_and_tuples_and_keeps_keys(monkeypatch):
 def test_redact_value_returns_the_same_object_when_nothing_is_secret():
     entry: dict[str, Any] = {"a": ["b", {"c": "d"}], "n": 1}
     assert redact_value(entry) is entry
+
+
+def test_redact_value_keeps_the_type_of_what_it_is_given(monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "marker-key-135790")
+    ordered = collections.OrderedDict(key="marker-key-135790", n=1)
+    out = redact_value(ordered)
+    assert type(out) is collections.OrderedDict and out == {"key": MASK, "n": 1}
+    assert ordered["key"] == "marker-key-135790"  # a copy, not an edit
+    nested = redact_value({"inner": collections.defaultdict(str, key="marker-key-135790")})
+    assert type(nested["inner"]) is collections.defaultdict and nested["inner"]["key"] == MASK
+
+
+def test_redact_value_refuses_a_str_subclass_it_cannot_keep_instead_of_leaking_it(monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "marker-key-246801")
+
+    class Note(str):
+        pass
+
+    assert redact_value(Note("nothing secret")) == "nothing secret"  # unchanged: the very same value
+    with pytest.raises(TypeError, match="use redact"):
+        redact_value(Note("ANTHROPIC_API_KEY=marker-key-246801"))
 
 
 def test_an_event_is_redacted_in_its_fields_its_payload_and_its_raw_message(monkeypatch):

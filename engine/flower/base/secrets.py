@@ -27,7 +27,7 @@ import re
 import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar, overload
+from typing import TypeVar, overload
 
 MASK = "[redacted]"
 
@@ -406,23 +406,34 @@ def redact_value(value: _T) -> _T:
     """`value` with `redact` applied to every string inside it: dicts (values, not keys), lists,
     tuples and dataclass instances (events, the SDK's messages) are copied where something
     changed; anything unchanged is returned as the very same object."""
-    walked: _T = _walk(value, known_secrets())
-    return walked
+    walked = _walk(value, known_secrets())
+    if isinstance(walked, type(value)):
+        return walked
+    # only a subclass of str comes back as another type (a plain str): refused, not leaked
+    raise TypeError(
+        f"redact_value keeps the type of what it is given, not {type(value).__name__}: use redact"
+    )
 
 
-def _walk(value: Any, known: list[str]) -> Any:
+def _walk(value: object, known: list[str]) -> object:
     if isinstance(value, str):
         return _redact(value, known) if value else value
     if isinstance(value, dict):
         items = {k: _walk(v, known) for k, v in value.items()}
-        return items if any(items[k] is not v for k, v in value.items()) else value
+        if not any(items[k] is not v for k, v in value.items()):
+            return value
+        if type(value) is dict:
+            return items
+        kept = copy.copy(value)  # a subclass of dict stays one (an OrderedDict, a defaultdict)
+        dict.update(kept, items)
+        return kept
     if isinstance(value, (list, tuple)):
         parts = [_walk(v, known) for v in value]
         if any(a is not b for a, b in zip(parts, value, strict=True)):
             return type(value)(parts)
         return value
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        changed: dict[str, Any] = {}
+        changed: dict[str, object] = {}
         for f in dataclasses.fields(value):
             old = getattr(value, f.name, None)
             new = _walk(old, known)

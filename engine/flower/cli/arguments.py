@@ -9,7 +9,6 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
-from typing import Any
 
 from .. import __version__
 from ..base.i18n import N_, _
@@ -67,7 +66,7 @@ def _add_global_flags(parser: argparse.ArgumentParser, *, copy: bool) -> None:
     """The global flags. Copies on subcommands default to SUPPRESS so that they may be
     written before or after the subcommand without one overriding the other."""
 
-    def default(value: Any) -> Any:
+    def default(value: object) -> object:
         return argparse.SUPPRESS if copy else value
 
     parser.add_argument(
@@ -319,7 +318,9 @@ def _add_run_options(parser: argparse.ArgumentParser) -> None:
     _add_sandbox_flag(parser)
 
 
-def _add_rewind_commands(sub: Any, subs: dict[str, argparse.ArgumentParser]) -> None:
+def _add_rewind_commands(
+    sub: argparse._SubParsersAction[_Parser], subs: dict[str, argparse.ArgumentParser]
+) -> None:
     """`rewind` and `fork`: back to a judged round, in place or as a new run (docs/rewind.md)."""
     rewind = sub.add_parser(
         "rewind",
@@ -361,7 +362,9 @@ def _add_rewind_commands(sub: Any, subs: dict[str, argparse.ArgumentParser]) -> 
     subs["fork"] = fork
 
 
-def _add_fleet_commands(sub: Any, subs: dict[str, argparse.ArgumentParser]) -> None:
+def _add_fleet_commands(
+    sub: argparse._SubParsersAction[_Parser], subs: dict[str, argparse.ArgumentParser]
+) -> None:
     """`submit`, `worker` and `fleet`: many runs on many machines through one database."""
     fleet_epilog = _("队列库:--store URL,或者环境变量 FLOWER_STORE(和共享会话库是同一个库)。docs/fleet.md")
     submit = sub.add_parser(

@@ -7,10 +7,14 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, TypedDict
 
 if TYPE_CHECKING:
+    from ..core.agent import AgentSpec
     from ..core.run_settings import RunSettings
+    from ..core.runtime import Runtime
+    from ..core.workbench import Workbench
+    from ..workflow.base import Workflow
 
 
 def workspace_of(args: argparse.Namespace) -> Path:
@@ -53,7 +57,7 @@ def settings_of(args: argparse.Namespace, *, new: bool = False) -> RunSettings:
     )
 
 
-def build_flow(args: argparse.Namespace, ask: str, *, new: bool) -> Any:
+def build_flow(args: argparse.Namespace, ask: str, *, new: bool) -> Workflow:
     from ..workflow.assemble import flow_of
 
     return flow_of(ask, settings_of(args, new=new))
@@ -65,7 +69,7 @@ def store_of(args: argparse.Namespace) -> str | None:
     return store if isinstance(store, str) and store else None
 
 
-def build_runtime(args: argparse.Namespace, *, workbench: Any = None) -> Any:
+def build_runtime(args: argparse.Namespace, *, workbench: Workbench | bool | None = None) -> Runtime:
     """The command's Runtime: the workflow's own workbench; else `go` keeps one in the run
     folder, and `run`/`once` open one there only with -W."""
     from ..workflow.assemble import runtime_of
@@ -75,7 +79,7 @@ def build_runtime(args: argparse.Namespace, *, workbench: Any = None) -> Any:
     return runtime_of(settings_of(args), workbench=workbench)
 
 
-def once_spec(args: argparse.Namespace) -> Any:
+def once_spec(args: argparse.Namespace) -> AgentSpec:
     from ..core.agent import AgentSpec
 
     tools = [t.strip() for t in args.tools.split(",") if t.strip()]
@@ -88,6 +92,14 @@ def once_spec(args: argparse.Namespace) -> Any:
     )
 
 
-def once_call(args: argparse.Namespace) -> dict[str, Any]:
+class OnceCall(TypedDict):
+    """The keyword arguments `once` adds to Runtime.run."""
+
+    step_name: str
+    resume: str | None
+    fork: bool
+
+
+def once_call(args: argparse.Namespace) -> OnceCall:
     """Keyword arguments for Runtime.run on the `once` path."""
     return {"step_name": "ad-hoc", "resume": args.resume, "fork": bool(args.fork and args.resume)}

@@ -6,21 +6,26 @@ import argparse
 from collections.abc import Callable
 from contextlib import ExitStack
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..base.i18n import N_, _
+from ..base.loose import nonempty
 from ..core.display import first_line
 from ..core.notify import Notifier, notifier_for
 from .builders import build_runtime, once_call, once_spec, settings_of, store_of, workspace_of
 from .credentials import credential_problem, describe_credentials, env_file_of, looks_like_auth
 from .driver import QUIT_NOTE, Driver, drive
 from .problems import EnvFileError, check_env_file, unwritable
-from .target import TargetError, load_target
+from .target import Flow, TargetError, load_target
 from .terminal import CANCELLED, LineSource, Screen, ask_for_request
 from .text import format_duration
 
 if TYPE_CHECKING:
+    from ..core.events import Event
     from ..core.run_settings import RunSettings
+    from ..core.runtime import Runtime, StepResult
+    from ..core.workbench import Workbench
+    from ..workflow.base import Step
 
 WORK_STEP = "干活"  # the starter flow's work step: its session's context goes on the banner
 
@@ -42,7 +47,7 @@ QUIT_ONCE = N_('! 退出。这一次没跑完;会话还在库里,接着聊:flowe
 QUIT_ONCE_FRESH = N_("! 退出。这一次没跑完,也还没开出会话:没有可以接的,再跑一次 flower once 就是。")
 
 
-def _closing(screen: Screen, runtime: Any, driver: Driver | None) -> None:
+def _closing(screen: Screen, runtime: Runtime, driver: Driver | None) -> None:
     cost = driver.cost_so_far() if driver is not None else runtime.total_cost()
     screen.say("")
     screen.say(_(CLOSING).format(cost=cost, manifest=runtime.manifest_path))
@@ -199,8 +204,12 @@ def _go(
 
 
 def _runtime(
-    args: argparse.Namespace, screen: Screen, *, workbench: Any = None, settings: RunSettings | None = None
-) -> Any:
+    args: argparse.Namespace,
+    screen: Screen,
+    *,
+    workbench: Workbench | bool | None = None,
+    settings: RunSettings | None = None,
+) -> Runtime | None:
     """The command's Runtime (under `settings`, else the arguments' own); None, said why, when it
     cannot be made (no credential, a run directory or workbench that cannot be written)."""
     import sqlite3
@@ -227,7 +236,7 @@ def _notifier(args: argparse.Namespace, screen: Screen) -> Notifier:
     return notifier_for(getattr(args, "notify", None), warn=warn, ring=screen.ring)
 
 
-def _end_text(ctx: Any, cost: float) -> str:
+def _end_text(ctx: object, cost: float) -> str:
     """The one line of a run's end notice: why it stopped, or what the last verdict said."""
     from ..workflow.outcome import Outcome
 
@@ -246,16 +255,16 @@ def _end_text(ctx: Any, cost: float) -> str:
     return _("累计 ${cost:.4f}").format(cost=cost)
 
 
-def _say_store(screen: Screen, runtime: Any) -> None:
+def _say_store(screen: Screen, runtime: Runtime) -> None:
     """Which shared store the run keeps its books in, and what names this work there."""
-    shared = getattr(runtime, "shared", None)
+    shared = runtime.shared
     if shared is not None:
         screen.say(_(STORE_LINE).format(where=shared.where, why=shared.identity.why), err=True)
 
 
 def _run_workflow(
-    flow: Any,
-    runtime: Any,
+    flow: Flow,
+    runtime: Runtime,
     args: argparse.Namespace,
     *,
     screen: Screen,
@@ -265,7 +274,7 @@ def _run_workflow(
     """Drive a workflow to its end on the terminal and say how it went; the exit code.
     `handover`: end it with the handover to the next tool (CLAUDE.md / AGENTS.md)."""
 
-    async def work(driver: Driver) -> Any:
+    async def work(driver: Driver) -> dict[str, object]:
         return await work_then_hand_over(
             flow,
             runtime,
@@ -275,39 +284,45 @@ def _run_workflow(
             handover=handover,
         )
 
-    ctx, code, driver = drive(
+    from ..core.human import HumanChannel
+
+    channel = getattr(flow, "channel", None)  # a Workflow's; a flow of another shape may have none
+    ran = drive(
         runtime,
         work,
         screen=screen,
         source=source,
-        channel=getattr(flow, "channel", None),
+        channel=channel if isinstance(channel, HumanChannel) else None,
         verbose=args.verbose,
         notifier=_notifier(args, screen),
     )
+    driver = ran[2]
     _closing(screen, runtime, driver)
-    if code == 130:
-        screen.say(_(QUIT_NOTE), err=True)
-    if code is not None:
-        if code != 130:  # a quit is the person at the keyboard: nobody to tell
+    if ran[1] is not None:
+        code = ran[1]
+        if code == 130:
+            screen.say(_(QUIT_NOTE), err=True)
+        else:  # a quit is the person at the keyboard: nobody to tell
             driver.ended(False, _("运行出错了"))
         return code
+    ctx = ran[0]
     rc = _outcome(screen, ctx, runtime)
     from ..workflow.outcome import Outcome
 
-    budget = bool(Outcome.of(ctx if isinstance(ctx, dict) else {}).budget)
+    budget = bool(Outcome.of(ctx).budget)
     driver.ended(rc == 0, _end_text(ctx, driver.cost_so_far()), budget=budget)
     return rc
 
 
 async def work_then_hand_over(
-    flow: Any,
-    runtime: Any,
+    flow: Flow,
+    runtime: Runtime,
     *,
     screen: Screen,
-    on_event: Callable[[Any], None],
-    on_step: Callable[[Any, Any], None] | None,
+    on_event: Callable[[Event], None],
+    on_step: Callable[[Step, StepResult], None] | None,
     handover: bool,
-) -> Any:
+) -> dict[str, object]:
     """The work of a run: the flow, then (with `handover`) the handover to the next tool, said on
     `screen`; the flow's ctx. Every front end that runs the starter flow runs it through here."""
     ctx = await flow.run(runtime, on_event=on_event, on_step=on_step)
@@ -325,7 +340,7 @@ async def work_then_hand_over(
     return ctx
 
 
-def _end_checkpoint(runtime: Any) -> None:
+def _end_checkpoint(runtime: Runtime) -> None:
     """The handover writes files after the last verdict: recorded as the run's, so that a rewind
     does not take CLAUDE.md / AGENTS.md for the person's own edits."""
     from ..core.checkpoints import CheckpointError, Checkpoints
@@ -349,7 +364,7 @@ def _end_checkpoint(runtime: Any) -> None:
         pass  # a way back, never a precondition: the round's own checkpoints stand
 
 
-def _quit_once(runtime: Any) -> str:
+def _quit_once(runtime: Runtime) -> str:
     """What `once` says on quitting: how to continue the very session it had, if it had one."""
     step = runtime.results[-1] if runtime.results else getattr(runtime, "_inflight", None)
     session = getattr(step, "session_id", None)
@@ -371,8 +386,8 @@ def in_git_repo(path: Path) -> bool:
     return done.returncode == 0 and done.stdout.strip() == "true"
 
 
-def say_failed_steps(screen: Screen, runtime: Any) -> Callable[[Any, Any], None]:
-    def on_step(step: Any, result: Any) -> None:
+def say_failed_steps(screen: Screen, runtime: Runtime) -> Callable[[Step, StepResult], None]:
+    def on_step(step: Step, result: StepResult) -> None:
         if getattr(runtime, "fault", None) is not None:
             return  # the disk refused a write: the run ends on that one line, said once
         if getattr(result, "stopped", "") == "budget":
@@ -385,7 +400,7 @@ def say_failed_steps(screen: Screen, runtime: Any) -> Callable[[Any, Any], None]
     return on_step
 
 
-def _broken_brief(path: Any) -> str:
+def _broken_brief(path: Path | None) -> str:
     """Why an existing 需求.md cannot be continued from, naming it; "" if there is none."""
     from ..core.brief import Brief
 
@@ -394,7 +409,7 @@ def _broken_brief(path: Any) -> str:
     return _(BROKEN_BRIEF).format(path=path, problem=problem) if problem else ""
 
 
-def _outcome(screen: Screen, ctx: dict[str, Any], runtime: Any) -> int:
+def _outcome(screen: Screen, ctx: dict[str, object], runtime: Runtime) -> int:
     from ..workflow.outcome import Outcome  # the workflow package is slow to import: only at the end
 
     outcome = Outcome.of(ctx)
@@ -415,7 +430,7 @@ def _outcome(screen: Screen, ctx: dict[str, Any], runtime: Any) -> int:
     if verdict is not None and not verdict.achieved and verdict.reason:
         message += _("\n  最后一轮判定:{reason}").format(reason=first_line(verdict.reason, 200))
     screen.say(message, err=True)
-    fatal = ctx.get("_fatal")
+    fatal = nonempty(ctx.get("_fatal"))
     if fatal:
         from ..core.resilience import what_to_fix
 
@@ -486,10 +501,10 @@ def once_command(
         screen.say(f"  x {line}", err=True)
     try:
 
-        async def work(driver: Driver) -> Any:
+        async def work(driver: Driver) -> StepResult:
             return await runtime.run(spec, args.prompt, on_event=driver.on_event, **once_call(args))
 
-        result, code, driver = drive(
+        ran = drive(
             runtime,
             work,
             screen=screen,
@@ -499,13 +514,16 @@ def once_command(
             quit_note=lambda: _quit_once(runtime),
             notifier=_notifier(args, screen),
         )
-        if code is not None:
+        driver = ran[2]
+        if ran[1] is not None:
+            code = ran[1]
             _closing(screen, runtime, driver)
             if code == 130:
                 screen.say(_quit_once(runtime), err=True)
             else:
                 driver.ended(False, _("运行出错了"))
             return code
+        result = ran[0]
         elapsed = format_duration(result.duration_s)
         if result.ok:
             screen.say(

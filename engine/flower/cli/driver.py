@@ -15,7 +15,7 @@ import signal
 import threading
 import time
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from ..base.files import DiskFault
 from ..base.i18n import N_, _
@@ -30,9 +30,22 @@ from .terminal import LineSource, RawTerminal, Screen, is_terminal
 from .text import step_label
 
 if TYPE_CHECKING:  # types only: `flower --help` must not pay for these imports
+    from types import FrameType
+
     from ..core.human import Ask, HumanChannel
     from ..core.notify import Notifier
     from ..core.runtime import Runtime
+
+_R = TypeVar("_R")
+
+
+class _Work(Protocol):
+    """The running work, as quitting sees it: something to cancel unless it is done."""
+
+    def done(self) -> bool: ...
+
+    def cancel(self) -> bool: ...
+
 
 ANSWER_PROMPT = N_("你的回答 (回车=跳过,让它自己判断) > ")
 IDLE_PROMPT = N_("(直接说 = 加需求,下个检查点送达;? 开头 = 顺便问一句,不打扰它干活) > ")
@@ -91,7 +104,7 @@ class Driver:
         self._stop = threading.Event()
         self._raw: RawTerminal | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._work: asyncio.Future[Any] | None = None
+        self._work: _Work | None = None
         self._step = ""
         self._context = ""
         self._results_seen = 0
@@ -398,18 +411,24 @@ class Driver:
             raw.restore()
 
     # -- running -----------------------------------------------------------------------------
-    async def run(self, work: Callable[[], Awaitable[Any]]) -> tuple[Any, int | None]:
+    async def run(self, work: Callable[[], Awaitable[_R]]) -> tuple[_R, None] | tuple[None, int]:
         """Run `work()`; (its value, None), or (None, 130) when the person quit."""
         from ..core.runtime import rescue_on_signals
 
         self._loop = loop = asyncio.get_running_loop()
-        self._work = asyncio.ensure_future(work())
+        self._work = running = asyncio.ensure_future(work())
         previous = {s: signal.getsignal(s) for s in (signal.SIGTERM, signal.SIGHUP)}
         rescue_on_signals(self.rt)
         for sig in previous:
             rescue = signal.getsignal(sig)
+            if not callable(rescue):  # not the rescue just installed: nothing to wrap
+                continue
 
-            def handler(signum: int, frame: Any, rescue: Any = rescue) -> None:
+            def handler(
+                signum: int,
+                frame: FrameType | None,
+                rescue: Callable[[int, FrameType | None], object] = rescue,
+            ) -> None:
                 self.restore_terminal()  # the signal's default action ends us: leave a sane terminal
                 rescue(signum, frame)
 
@@ -428,7 +447,7 @@ class Driver:
             self._refresh_prompt()
         probe = asyncio.ensure_future(self._warn_if_unreachable())
         try:
-            value = await self._work
+            value = await running
             await self._settle_asides()
             return value, None
         except asyncio.CancelledError:
@@ -452,23 +471,23 @@ class Driver:
 
 
 def drive(
-    runtime: Any,
-    work: Callable[[Driver], Awaitable[Any]],
+    runtime: Runtime,
+    work: Callable[[Driver], Awaitable[_R]],
     *,
     screen: Screen,
     source: LineSource,
-    channel: Any,
+    channel: HumanChannel | None,
     verbose: bool,
     quit_note: Callable[[], str] | None = None,
     notifier: Notifier | None = None,
-) -> tuple[Any, int | None, Driver]:
+) -> tuple[_R, None, Driver] | tuple[None, int, Driver]:
     """Run `work`; (value, None) when it ended, (None, exit code) when it did not."""
     driver = Driver(
         runtime, screen=screen, source=source, channel=channel, verbose=verbose, quit_note=quit_note
     )
     driver.notifier = notifier
     try:
-        value, code = run_to_end(driver.run(lambda: work(driver)))
+        ran = run_to_end(driver.run(lambda: work(driver)))
     except DiskFault as fault:  # a write the disk refused outside the steps' own books
         screen.say(_("x {fault}").format(fault=fault.line()), err=True)
         return None, 1, driver
@@ -479,4 +498,4 @@ def drive(
             screen.say(traceback.format_exc().rstrip(), err=True)
         screen.say(f"x {type(exc).__name__}: {exc}", err=True)
         return None, 1, driver
-    return value, code, driver
+    return (ran[0], None, driver) if ran[1] is None else (None, ran[1], driver)

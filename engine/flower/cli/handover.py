@@ -4,10 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..base.i18n import N_, _
 from .terminal import Screen
+
+if TYPE_CHECKING:
+    from ..core.events import Event
+    from ..core.runtime import Runtime
+    from .target import Flow
 
 HANDOVER_HEAD = N_("== 交接给下一个工具(CLAUDE.md / AGENTS.md)")
 NO_BRIEF = N_("  . 需求还没确认,没写交接(CLAUDE.md / AGENTS.md 没动)")
@@ -26,23 +31,36 @@ _PLACED = {
 
 
 async def hand_over_on_screen(
-    flow: Any, runtime: Any, ctx: dict[str, Any], *, screen: Screen, on_event: Callable[[Any], None]
+    flow: Flow,
+    runtime: Runtime,
+    ctx: dict[str, object],
+    *,
+    screen: Screen,
+    on_event: Callable[[Event], None],
 ) -> str | None:
     """Write the handover of a finished `go` run and say where it went; the line of a write the
     disk refused (the run then ends on it), else None."""
+    from ..core.workbench import Workbench
+    from ..workflow.base import Step
     from ..workflow.handover import hand_over
     from ..workflow.starter import WORK
 
-    work = next((s for s in getattr(flow, "steps", []) if s.name == WORK), None)
+    work = next((s for s in flow.steps if isinstance(s, Step) and s.name == WORK), None)
+    workbench = getattr(flow, "workbench", None)
     screen.say("")
     screen.say(_(HANDOVER_HEAD))
-    report = await hand_over(
-        runtime,
-        ctx,
-        workbench=flow.workbench,
-        spec=work.spec if work is not None else None,
-        step=WORK,
-        on_event=on_event,
+    # a flow without a workbench has no brief to hand over, the same as an unconfirmed one
+    report = (
+        await hand_over(
+            runtime,
+            ctx,
+            workbench=workbench,
+            spec=work.spec if work is not None else None,
+            step=WORK,
+            on_event=on_event,
+        )
+        if isinstance(workbench, Workbench)
+        else None
     )
     if report is None:
         screen.say(_(NO_BRIEF))

@@ -4,19 +4,42 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Protocol, TypeVar, runtime_checkable
 
 from ..base.i18n import _
 from ..base.loop import run_to_end
+
+if TYPE_CHECKING:
+    from ..core.events import Event
+    from ..core.runtime import Runtime, StepResult
+    from ..workflow.base import Step
+
+_T = TypeVar("_T")
 
 
 class TargetError(Exception):
     """`flower run <target>` cannot be loaded; the message says why."""
 
 
-def load_target(target: str, *, cwd: Path | None = None) -> Any:
+@runtime_checkable
+class Flow(Protocol):
+    """What `flower run` drives: a Workflow, or any object with its `steps` and `run`."""
+
+    @property
+    def steps(self) -> Sequence[object]: ...
+
+    async def run(
+        self,
+        runtime: Runtime,
+        *,
+        on_event: Callable[[Event], None] | None = None,
+        on_step: Callable[[Step, StepResult], None] | None = None,
+    ) -> dict[str, object]: ...
+
+
+def load_target(target: str, *, cwd: Path | None = None) -> Flow:
     """`module:attr` or `path/to/file.py:attr` -> a Workflow (a callable is called once)."""
     import importlib
     import importlib.util
@@ -66,7 +89,7 @@ def load_target(target: str, *, cwd: Path | None = None) -> Any:
         found = found()
         if inspect.isawaitable(found):
             found = run_to_end(_await(found))
-    if not (hasattr(found, "steps") and callable(getattr(found, "run", None))):
+    if not (isinstance(found, Flow) and callable(found.run)):
         raise TargetError(
             _("'{target}' 不是 Workflow,也不是返回 Workflow 的函数(拿到的是 {name})").format(
                 target=target, name=type(found).__name__
@@ -75,5 +98,5 @@ def load_target(target: str, *, cwd: Path | None = None) -> Any:
     return found
 
 
-async def _await(awaitable: Awaitable[Any]) -> Any:
+async def _await(awaitable: Awaitable[_T]) -> _T:
     return await awaitable

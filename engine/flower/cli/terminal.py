@@ -11,9 +11,9 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Protocol, TextIO
 
 from ..base.i18n import N_, _
 from ..core.display import columns
@@ -28,6 +28,18 @@ PROMPT_FRESH = N_("要做什么? 一句话就够,回车开始(Ctrl-C 退出)")
 PROMPT_WAKE = N_("接着上次? 直接回车 = 接着做;也可以说点新的;/new = 重开一件事(Ctrl-C 退出)")
 NEW_COMMAND = "/new"
 CANCELLED = N_("已取消")
+
+
+class Stream(Protocol):
+    """What flower asks of a stream it writes to or reads from: whether it is a terminal, its
+    file descriptor (either may raise: a closed file, a buffer with no descriptor), closing it."""
+
+    def fileno(self) -> int: ...
+
+    def isatty(self) -> bool: ...
+
+    def close(self) -> None: ...
+
 
 # -- the screen ----------------------------------------------------------------------------
 
@@ -44,7 +56,7 @@ class TerminalLock:
     take no lock. Re-entrant within a thread.
     """
 
-    def __init__(self, streams: list[Any]) -> None:
+    def __init__(self, streams: Sequence[Stream]) -> None:
         self._streams = streams
         self._devices: list[_DeviceLock] | None = None
 
@@ -94,7 +106,7 @@ def _device_lock(dev: int) -> _DeviceLock:
         return _DEVICES[dev]
 
 
-def _terminal_devices(streams: list[Any]) -> set[int]:
+def _terminal_devices(streams: Sequence[Stream]) -> set[int]:
     devices: set[int] = set()
     for stream in streams:
         try:
@@ -229,7 +241,7 @@ class Screen:
     def prompt(self) -> str | None:
         return self._prompt
 
-    def _terminal_columns(self, stream: Any) -> int | None:
+    def _terminal_columns(self, stream: Stream) -> int | None:
         if self._columns is not None:
             return self._columns
         if is_terminal(stream):
@@ -242,7 +254,7 @@ class Screen:
         except ValueError:
             return None
 
-    def _fit_width(self, stream: Any) -> int | None:
+    def _fit_width(self, stream: Stream) -> int | None:
         cols = self._terminal_columns(stream)
         return line_width(cols) if cols else None
 
@@ -290,7 +302,7 @@ def visible_part(text: str, cursor: int | None, room: int) -> tuple[str, int]:
     return left + right, columns(right)
 
 
-def is_terminal(stream: Any) -> bool:
+def is_terminal(stream: Stream) -> bool:
     try:
         return bool(stream.isatty())
     except (AttributeError, ValueError):
@@ -305,7 +317,7 @@ class LineSource:
     in a pipe) and every later line (answers, words) come out of the same buffer, so nothing
     read ahead is ever lost in a Python-level buffer."""
 
-    def __init__(self, stream: Any = None) -> None:
+    def __init__(self, stream: Stream | None = None) -> None:
         stream = sys.stdin if stream is None else stream
         self.stream = stream  # keep it alive: its file descriptor is ours only while it lives
         self.tty = is_terminal(stream)
@@ -386,7 +398,7 @@ class RawTerminal:
 
     def __init__(self, fd: int) -> None:
         self.fd = fd
-        self._saved: Any = None
+        self._saved: list[int | list[bytes | int]] | None = None  # termios' attributes
 
     def enter(self) -> bool:
         try:

@@ -100,6 +100,9 @@ if TYPE_CHECKING:
     from claude_agent_sdk import ClaudeSDKClient, Message, ResultMessage
     from claude_agent_sdk.types import SessionStore
 
+    from ..stores.layer import StoreLayer
+    from ..stores.sqlite import SqliteSessionStore
+
 log = logging.getLogger("flower")
 # the CLI's sandbox bridges its proxies with "$TMPDIR/claude-socks-<16 hex>.sock" (and an http twin)
 CLI_SOCKET_NAME = len("/claude-socks-") + 16 + len(".sock")
@@ -275,7 +278,8 @@ class Runtime:
         }
         chosen = store_setting(store) if store is None or isinstance(store, str) else store
         if chosen is None:
-            self.store = self._local_store(layers)
+            # a store or a layer over one: the benchmarks and tests swap in the bare SQLite store
+            self.store: SqliteSessionStore | StoreLayer = self._local_store(layers)
             self.store_where = str(self.run_dir / "sessions.db")
         else:
             under, self.shared, self.store_where = self._given_store(chosen)

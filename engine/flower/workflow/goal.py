@@ -18,6 +18,7 @@ from ..core.progress import NoProgress, round_fingerprints, stall_limit
 from ..core.resilience import classify
 from ..core.roles import judge
 from ..core.rundir import Repair, update_json
+from ..stores.ledger import ledger_of
 from .base import (
     BUDGET_KEY,
     FAULT_KEY,
@@ -324,7 +325,7 @@ def keep_trail(
     if runtime.shared is not None and session_id:
         key: SessionKey = {"project_key": runtime.project_key, "session_id": session_id}
         with contextlib.suppress(Exception):  # the file above is the books' own copy
-            runtime.store.ledger.record(
+            ledger_of(runtime.store).record(
                 key, EVIDENCE_KIND, {label: json.dumps(entry, ensure_ascii=False)}, time.time()
             )
 
