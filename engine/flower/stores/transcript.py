@@ -50,19 +50,31 @@ def timestamp_of(stamp: object) -> float | None:
         return None
 
 
-def is_stored(entry: Entry) -> TypeGuard[SessionStoreEntry]:
-    """An entry as the SDK types it: a text `type`, and `uuid` / `timestamp` text where present."""
-    return isinstance(entry.get("type"), str) and all(
-        isinstance(entry.get(name, ""), str) for name in ("uuid", "timestamp")
+def _shaped(entry: Entry) -> bool:
+    # spelled out, not a loop over the names: every load checks every entry twice
+    return (
+        isinstance(entry.get("type"), str)
+        and isinstance(entry.get("uuid", ""), str)
+        and isinstance(entry.get("timestamp", ""), str)
     )
 
 
+def is_stored(entry: Entry) -> TypeGuard[SessionStoreEntry]:
+    """An entry as the SDK types it: a text `type`, and `uuid` / `timestamp` text where present."""
+    return _shaped(entry)
+
+
 def editable(rows: Sequence[object]) -> list[Entry] | None:
-    """Shallow copies of a store's rows for a layer to rework, or None when one of them is not
-    an entry of the SDK's shape (a JSON object, see ``is_stored``): such a transcript goes back
-    to the CLI exactly as it was stored, since nothing the layers decide could be trusted on it."""
-    out = [mapping(row) for row in rows]
-    return out if all(is_stored(entry) for entry in out) else None
+    """A store's rows as entries for a layer to rework, or None when one of them is not an entry
+    of the SDK's shape (a JSON object, see ``is_stored``): such a transcript goes back to the CLI
+    exactly as it was stored, since nothing the layers decide could be trusted on it. The rows
+    are not copied: every layer works copy-on-write (``replace_block``, ``{**entry, ...}``)."""
+    out: list[Entry] = []
+    for row in rows:
+        if not isinstance(row, dict) or not _shaped(row):
+            return None
+        out.append(row)
+    return out
 
 
 def stored(entries: list[Entry]) -> list[SessionStoreEntry]:
@@ -95,7 +107,8 @@ def is_block(block: object, kind: str) -> TypeGuard[dict[str, object]]:
 def block_at(entries: Sequence[Entry], i: int, j: int) -> dict[str, object]:
     """Block `j` of entry `i`'s content, as ``tool_result_positions`` found it."""
     blocks = blocks_of(entries[i]) or []
-    return mapping(blocks[j]) if j < len(blocks) else {}
+    block = blocks[j] if 0 <= j < len(blocks) else None
+    return block if isinstance(block, dict) else {}  # the block itself: callers copy on write
 
 
 def replace_block(entries: list[Entry], i: int, j: int, block: dict[str, object]) -> None:
