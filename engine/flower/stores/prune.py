@@ -551,7 +551,8 @@ class PruningSessionStore(StoreLayer):
                 continue
             if isinstance(entry, dict):
                 for field in _LINKS:
-                    if link(entry.get(field)) in gone:
-                        entry = {**entry, field: survivor(entry[field])}
+                    target = entry.get(field)  # read inline, not through link(): every entry, every load
+                    if isinstance(target, str) and target in gone:
+                        entry = {**entry, field: survivor(target)}
             result.append(entry)
         return result

@@ -50,18 +50,14 @@ def timestamp_of(stamp: object) -> float | None:
         return None
 
 
-def _shaped(entry: Entry) -> bool:
+def is_stored(entry: Entry) -> TypeGuard[SessionStoreEntry]:
+    """An entry as the SDK types it: a text `type`, and `uuid` / `timestamp` text where present."""
     # spelled out, not a loop over the names: every load checks every entry twice
     return (
         isinstance(entry.get("type"), str)
         and isinstance(entry.get("uuid", ""), str)
         and isinstance(entry.get("timestamp", ""), str)
     )
-
-
-def is_stored(entry: Entry) -> TypeGuard[SessionStoreEntry]:
-    """An entry as the SDK types it: a text `type`, and `uuid` / `timestamp` text where present."""
-    return _shaped(entry)
 
 
 def editable(rows: Sequence[object]) -> list[Entry] | None:
@@ -71,16 +67,30 @@ def editable(rows: Sequence[object]) -> list[Entry] | None:
     are not copied: every layer works copy-on-write (``replace_block``, ``{**entry, ...}``)."""
     out: list[Entry] = []
     for row in rows:
-        if not isinstance(row, dict) or not _shaped(row):
+        # is_stored's test, inline: this runs for every entry of every load
+        if not (
+            isinstance(row, dict)
+            and isinstance(row.get("type"), str)
+            and isinstance(row.get("uuid", ""), str)
+            and isinstance(row.get("timestamp", ""), str)
+        ):
             return None
         out.append(row)
     return out
 
 
-def stored(entries: list[Entry]) -> list[SessionStoreEntry]:
-    """A reworked copy in the SDK's type again. Every entry a layer hands back is a row it was
-    given (changed only inside its message) or one it built with a `type` and a text `uuid`."""
-    return [entry for entry in entries if is_stored(entry)]
+def stored(entries: list[Entry], given: Sequence[SessionStoreEntry]) -> list[SessionStoreEntry]:
+    """A reworked copy in the SDK's type again. An entry that is one of the rows `given` is that
+    row; any other is one a layer built (with a `type` and a text `uuid`) and is checked."""
+    typed = {id(row): row for row in given}
+    out: list[SessionStoreEntry] = []
+    for entry in entries:
+        same = typed.get(id(entry))
+        if same is not None:
+            out.append(same)
+        elif is_stored(entry):
+            out.append(entry)
+    return out
 
 
 def link(value: object) -> str | None:

@@ -189,7 +189,7 @@ class TrimmingSessionStore(StoreLayer):
         rows = editable(entries)
         if rows is None:
             return entries
-        return stored(await self._offload(lambda: self._resume_copy(key, rows)))
+        return stored(await self._offload(lambda: self._resume_copy(key, rows)), entries)
 
     # -- the copy a resume gets ----------------------------------------------------------
 
