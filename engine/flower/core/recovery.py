@@ -23,8 +23,6 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from claude_agent_sdk.types import SessionKey, SessionStoreEntry
-
 from ..base.files import write_bytes
 from ..base.i18n import N_, _
 from ..base.loose import items
@@ -33,6 +31,8 @@ from .manifest import ManifestRow, looks_like_row, rows_of
 from .rundir import Damaged, Repair, read_json, set_aside
 
 if TYPE_CHECKING:
+    from claude_agent_sdk.types import SessionKey, SessionStoreEntry
+
     from ..stores.layer import FlowerStore
 
 MANIFEST = "manifest.json"

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable, Mapping
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from claude_agent_sdk.types import SessionKey
+if TYPE_CHECKING:
+    from claude_agent_sdk.types import SessionKey
 
 __all__ = ["DecisionLedger", "MemoryLedger", "items_of", "ledger_of", "where"]
 

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import TypeGuard
-
-from claude_agent_sdk.types import SessionStoreEntry
+from typing import TYPE_CHECKING, TypeGuard
 
 from ..base.loose import items, mapping
+
+if TYPE_CHECKING:
+    # types only: importing the SDK costs the language server's start half a second
+    from claude_agent_sdk.types import SessionStoreEntry
 
 __all__ = [
     "Entry",
