@@ -56,6 +56,9 @@ lint: $(VENV)/.test
 # The Python suite runs in parallel, one worker per core (pytest-xdist); a test file never splits
 # across workers, so its module-scoped servers and fixtures stay as written.
 PARALLEL := -n auto --dist loadfile
+# The unit tests spend half their time waiting on the processes they start (confined commands,
+# PostgreSQL, a killed writer), so the fast tier runs two workers per core.
+UNIT_PARALLEL := -n $$(( $$(nproc) * 2 )) --dist loadfile
 
 # A suite's wall time and verdict, for the summary lines of `make test` and `make check`.
 SUMMARY := took() { s=$$(( $$(date +%s) - $$1 )); printf '%dm %02ds' $$((s / 60)) $$((s % 60)); }; \
@@ -78,7 +81,7 @@ test: $(VENV)/.test system-deps
 check: $(VENV)/.test system-deps
 	@$(SUMMARY); lint=0; unit=0; \
 	t=$$(date +%s); $(MAKE) --no-print-directory lint || lint=$$?; lint_t=$$(took $$t); \
-	t=$$(date +%s); $(BIN)/python -m pytest tests/unit $(PARALLEL) -q || unit=$$?; unit_t=$$(took $$t); \
+	t=$$(date +%s); $(BIN)/python -m pytest tests/unit $(UNIT_PARALLEL) -q || unit=$$?; unit_t=$$(took $$t); \
 	echo "make check: gates $$(verdict $$lint) ($$lint_t), unit tests $$(verdict $$unit) ($$unit_t)"; \
 	[ $$lint = 0 ] && [ $$unit = 0 ]
 

@@ -1042,3 +1042,22 @@ def describe(outcome: Outcome) -> str:
         f"changed {outcome.changed[:5]}, outside {outcome.outside}, leaked {outcome.leaked}, "
         f"lingering {outcome.lingering}"
     )
+
+
+SAMPLE_PER_CATEGORY = 12
+BASH_51 = Path(__file__).resolve().parents[3] / ".cache" / "bash-5.1" / "bin" / "bash"
+REFUSED = "flower:这里隔离不了这条命令"
+
+
+def check_sample(h: Hostile, category: str, mechanism: str) -> None:
+    """The suite's fixed sample of one category, run with one mechanism: every case harmless,
+    and every case really ran (a confinement that ran nothing would pass the first check too)."""
+    cases = sample(corpus(h, bash51=True), SAMPLE_PER_CATEGORY)[category]
+    shells = {"5.2": "/bin/bash", "5.1": str(BASH_51)}
+    outcomes = [run(h, case, mechanism, shells=shells) for case in cases]
+    harmful = [describe(o) for o in outcomes if not o.harmless]
+    assert harmful == []
+    # the supervisor's own line, not the text anywhere: `ps auxeww` prints other processes'
+    # command lines, and a busy suite's may hold it
+    unrun = [o.case.command for o in outcomes if any(x.startswith(REFUSED) for x in o.output.splitlines())]
+    assert unrun == []

@@ -1,10 +1,14 @@
-"""Sandboxes for the glance tests (see glance_sandbox)."""
+"""Sandboxes for the glance tests (see glance_sandbox) and the confinement corpus's hostile
+workspace (see confine_corpus)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from confine_corpus import Hostile
+from confine_corpus import build as build_hostile
 from glance_sandbox import Sandbox, build
 
 
@@ -20,3 +24,11 @@ def spoilable_box(tmp_path: Path) -> Sandbox:
     root = tmp_path / "box"
     root.mkdir()
     return build(root)
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Hostile]:
+    """The corpus's hostile workspace, one per test file (confine_corpus.build)."""
+    h = build_hostile(tmp_path_factory.mktemp("hostile"))
+    yield h
+    h.cleanup()
