@@ -15,7 +15,9 @@ import os
 import re
 import tempfile
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, TypeGuard
+from typing import TYPE_CHECKING, Protocol
+
+from ..stores.transcript import is_stored
 
 if TYPE_CHECKING:
     from claude_agent_sdk.types import SessionKey, SessionStoreEntry
@@ -112,19 +114,9 @@ def _entries(path: Path) -> list[SessionStoreEntry]:
             value = json.loads(line)
         except ValueError:
             continue  # a line torn by the kill
-        if _is_entry(value):
+        if is_stored(value):  # any other line is not an entry to copy
             out.append(value)
     return out
-
-
-def _is_entry(value: object) -> TypeGuard[SessionStoreEntry]:
-    """A transcript line as the SDK's stores take it: an object with a text `type`, and a text
-    `uuid` and `timestamp` where it has them; any other line is not an entry to copy."""
-    if not isinstance(value, dict) or not all(isinstance(k, str) for k in value):
-        return False
-    return isinstance(value.get("type"), str) and all(
-        isinstance(value[k], str) for k in ("uuid", "timestamp") if k in value
-    )
 
 
 __all__ = ["catch_up", "config_dir", "transcript_files"]

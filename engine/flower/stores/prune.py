@@ -369,8 +369,7 @@ class PruningSessionStore(StoreLayer):
                 continue
             if entry.get("type") == "assistant":
                 for block in blocks_of(entry) or ():
-                    use_id = _use_id(block)
-                    if use_id is not None and is_block(block, "tool_use"):
+                    if is_block(block, "tool_use") and (use_id := link(block.get("id"))) is not None:
                         tools[use_id] = str(block.get("name", ""))
                 continue
             results = _tool_results(entry)

@@ -52,30 +52,29 @@ def timestamp_of(stamp: object) -> float | None:
         return None
 
 
-def is_stored(entry: Entry) -> TypeGuard[SessionStoreEntry]:
-    """An entry as the SDK types it: a text `type`, and `uuid` / `timestamp` text where present."""
+def is_stored(value: object) -> TypeGuard[SessionStoreEntry]:
+    """A transcript line as the SDK's stores type it: a JSON object with a text `type`, and a text
+    `uuid` and `timestamp` where it has them."""
     # spelled out, not a loop over the names: every load checks every entry twice
     return (
-        isinstance(entry.get("type"), str)
-        and isinstance(entry.get("uuid", ""), str)
-        and isinstance(entry.get("timestamp", ""), str)
+        isinstance(value, dict)
+        and isinstance(value.get("type"), str)
+        and isinstance(value.get("uuid", ""), str)
+        and isinstance(value.get("timestamp", ""), str)
     )
 
 
 def editable(rows: Sequence[object]) -> list[Entry] | None:
     """A store's rows as entries for a layer to rework, or None when one of them is not an entry
-    of the SDK's shape (a JSON object, see ``is_stored``): such a transcript goes back to the CLI
-    exactly as it was stored, since nothing the layers decide could be trusted on it. The rows
-    are not copied: every layer works copy-on-write (``replace_block``, ``{**entry, ...}``)."""
+    of the SDK's shape (``is_stored``): such a transcript goes back to the CLI exactly as it was
+    stored, since nothing the layers decide could be trusted on it. The rows are not copied:
+    every layer works copy-on-write (``replace_block``, ``{**entry, ...}``)."""
     out: list[Entry] = []
     for row in rows:
-        # is_stored's test, inline: this runs for every entry of every load
-        if not (
-            isinstance(row, dict)
-            and isinstance(row.get("type"), str)
-            and isinstance(row.get("uuid", ""), str)
-            and isinstance(row.get("timestamp", ""), str)
-        ):
+        if not isinstance(row, dict):
+            return None
+        shaped = is_stored(row)  # a plain bool: the row stays an Entry for the layers
+        if not shaped:
             return None
         out.append(row)
     return out

@@ -5,7 +5,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
 
 from ..base.files import DiskFault
 from ..base.i18n import _
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 # (ctx["plan"].upper()) without narrowing. flower's own keys are read through the checked
 # accessors below, never as Any.
 Ctx = dict[str, Any]
+_V = TypeVar("_V")
 
 FAULT_KEY = "_fault"  # a write the disk refused (full, read-only, gone): its one line
 BUDGET_KEY = "_budget"  # a money ceiling was reached: the "stopped: budget" line
@@ -100,24 +101,23 @@ async def _maybe_await(value: object) -> object:
     return await value if inspect.isawaitable(value) else value
 
 
-def sessions_of(ctx: Ctx) -> dict[str, str]:
-    """The step -> session map the run keeps in `ctx` (made when missing or not a dict)."""
-    held = ctx.get(SESSIONS_KEY)
+def _book(ctx: Ctx, key: str, fresh: dict[str, _V]) -> dict[str, _V]:
+    """The map the run keeps in `ctx` under `key`; `fresh` put there when missing or not a dict."""
+    held = ctx.get(key)
     if isinstance(held, dict):
         return held
-    fresh: dict[str, str] = {}
-    ctx[SESSIONS_KEY] = fresh
+    ctx[key] = fresh
     return fresh
+
+
+def sessions_of(ctx: Ctx) -> dict[str, str]:
+    """The step -> session map the run keeps in `ctx`."""
+    return _book(ctx, SESSIONS_KEY, {})
 
 
 def results_of(ctx: Ctx) -> dict[str, StepResult]:
-    """The step -> last StepResult map the run keeps in `ctx` (made when missing or not a dict)."""
-    held = ctx.get(RESULTS_KEY)
-    if isinstance(held, dict):
-        return held
-    fresh: dict[str, StepResult] = {}
-    ctx[RESULTS_KEY] = fresh
-    return fresh
+    """The step -> last StepResult map the run keeps in `ctx`."""
+    return _book(ctx, RESULTS_KEY, {})
 
 
 def event_sink(ctx: Mapping[str, object]) -> Callable[[Event], None] | None:
